@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "epf",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "epf", targets: ["epf"]),
+    ],
+    targets: [
+        // C libraries from Debian's -dev packages; each target holds only a modulemap and a shim header.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBzip2", path: "Sources/CBzip2", providers: [.apt(["libbz2-dev"])]),
+
+        // Bytes -> records: sources (file, gzip, bzip2, tar), record splitter, header, feed layout.
+        .target(name: "EPFFormat", dependencies: ["CZlib", "CBzip2"]),
+        // Deterministic synthetic feeds in the exact EPF format.
+        .target(name: "EPFGenerator", dependencies: ["EPFFormat", "CBzip2", "CZlib"]),
+        // Records -> rows: SQLite wrapper, schema mapping, full/incremental loaders, ledger.
+        .target(name: "EPFStore", dependencies: ["EPFFormat", "CSQLite"]),
+        // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
+        .target(name: "EPFQuery", dependencies: ["EPFStore"]),
+        // HTTP/1.1 transport and routes over EPFQuery.
+        .target(name: "EPFServer", dependencies: ["EPFQuery"]),
+        // The executable: argument parsing and output only.
+        .executableTarget(name: "epf", dependencies: ["EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery", "EPFServer"]),
+
+        .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFGenerator"]),
+        .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator"]),
+        .testTarget(name: "EPFQueryTests", dependencies: ["EPFQuery", "EPFStore"]),
+        .testTarget(name: "EPFServerTests", dependencies: ["EPFServer", "EPFQuery"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

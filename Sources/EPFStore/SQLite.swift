@@ -1,0 +1,317 @@
+import CSQLite
+import Foundation
+
+/// `SQLITE_TRANSIENT`: SQLite copies the bound bytes before the call returns.
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+/// `SQLITE_STATIC`: the bound bytes stay valid until the statement is stepped or reset.
+let sqliteStatic: sqlite3_destructor_type? = nil
+
+/// An error from the SQLite C library, carrying its result code, message and the SQL it ran.
+public struct SQLiteError: Error, CustomStringConvertible, Sendable {
+    /// The extended SQLite result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT_UNIQUE`, ...).
+    public let code: Int32
+    /// SQLite's own message (`sqlite3_errmsg`).
+    public let message: String
+    /// The statement being executed, when there was one.
+    public let sql: String?
+
+    public var description: String {
+        var text = "SQLite error \(code): \(message)"
+        if let sql { text += " - while executing \(sql.prefix(200))" }
+        return text
+    }
+
+    /// The primary result code (low 8 bits of the extended code).
+    public var primaryCode: Int32 { code & 0xff }
+    /// True for `SQLITE_BUSY` and `SQLITE_LOCKED`: another connection holds a lock.
+    public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+    /// True for constraint violations (unique, primary key, not null).
+    public var isConstraint: Bool { primaryCode == SQLITE_CONSTRAINT }
+    /// True when the connection is read-only and a write was attempted, or the statement was refused by the authorizer.
+    public var isReadOnlyViolation: Bool { primaryCode == SQLITE_READONLY || primaryCode == SQLITE_AUTH }
+}
+
+/// A value read from or bound to SQLite.
+public enum SQLValue: Equatable, Sendable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+/// One SQLite connection. Not `Sendable`: a connection and its statements belong to one thread.
+///
+/// The corresponding C object is `sqlite3*`; `deinit` calls `sqlite3_close_v2`.
+public final class SQLiteConnection {
+    /// How the database file is opened.
+    public enum Mode: Sendable {
+        /// `SQLITE_OPEN_READONLY`: every write is refused by SQLite itself.
+        case readOnly
+        /// `SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE`.
+        case readWriteCreate
+        /// `SQLITE_OPEN_READWRITE`: the file must exist.
+        case readWrite
+    }
+
+    let handle: OpaquePointer
+    /// The path the connection was opened with.
+    public let path: String
+
+    /// Opens (or creates) a database. Throws `SQLiteError` when SQLite cannot open the file.
+    public init(path: String, mode: Mode, busyTimeoutMilliseconds: Int32 = 5000) throws {
+        var flags: Int32 = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        switch mode {
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        }
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc, message: "\(message) (opening \(path))", sql: nil)
+        }
+        handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ code: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// Runs one or more statements that return no rows. Throws on the first failing statement.
+    public func execute(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, sql: sql)
+        }
+    }
+
+    /// Compiles one statement. Throws `SQLiteError` with the SQL on a syntax or schema error.
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        try SQLiteStatement(connection: self, sql: sql)
+    }
+
+    /// Runs a query and returns every row as values, for small results (status, schema, tests).
+    public func query(_ sql: String, _ bindings: [SQLValue] = []) throws -> [[SQLValue]] {
+        let statement = try prepare(sql)
+        try statement.bind(bindings)
+        var rows: [[SQLValue]] = []
+        while try statement.step() {
+            rows.append((0..<statement.columnCount).map { statement.value(at: $0) })
+        }
+        return rows
+    }
+
+    /// The first column of the first row, or nil when there is no row.
+    public func scalar(_ sql: String, _ bindings: [SQLValue] = []) throws -> SQLValue? {
+        let statement = try prepare(sql)
+        try statement.bind(bindings)
+        guard try statement.step() else { return nil }
+        return statement.value(at: 0)
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE (`sqlite3_changes64`).
+    public var changes: Int64 { sqlite3_changes64(handle) }
+
+    /// Whether the connection can only read (`sqlite3_db_readonly`).
+    public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE ... COMMIT`, rolling back when it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Whether a table (or view) of that name exists in the main schema.
+    public func tableExists(_ name: String) throws -> Bool {
+        try scalar("SELECT 1 FROM sqlite_schema WHERE name = ?1 AND type IN ('table','view')", [.text(name)]) != nil
+    }
+
+    /// Installs an authorizer that denies everything but reading, as a second guard behind `SQLITE_OPEN_READONLY`.
+    ///
+    /// The corresponding C function is `sqlite3_set_authorizer(3)`.
+    public func denyEverythingButReading() {
+        sqlite3_set_authorizer(handle, { _, action, _, argument2, _, _ in
+            switch action {
+            case SQLITE_SELECT, SQLITE_READ, SQLITE_FUNCTION, SQLITE_RECURSIVE:
+                return SQLITE_OK
+            case SQLITE_PRAGMA:
+                // Reading pragmas have no argument; any "PRAGMA x = y" is denied.
+                return argument2 == nil ? SQLITE_OK : SQLITE_DENY
+            case SQLITE_TRANSACTION, SQLITE_SAVEPOINT:
+                return SQLITE_OK
+            default:
+                return SQLITE_DENY
+            }
+        }, nil)
+    }
+
+    /// Quotes an identifier for SQL (`"name"`, doubling inner quotes).
+    public static func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+/// A compiled statement. The corresponding C object is `sqlite3_stmt*`; `deinit` calls `sqlite3_finalize`.
+public final class SQLiteStatement {
+    let handle: OpaquePointer
+    let connection: SQLiteConnection
+    /// The SQL text, for error messages.
+    public let sql: String
+
+    init(connection: SQLiteConnection, sql: String) throws {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v2(connection.handle, sql, -1, &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            throw connection.error(rc == SQLITE_OK ? SQLITE_MISUSE : rc, sql: sql)
+        }
+        handle = statement
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// Number of result columns.
+    public var columnCount: Int32 { sqlite3_column_count(handle) }
+
+    /// Whether the statement only reads (`sqlite3_stmt_readonly`).
+    public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+
+    /// Name of a result column.
+    public func columnName(at index: Int32) -> String {
+        sqlite3_column_name(handle, index).map { String(cString: $0) } ?? "column\(index + 1)"
+    }
+
+    /// Advances; true when a row is available, false when done. Throws on any error.
+    @discardableResult
+    public func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.error(sqlite3_extended_errcode(connection.handle), sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Resets the statement so it can run again; bindings are kept.
+    public func reset() {
+        sqlite3_reset(handle)
+    }
+
+    /// Clears every binding to NULL.
+    public func clearBindings() {
+        sqlite3_clear_bindings(handle)
+    }
+
+    func check(_ rc: Int32) throws {
+        if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
+    }
+
+    /// Binds values to parameters 1...n.
+    public func bind(_ values: [SQLValue]) throws {
+        for (offset, value) in values.enumerated() {
+            try bind(value, at: Int32(offset + 1))
+        }
+    }
+
+    /// Binds one value to a 1-based parameter index.
+    public func bind(_ value: SQLValue, at index: Int32) throws {
+        switch value {
+        case .null: try bindNull(at: index)
+        case .integer(let number): try bind(number, at: index)
+        case .real(let number): try check(sqlite3_bind_double(handle, index, number))
+        case .text(let text): try bind(text, at: index)
+        case .blob(let bytes):
+            try bytes.withUnsafeBytes { buffer in
+                try check(sqlite3_bind_blob64(handle, index, buffer.baseAddress, UInt64(buffer.count), sqliteTransient))
+            }
+        }
+    }
+
+    /// Binds NULL.
+    public func bindNull(at index: Int32) throws {
+        try check(sqlite3_bind_null(handle, index))
+    }
+
+    /// Binds a 64-bit integer.
+    public func bind(_ value: Int64, at index: Int32) throws {
+        try check(sqlite3_bind_int64(handle, index, value))
+    }
+
+    /// Binds text, copied by SQLite.
+    public func bind(_ value: String, at index: Int32) throws {
+        try check(sqlite3_bind_text64(handle, index, value, UInt64(value.utf8.count), sqliteTransient, UInt8(SQLITE_UTF8)))
+    }
+
+    /// Binds UTF-8 bytes without copying: they must stay valid until the next `step`, `reset` or rebind.
+    public func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws {
+        try check(sqlite3_bind_text64(handle, index, bytes.assumingMemoryBound(to: CChar.self), UInt64(count),
+                                      sqliteStatic, UInt8(SQLITE_UTF8)))
+    }
+
+    /// Binds UTF-8 bytes, copied by SQLite.
+    public func bindTextCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws {
+        try check(sqlite3_bind_text64(handle, index, bytes.assumingMemoryBound(to: CChar.self), UInt64(count),
+                                      sqliteTransient, UInt8(SQLITE_UTF8)))
+    }
+
+    /// The value of a result column in the current row.
+    public func value(at index: Int32) -> SQLValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_NULL: return .null
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, index))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, index))
+            guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: pointer, count: count)))
+        default:
+            return .text(text(at: index) ?? "")
+        }
+    }
+
+    /// A column as Int64, nil when NULL.
+    public func int64(at index: Int32) -> Int64? {
+        sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, index)
+    }
+
+    /// A column as text, nil when NULL.
+    public func text(at index: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(handle, index) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// Whether the column is NULL in the current row.
+    public func isNull(at index: Int32) -> Bool {
+        sqlite3_column_type(handle, index) == SQLITE_NULL
+    }
+}
+
+/// The SQLite library version, e.g. "3.40.1".
+public var sqliteLibraryVersion: String { String(cString: sqlite3_libversion()) }

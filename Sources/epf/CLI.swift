@@ -1,0 +1,190 @@
+import Foundation
+
+/// Exit statuses, following sysexits(3) like swift-argument-parser's tools.
+enum ExitCode: Int32 {
+    case ok = 0
+    /// Some requested IDs were not found (lookup), or a generic failure.
+    case notFound = 1
+    case usage = 64
+    case dataError = 65
+    case noInput = 66
+    case software = 70
+    case cannotCreate = 73
+    case tempFail = 75
+}
+
+/// A mistake in the command line; printed with the command's usage, exit 64.
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}
+
+/// A failure the command already explained; carries the exit status to use.
+struct CommandFailure: Error, CustomStringConvertible {
+    let code: ExitCode
+    let description: String
+    init(_ code: ExitCode, _ message: String) {
+        self.code = code
+        description = message
+    }
+}
+
+/// One subcommand of `epf`: a name, a help text with examples, and `run`.
+protocol Command {
+    /// The word after `epf`, e.g. "inspect".
+    static var name: String { get }
+    /// One line for `epf --help`.
+    static var summary: String { get }
+    /// The full `--help` text: usage line, options, examples.
+    static var help: String { get }
+    /// Runs with the arguments after the command name; returns the exit status.
+    static func run(_ arguments: inout Arguments) throws -> ExitCode
+}
+
+/// Command-line arguments after the subcommand: `--flag`, `--option value`, `--option=value`, positionals.
+///
+/// Options are declared by the command as it reads them; `finish()` rejects anything left over.
+struct Arguments {
+    private var rawOrder: [String]
+    private var consumed = Set<Int>()
+
+    init(_ items: [String]) {
+        rawOrder = items
+    }
+
+
+    private static func looksNumeric(_ text: String) -> Bool {
+        text.count > 1 && text.dropFirst().allSatisfy { $0.isNumber || $0 == "." }
+    }
+
+    /// True when `--help` or `-h` was given.
+    var wantsHelp: Bool { rawOrder.contains("--help") || rawOrder.contains("-h") }
+
+    /// Removes and returns whether `--name` was given.
+    mutating func flag(_ name: String) -> Bool {
+        var found = false
+        for (index, item) in rawOrder.enumerated() where !consumed.contains(index) && item == "--\(name)" {
+            consumed.insert(index)
+            found = true
+        }
+        return found
+    }
+
+    /// Removes and returns the value of `--name VALUE` or `--name=VALUE` (the last one wins).
+    mutating func option(_ name: String) throws -> String? {
+        var value: String?
+        var index = 0
+        while index < rawOrder.count {
+            defer { index += 1 }
+            guard !consumed.contains(index) else { continue }
+            let item = rawOrder[index]
+            if item == "--\(name)" {
+                guard index + 1 < rawOrder.count, !consumed.contains(index + 1) else {
+                    throw UsageError("--\(name) needs a value")
+                }
+                consumed.insert(index)
+                consumed.insert(index + 1)
+                value = rawOrder[index + 1]
+                index += 1
+            } else if item.hasPrefix("--\(name)=") {
+                consumed.insert(index)
+                value = String(item.dropFirst(name.count + 3))
+            }
+        }
+        return value
+    }
+
+    /// Every value of a repeatable option.
+    mutating func options(_ name: String) throws -> [String] {
+        var values: [String] = []
+        while let value = try option(name) { values.append(value) }
+        return values
+    }
+
+    /// An integer option within a range.
+    mutating func intOption(_ name: String, default defaultValue: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let text = try option(name) else { return defaultValue }
+        guard let number = Int(text), range.contains(number) else {
+            throw UsageError("--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
+        }
+        return number
+    }
+
+    /// The remaining positional arguments; throws on any unknown `--option`.
+    mutating func finish() throws -> [String] {
+        var positionals: [String] = []
+        var afterDoubleDash = false
+        for (index, item) in rawOrder.enumerated() where !consumed.contains(index) {
+            if item == "--help" || item == "-h" { continue }
+            if !afterDoubleDash && item == "--" { afterDoubleDash = true; continue }
+            if !afterDoubleDash && item.hasPrefix("-") && item != "-" && !Arguments.looksNumeric(item) {
+                throw UsageError("unknown option '\(item)'")
+            }
+            positionals.append(item)
+        }
+        return positionals
+    }
+}
+
+/// Writes to standard error.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Whether a file descriptor is a terminal.
+func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
+
+/// The terminal width, or nil when stdout is not a terminal.
+func terminalWidth() -> Int? {
+    guard isTerminal(STDOUT_FILENO) else { return nil }
+    var size = winsize()
+    if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+    return 80
+}
+
+/// Whether colour may be used on stdout (a terminal and no `NO_COLOR`).
+var colorAllowed: Bool {
+    isTerminal(STDOUT_FILENO) && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+}
+
+/// Standard output with a large buffer; flushed at exit.
+final class Output: @unchecked Sendable {
+    static let shared = Output()
+    private var buffer: [UInt8] = []
+
+    func write(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count > 1 << 16 { flush() }
+    }
+
+    func line(_ text: String = "") {
+        write(text)
+        write("\n")
+    }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        buffer.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = Foundation.write(STDOUT_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Shorthand for `Output.shared.line`.
+func say(_ text: String = "") { Output.shared.line(text) }
+
+/// The database path from `--db`, `$EPF_DB` or `./epf.sqlite`.
+func databasePath(_ arguments: inout Arguments) throws -> String {
+    if let path = try arguments.option("db") { return path }
+    if let path = ProcessInfo.processInfo.environment["EPF_DB"], !path.isEmpty { return path }
+    return "epf.sqlite"
+}
