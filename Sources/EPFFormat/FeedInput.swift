@@ -60,6 +60,7 @@ public enum FeedInput {
         let digits = name.reversed().prefix { $0.isASCII && $0.isNumber }
         guard !digits.isEmpty, digits.count < name.count else { return (name, nil) }
         var stem = String(name.dropLast(digits.count))
+        while let last = stem.last, "._-".contains(last) { stem.removeLast() }
         for marker in ["_part", "-part", ".part", "part"] where stem.hasSuffix(marker) {
             stem.removeLast(marker.count)
             break
