@@ -3,6 +3,9 @@ import Foundation
 /// Every subcommand, in the order `epf --help` lists them.
 nonisolated(unsafe) let commands: [Command.Type] = [
     InspectCommand.self,
+    ImportCommand.self,
+    SyncCommand.self,
+    StatusCommand.self,
 ]
 
 let mainHelp = """
