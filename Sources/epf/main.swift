@@ -6,6 +6,12 @@ nonisolated(unsafe) let commands: [Command.Type] = [
     ImportCommand.self,
     SyncCommand.self,
     StatusCommand.self,
+    LookupCommand.self,
+    SearchCommand.self,
+    PricesCommand.self,
+    GenresCommand.self,
+    StorefrontsCommand.self,
+    SQLCommand.self,
 ]
 
 let mainHelp = """
