@@ -12,6 +12,7 @@ nonisolated(unsafe) let commands: [Command.Type] = [
     GenresCommand.self,
     StorefrontsCommand.self,
     SQLCommand.self,
+    ServeCommand.self,
 ]
 
 let mainHelp = """
