@@ -105,6 +105,12 @@ public final class Importer {
 
     /// Work after tables changed: rebuilds derived data such as the search index.
     private func afterImport(_ connection: SQLiteConnection) throws {
+        let searchable: Set<String> = ["application", "collection", "song", "video", "artist", "media_type"]
+        if !appliedTables.isDisjoint(with: searchable) {
+            progress?(ImportProgress(table: "epf_search", location: "search index", records: 0, bytes: 0,
+                                     inputRead: 0, inputTotal: 0, elapsed: 0, finished: false))
+            try connection.transaction { try SearchIndex.rebuild(connection) }
+        }
         try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
