@@ -3,6 +3,7 @@ import Foundation
 /// Every subcommand, in the order `epf --help` lists them.
 nonisolated(unsafe) let commands: [Command.Type] = [
     InspectCommand.self,
+    GenerateCommand.self,
 ]
 
 let mainHelp = """
