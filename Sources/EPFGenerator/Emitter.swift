@@ -12,6 +12,8 @@ final class TableEmitter {
     var slug: [UInt8] = []
     var name: [UInt8] = []
     var nameSlug: [UInt8] = []
+    /// The artist whose name `name` and `nameSlug` hold (-1: none yet).
+    var composedArtist = -1
     private var incrementalDecoyDone = false
     private var exportDate: Int64 { plan.exportDate }
     private var full: Bool { plan.options.mode == .full }
@@ -403,7 +405,7 @@ final class TableEmitter {
             var random = SplitMix64(plan.seed, Salt.detail, app.index, language &+ 100)
             w.int(exportDate)
             w.int(app.id)
-            w.text(Array(Language.all[language].code.utf8))
+            w.text(Language.codes[language])
             composeTitle(app, language: language, revision: revision)
             w.text(title)
             w.beginField()
@@ -495,7 +497,7 @@ final class TableEmitter {
         w.int(exportDate)
         w.int(app.id)
         w.text(price)
-        w.text(Array(storefront.currency.utf8))
+        w.text(storefront.currencyBytes)
         w.int(storefront.id)
     }
 

@@ -56,6 +56,8 @@ extension TableEmitter {
     /// Fills `name` and `nameSlug` with artist `index`'s name: a company for software artists
     /// ("Pixel Labs", "株式会社天気"), a band or person for music artists.
     func composeArtist(_ index: Int) {
+        if index == composedArtist { return }
+        composedArtist = index
         name.removeAll(keepingCapacity: true)
         nameSlug.removeAll(keepingCapacity: true)
         var random = SplitMix64(plan.seed, Salt.artist, index)
@@ -79,7 +81,12 @@ extension TableEmitter {
             name += suffix
         }
         if nameSlug.isEmpty { nameSlug += Array("developer".utf8) }
-        nameSlug += Array(String(index).utf8)
+        var digits = index
+        let first = nameSlug.count
+        repeat {
+            nameSlug.insert(UInt8(truncatingIfNeeded: digits % 10) &+ 48, at: first)
+            digits /= 10
+        } while digits > 0
     }
 
     /// Appends app `app`'s description in `language` to the current field (nothing: NULL). Lengths run from

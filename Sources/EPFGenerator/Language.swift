@@ -124,6 +124,9 @@ struct Language: Sendable {
         ], companies: ["주식회사", "(주)"]),
     ]
 
+    /// `code` of every language as bytes, in `all` order.
+    static let codes: [[UInt8]] = all.map { Array($0.code.utf8) }
+
     /// Title decorations, including multi-scalar emoji (ZWJ family, flag, variation selector).
     static let emoji: [[UInt8]] = [
         "🚀", "🎮", "⭐️", "🔥", "📷", "🎵", "☀️", "🌈", "👨‍👩‍👧", "🇯🇵", "🐱", "💰",
@@ -192,7 +195,7 @@ final class Corpus: Sendable {
         let start = starts[generator.below(low + 1)]
         var end = start + wanted
         // Back off continuation bytes so the cut never splits a UTF-8 sequence.
-        while end > start + 1, bytes[end] & 0xC0 == 0x80 { end -= 1 }
+        while end < bytes.count, end > start + 1, bytes[end] & 0xC0 == 0x80 { end -= 1 }
         while end > start + 1, bytes[end - 1] == 10 || bytes[end - 1] == 13 || bytes[end - 1] == 32 { end -= 1 }
         bytes.withUnsafeBytes { raw in
             writer.raw(UnsafeRawBufferPointer(rebasing: raw[start..<end]))

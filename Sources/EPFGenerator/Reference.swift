@@ -12,6 +12,8 @@ public struct StorefrontInfo: Sendable, Equatable {
     public let currency: String
     /// Approximate units of `currency` per US dollar, used to derive price tiers.
     let rate: Double
+    /// `currency` as UTF-8 bytes, for the writer.
+    let currencyBytes: [UInt8]
     /// Prices are whole numbers rounded to this step (JPY 10, KRW 100 ...); 0 for cents-style x.99 prices.
     let wholeStep: Int
 }
@@ -25,7 +27,7 @@ public enum Reference {
             return nil
         }
         return StorefrontInfo(id: id, countryCode: parts[1], linkCode: parts[2], name: parts[6], currency: parts[3],
-                              rate: rate, wholeStep: step)
+                              rate: rate, currencyBytes: Array(parts[3].utf8), wholeStep: step)
     }
 
     /// id, ISO-3, link code, ISO-4217 currency, units per USD, whole-number price step (0: x.99 prices), name.

@@ -13,6 +13,7 @@ nonisolated(unsafe) let commands: [Command.Type] = [
     StorefrontsCommand.self,
     SQLCommand.self,
     ServeCommand.self,
+    GenerateCommand.self,
 ]
 
 let mainHelp = """
