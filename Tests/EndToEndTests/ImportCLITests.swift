@@ -53,7 +53,7 @@ import Testing
     @Test func killNineAtAnyPointThenRerunGivesTheSameDatabase() throws {
         let work = try WorkDirectory()
         let old = try Self.generate(work, name: "old", apps: 500, seed: 1)
-        let new = try Self.generate(work, name: "new", apps: 6000, seed: 2, storefronts: 40)
+        let new = try Self.generate(work, name: "new", apps: 3000, seed: 2, storefronts: 40)
         let reference = work.file("reference.sqlite")
         #expect(try runEPF(["import", new, "--db", reference, "--only", "application_price", "--quiet"],
                            in: work.path).status == 0)
@@ -65,12 +65,12 @@ import Testing
                                in: work.path).status == 0)
             let oldRows = try Self.digest(database, table: "application_price")
             let (process, _, _) = try startEPF(["import", new, "--db", database, "--only", "application_price",
-                                                "--checkpoint-records", "10000", "--quiet"], in: work.path)
+                                                "--checkpoint-records", "5000", "--quiet"], in: work.path)
             let deadline = Date().addingTimeInterval(60)
             var done: Int64 = 0
             while Date() < deadline && process.isRunning {
                 done = (try? Self.scalar(database, "SELECT coalesce(max(records_done), 0) FROM epf_progress")) ?? 0
-                if done >= Int64(10000 * killAfterCheckpoints) { break }
+                if done >= Int64(5000 * killAfterCheckpoints) { break }
                 usleep(20_000)
             }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
@@ -82,7 +82,7 @@ import Testing
                 #expect(try Self.digest(database, table: "application_price") == oldRows)
             }
             let rerun = try runEPF(["import", new, "--db", database, "--only", "application_price",
-                                    "--checkpoint-records", "10000", "--json"], in: work.path)
+                                    "--checkpoint-records", "5000", "--json"], in: work.path)
             #expect(rerun.status == 0, "\(rerun.stderr)")
             if process.terminationReason == .uncaughtSignal && done > 0 {
                 #expect(rerun.stdout.contains("resuming"), "the rerun should continue from the checkpoint")
