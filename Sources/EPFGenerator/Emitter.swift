@@ -295,7 +295,8 @@ final class TableEmitter {
                      note: "a NUL byte inside the description")
         default:
             let value: [UInt8] = app.index == dirtPlan.bareYear ? Array("2012".utf8)
-                : app.index == dirtPlan.longDatetime ? Array("2012-09-25-10:00:00-Etc/GMT".utf8) : Array("12 9 25".utf8)
+                : app.index == dirtPlan.longDatetime ? Array("2012-09-25-10:00:00-Etc/GMT".utf8)
+                : Array("12 9 25".utf8)
             try applicationRow(app, revision, .datetime(value))
             dirt.add(schema, .oddDatetime, record: record, offset: offset, column: "itunes_release_date",
                      value: value, note: "DATETIME not in YYYY MM DD form")
@@ -555,7 +556,11 @@ final class TableEmitter {
         w.int(plan.collectionID(index))
         composeName(&random, language: random.below(Language.all.count), words: 1 + random.below(3))
         w.text(title)
-        if random.chance(15) { w.text(TableEmitter.editions[random.below(TableEmitter.editions.count)]) } else { w.null() }
+        if random.chance(15) {
+            w.text(TableEmitter.editions[random.below(TableEmitter.editions.count)])
+        } else {
+            w.null()
+        }
         w.null()
         if random.chance(20) { w.int(random.chance(50) ? 1 : 2) } else { w.null() }
         composeArtist(artist)
