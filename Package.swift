@@ -25,6 +25,8 @@ let package = Package(
         .target(name: "EPFServer", dependencies: ["EPFQuery"]),
         // The executable: argument parsing and output only.
         .executableTarget(name: "epf", dependencies: ["EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery", "EPFServer"]),
+        // Swift-side micro-benchmarks for benchmarks/run; not shipped.
+        .executableTarget(name: "epf-bench", dependencies: ["EPFFormat", "EPFStore", "EPFQuery"], path: "benchmarks/swift"),
 
         .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFGenerator"]),
         .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator"]),
