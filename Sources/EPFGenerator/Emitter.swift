@@ -1,3 +1,5 @@
+import EPFFormat
+
 /// Writes one table file: header records, data rows, footer; injects dirt when the plan asks for it.
 ///
 /// Not thread-safe: one emitter per table being written.

@@ -1,3 +1,5 @@
+import EPFFormat
+
 /// Sizes, ID ranges and per-row facts derived from the options; every fact is a pure function of
 /// `(seed, index)` so any row can be regenerated without the others.
 struct Plan: Sendable {
