@@ -1,3 +1,5 @@
+import EPFFormat
+
 /// Writes one table file: header records, data rows, footer; injects dirt when the plan asks for it.
 ///
 /// Not thread-safe: one emitter per table being written.
@@ -295,7 +297,8 @@ final class TableEmitter {
                      note: "a NUL byte inside the description")
         default:
             let value: [UInt8] = app.index == dirtPlan.bareYear ? Array("2012".utf8)
-                : app.index == dirtPlan.longDatetime ? Array("2012-09-25-10:00:00-Etc/GMT".utf8) : Array("12 9 25".utf8)
+                : app.index == dirtPlan.longDatetime ? Array("2012-09-25-10:00:00-Etc/GMT".utf8)
+                : Array("12 9 25".utf8)
             try applicationRow(app, revision, .datetime(value))
             dirt.add(schema, .oddDatetime, record: record, offset: offset, column: "itunes_release_date",
                      value: value, note: "DATETIME not in YYYY MM DD form")
@@ -465,40 +468,52 @@ final class TableEmitter {
     private func priceRows(_ app: AppFacts, _ revision: Int) throws {
         let tiers = Reference.priceTiersCents.count
         let tier = (app.tier + revision) % tiers
-        for storefront in plan.priceStorefronts(app.index, offset: app.storefrontOffset) {
-            let info = Reference.storefronts[storefront]
-            if let dirt, let dirtPlan, storefront == 0, app.index == dirtPlan.duplicatePrice {
-                let decoyRecord = w.dataRecords + 1
-                priceRow(app, price: Array("99.990".utf8), info)
-                try w.endRecord()
-                let record = w.dataRecords + 1
-                let offset = w.recordOffset
-                priceRow(app, price: plan.priceText[storefront][tier], info)
-                try w.endRecord()
-                dirt.add(schema, .duplicatePrimaryKey, record: record, offset: offset, column: "application_id",
-                         value: Array("\(app.id) \(info.id)".utf8),
-                         note: "repeats the key of record \(decoyRecord); this later record should win")
-            } else if let dirt, let dirtPlan, storefront == 0, app.index == dirtPlan.overflowPrice {
-                let record = w.dataRecords + 1
-                let offset = w.recordOffset
-                let value = Array("1234567.990".utf8)
-                priceRow(app, price: value, info)
-                try w.endRecord()
-                dirt.add(schema, .decimalOverflow, record: record, offset: offset, column: "retail_price",
-                         value: value, note: "does not fit DECIMAL(9,3)")
-            } else {
-                priceRow(app, price: plan.priceText[storefront][tier], info)
-                try w.endRecord()
+        let prices = plan.priceText
+        let suffixes = plan.priceSuffix
+        for step in 0..<plan.options.priceStorefronts {
+            let storefront = plan.priceStorefront(step: step, offset: app.storefrontOffset)
+            let price = prices[storefront * tiers + tier]
+            if let dirt, let dirtPlan, storefront == 0,
+               app.index == dirtPlan.duplicatePrice || app.index == dirtPlan.overflowPrice {
+                try dirtyPriceRows(app, storefront: storefront, price: price, dirt: dirt, dirtPlan: dirtPlan)
+                continue
             }
+            w.int(exportDate)
+            w.int(app.id)
+            w.text(price)
+            w.raw(suffixes[storefront])
+            try w.endRecord()
         }
     }
 
-    private func priceRow(_ app: AppFacts, price: [UInt8], _ storefront: StorefrontInfo) {
-        w.int(exportDate)
-        w.int(app.id)
-        w.text(price)
-        w.text(storefront.currencyBytes)
-        w.int(storefront.id)
+    private func dirtyPriceRows(_ app: AppFacts, storefront: Int, price: UnsafeRawBufferPointer, dirt: DirtLog,
+                                dirtPlan: DirtPlan) throws {
+        let suffix = plan.priceSuffix[storefront]
+        let storefrontID = Reference.storefronts[storefront].id
+        func row(_ value: UnsafeRawBufferPointer) throws {
+            w.int(exportDate)
+            w.int(app.id)
+            w.text(value)
+            w.raw(suffix)
+            try w.endRecord()
+        }
+        if app.index == dirtPlan.duplicatePrice {
+            let decoyRecord = w.dataRecords + 1
+            try Array("99.990".utf8).withUnsafeBytes { try row($0) }
+            let record = w.dataRecords + 1
+            let offset = w.recordOffset
+            try row(price)
+            dirt.add(schema, .duplicatePrimaryKey, record: record, offset: offset, column: "application_id",
+                     value: Array("\(app.id) \(storefrontID)".utf8),
+                     note: "repeats the key of record \(decoyRecord); this later record should win")
+        } else {
+            let record = w.dataRecords + 1
+            let offset = w.recordOffset
+            let value = Array("1234567.990".utf8)
+            try value.withUnsafeBytes { try row($0) }
+            dirt.add(schema, .decimalOverflow, record: record, offset: offset, column: "retail_price",
+                     value: value, note: "does not fit DECIMAL(9,3)")
+        }
     }
 
     // MARK: popularity
@@ -555,7 +570,11 @@ final class TableEmitter {
         w.int(plan.collectionID(index))
         composeName(&random, language: random.below(Language.all.count), words: 1 + random.below(3))
         w.text(title)
-        if random.chance(15) { w.text(TableEmitter.editions[random.below(TableEmitter.editions.count)]) } else { w.null() }
+        if random.chance(15) {
+            w.text(TableEmitter.editions[random.below(TableEmitter.editions.count)])
+        } else {
+            w.null()
+        }
         w.null()
         if random.chance(20) { w.int(random.chance(50) ? 1 : 2) } else { w.null() }
         composeArtist(artist)

@@ -123,16 +123,9 @@ extension TableEmitter {
         w.padded(dayOfMonth, width: 2)
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    /// Appends `count` random lower-case hex digits.
+    /// Appends `count` (at most 16) random lower-case hex digits.
     func hex(_ random: inout SplitMix64, count: Int) {
-        var bits = random.next()
-        for index in 0..<count {
-            if index > 0 && index % 16 == 0 { bits = random.next() }
-            w.byte(TableEmitter.hexDigits[Int(bits & 0xF)])
-            bits >>= 4
-        }
+        w.hex(random.next(), count: count)
     }
 
     /// Appends `ab/cd/ef/<uuid>` as in mzstatic paths.

@@ -1,3 +1,4 @@
+import EPFFormat
 import Foundation
 
 /// One file the generator wrote.

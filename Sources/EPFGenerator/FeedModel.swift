@@ -1,3 +1,5 @@
+import EPFFormat
+
 /// The generator's own model of a feed: which rows each table holds, as field values exactly as written
 /// (nil for an empty field), so end-to-end tests can compare a database with what was generated.
 ///

@@ -1,3 +1,4 @@
+import EPFFormat
 import Foundation
 
 /// How the feed files are laid out on disk.
@@ -11,14 +12,6 @@ public enum FeedLayout: String, Sendable, CaseIterable, Codable {
     case v5
 }
 
-/// FULL (a complete snapshot) or INCREMENTAL (rows added or changed since the full).
-public enum ExportMode: String, Sendable, Codable {
-    /// `#exportMode:FULL`.
-    case full = "FULL"
-    /// `#exportMode:INCREMENTAL`.
-    case incremental = "INCREMENTAL"
-}
-
 /// Everything that decides what the generator writes. The same options always give the same bytes.
 public struct GeneratorOptions: Sendable, Equatable {
     /// Seeds every random choice; the same seed gives the same catalogue.
@@ -27,7 +20,7 @@ public struct GeneratorOptions: Sendable, Equatable {
     public var apps: Int = 300
     /// File layout.
     public var layout: FeedLayout = .v3
-    /// FULL or INCREMENTAL.
+    /// FULL or INCREMENTAL (`EPFFormat.ExportMode`, the same type the reader reports).
     public var mode: ExportMode = .full
     /// Export date of the full export, milliseconds since 1970 UTC; default 2026-01-05 00:00:00 UTC.
     public var fullExportDate: Int64 = 1_767_571_200_000

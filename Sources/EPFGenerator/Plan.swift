@@ -1,3 +1,5 @@
+import EPFFormat
+
 /// Sizes, ID ranges and per-row facts derived from the options; every fact is a pure function of
 /// `(seed, index)` so any row can be regenerated without the others.
 struct Plan: Sendable {
@@ -18,8 +20,10 @@ struct Plan: Sendable {
     private let collectionStride: Int64
     private let songStride: Int64
     private let videoStride: Int64
-    /// `retail_price` text per storefront and tier.
-    let priceText: [[[UInt8]]]
+    /// `retail_price` text of storefront s and tier t at `s * tiers + t`.
+    let priceText: ByteTable
+    /// Per storefront, everything after the price in an `application_price` record: 0x01, currency, 0x01, id.
+    let priceSuffix: ByteTable
 
     /// First Apple ID of each kind; the ranges do not overlap, so an ID tells its kind.
     static let appIDBase: Int64 = 284_000_000
@@ -48,9 +52,12 @@ struct Plan: Sendable {
         collectionStride = max(2, (Plan.songIDBase - Plan.collectionIDBase) / Int64(collections))
         songStride = max(2, (Plan.videoIDBase - Plan.songIDBase) / Int64(songs))
         videoStride = max(2, 100_000_000 / Int64(videos))
-        priceText = Reference.storefronts.map { storefront in
+        priceText = ByteTable(Reference.storefronts.flatMap { storefront in
             Reference.priceTiersCents.map { Plan.price(cents: $0, storefront: storefront) }
-        }
+        })
+        priceSuffix = ByteTable(Reference.storefronts.map { storefront in
+            [0x01] + Array(storefront.currency.utf8) + [0x01] + Array(String(storefront.id).utf8)
+        })
     }
 
     /// Days since 1970 of the export.
@@ -124,13 +131,43 @@ struct Plan: Sendable {
         return Array("\(value).000".utf8)
     }
 
-    /// Storefront indices (into `Reference.storefronts`) app `index` has prices in: the US first, then a
-    /// rotation that depends on the app.
-    func priceStorefronts(_ index: Int, offset: Int) -> [Int] {
-        let count = Reference.storefronts.count
-        var result = [0]
-        for step in 0..<(options.priceStorefronts - 1) { result.append(1 + (offset + step) % (count - 1)) }
-        return result
+    /// The `step`-th storefront (index into `Reference.storefronts`) app prices are in: the US first, then a
+    /// rotation that starts at the app's `offset`.
+    @inline(__always)
+    func priceStorefront(step: Int, offset: Int) -> Int {
+        step == 0 ? 0 : 1 + (offset + step - 1) % (Reference.storefronts.count - 1)
+    }
+}
+
+/// Immutable byte strings stored back to back, readable in hot loops without reference counting.
+final class ByteTable: @unchecked Sendable {
+    private let storage: UnsafeMutablePointer<UInt8>
+    private let bounds: UnsafeMutablePointer<Int>
+    let count: Int
+
+    init(_ items: [[UInt8]]) {
+        count = items.count
+        let total = items.reduce(0) { $0 + $1.count }
+        storage = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, total))
+        bounds = UnsafeMutablePointer<Int>.allocate(capacity: items.count * 2 + 1)
+        var offset = 0
+        for (index, item) in items.enumerated() {
+            for (position, byte) in item.enumerated() { storage[offset + position] = byte }
+            bounds[index * 2] = offset
+            offset += item.count
+            bounds[index * 2 + 1] = offset
+        }
+    }
+
+    deinit {
+        storage.deallocate()
+        bounds.deallocate()
+    }
+
+    /// Item `index`; valid while the table lives.
+    @inline(__always)
+    subscript(index: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: storage + bounds[index * 2], count: bounds[index * 2 + 1] - bounds[index * 2])
     }
 }
 
@@ -155,12 +192,15 @@ struct AppFacts {
     let downloadSize: Int64
     let age: Int
 
+    /// Percent of apps that run on each of `Reference.deviceTypes`.
+    static let deviceOdds = [92, 60, 70, 5, 10, 8, 3, 2, 4]
+
     init(plan: Plan, index: Int) {
         self.index = index
         id = plan.appID(index)
         var random = SplitMix64(plan.seed, Salt.app, index)
-        let fixed = FixedApp.all.first { $0.index == index }
-        language = fixed?.language ?? Language.pick(random.below(100))
+        let roll = random.below(100)
+        language = index < FixedApp.languages.count ? FixedApp.languages[index] : Language.pick(roll)
         artist = random.below(plan.softwareArtists)
         let categories = Reference.appCategories
         let isGame = random.chance(30)
@@ -177,8 +217,7 @@ struct AppFacts {
         tier = random.chance(62) ? 0 : 1 + min(random.below(6) + random.below(6) + random.below(4),
                                                Reference.priceTiersCents.count - 2)
         var devices: UInt16 = 0
-        let deviceOdds = [92, 60, 70, 5, 10, 8, 3, 2, 4]
-        for (bit, odds) in deviceOdds.enumerated() where random.chance(odds) { devices |= 1 << UInt16(bit) }
+        for (bit, odds) in AppFacts.deviceOdds.enumerated() where random.chance(odds) { devices |= 1 << UInt16(bit) }
         self.devices = devices == 0 ? 1 : devices
         var languages: UInt16 = 1 | (1 << UInt16(language))
         for _ in 0..<random.below(4) { languages |= 1 << UInt16(random.below(Language.all.count)) }
@@ -215,6 +254,9 @@ public struct FixedApp: Sendable {
                  language: 0),
         FixedApp(index: 7, title: "Über Fußball 中文应用 👨‍👩‍👧", description: "", language: 1),
     ]
+
+    /// Primary language of apps 0 ... 7, as indices into `Language.all`.
+    static let languages: [Int] = all.map(\.language)
 
     /// Length of app 3's description: the one value over 64 KiB.
     public static let longDescriptionBytes = 70_000

@@ -109,6 +109,19 @@ final class RecordWriter {
         count += length
     }
 
+    /// Appends the low `count` (at most 16) nibbles of `bits` as lower-case hex digits, least significant first.
+    @inline(__always)
+    func hex(_ bits: UInt64, count: Int) {
+        reserve(16)
+        var value = bits
+        for index in 0..<min(count, 16) {
+            let nibble = UInt8(truncatingIfNeeded: value & 0xF)
+            base[self.count + index] = nibble < 10 ? nibble &+ 48 : nibble &+ 87
+            value >>= 4
+        }
+        self.count += min(count, 16)
+    }
+
     /// Appends `value` zero-padded to `width` digits inside the current field (dates).
     @inline(__always)
     func padded(_ value: Int, width: Int) {

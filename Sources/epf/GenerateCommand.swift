@@ -37,7 +37,9 @@ enum GenerateCommand: Command {
         var options = GeneratorOptions()
         options.apps = try arguments.intOption("apps", default: 300, range: 100...10_000_000)
         if let seed = try arguments.option("seed") {
-            guard let value = UInt64(seed) else { throw UsageError("--seed must be a whole number >= 0, got '\(seed)'") }
+            guard let value = UInt64(seed) else {
+                throw UsageError("--seed must be a whole number >= 0, got '\(seed)'")
+            }
             options.seed = value
         }
         if let layout = try arguments.option("layout") {
