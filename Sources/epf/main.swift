@@ -3,12 +3,17 @@ import Foundation
 /// Every subcommand, in the order `epf --help` lists them.
 nonisolated(unsafe) let commands: [Command.Type] = [
     InspectCommand.self,
+    ImportCommand.self,
+    SyncCommand.self,
+    StatusCommand.self,
     LookupCommand.self,
     SearchCommand.self,
     PricesCommand.self,
     GenresCommand.self,
     StorefrontsCommand.self,
     SQLCommand.self,
+    ServeCommand.self,
+    GenerateCommand.self,
 ]
 
 let mainHelp = """
