@@ -739,12 +739,18 @@ public final class QueryEngine {
 
     /// The newest `export_date` (ms since 1970 UTC) over the catalogue tables, for HTTP `Last-Modified`.
     ///
-    /// Scans the catalogue tables (not prices or details) once and caches the answer until another
-    /// connection commits, so the first call on a large database takes a while. Nil when no table has rows.
+    /// Reads the importer's summary (`epf_tables`) when present; otherwise scans the catalogue tables (not
+    /// prices or details) once. Cached until another connection commits. Nil when no table has rows.
     public func dataExportDate() throws -> Int64? {
         try reading {
             if let cached = exportDateCache { return cached }
             var newest: Int64?
+            if tables.contains("epf_tables"),
+               case .integer(let number) = try connection.scalar("SELECT max(export_date) FROM epf_tables") {
+                // The importer's per-table summary: no need to scan the tables themselves.
+                exportDateCache = .some(number)
+                return number
+            }
             for table in ["application", "collection", "song", "video", "artist", "storefront", "genre"]
             where tables.contains(table) {
                 guard let value = try connection.scalar("SELECT max(export_date) FROM \(table)"),
