@@ -61,6 +61,8 @@ public final class EPFRoutes: HTTPResponder {
     private var lastOpenAttempt: UInt64 = 0
     private var lastOpenError = ""
     private var exportDateSeconds: Int64?
+    /// `/v1/status` counts rows, so its answer is kept for two seconds.
+    private var statusCache: (at: UInt64, value: JSONValue)?
 
     /// Opens the database; throws `QueryError.databaseMissing` or `.databaseEmpty` when it cannot.
     public init(configuration: EPFServerConfiguration, metrics: ServerMetrics = ServerMetrics(),
@@ -377,10 +379,15 @@ public final class EPFRoutes: HTTPResponder {
     }
 
     private func status() throws -> HTTPResponse {
+        let now = monotonicNanoseconds()
+        if let cached = statusCache, now &- cached.at < 2_000_000_000, engine != nil {
+            return json(cached.value, cache: .noStore)
+        }
         let value = try withEngine { engine in
             try StatusReport.build(engine: engine, databasePath: configuration.databasePath,
                                    startedAt: startedAt, threads: configuration.http.threads)
         }
+        statusCache = (now, value)
         return json(value, cache: .noStore)
     }
 

@@ -4,8 +4,9 @@ import EPFStore
 /// The body of `/v1/status`: tables with cheap row counts, export dates and the last imports.
 ///
 /// Read straight from the database through the engine's read-only `sql` so it needs nothing from the
-/// importer: row counts are `max(rowid)` (exact for tables only appended to, cheap on any size), the export
-/// date of a table is that of its last row, and `lastImport` is the newest row of `epf_ledger` when present.
+/// importer: row counts come from `sqlite_stat1` when `ANALYZE` filled it (free), else `count(*)`
+/// (`max(rowid)` is no count here: EPF tables key rows by Apple ID); the export date of a table is that of
+/// its last row, and `lastImport` is the newest row of `epf_ledger` when present. Callers cache the result.
 enum StatusReport {
     static func build(engine: QueryEngine, databasePath: String, startedAt: Int64, threads: Int) throws -> JSONValue {
         let names = try engine.sql("""
@@ -14,10 +15,20 @@ enum StatusReport {
             if case .text(let name)? = row.first { return name }
             return nil
         }
+        var estimates: [String: Int64] = [:]
+        // Every sqlite_stat1 row starts with the row count of its table (or index, which has as many rows).
+        if let stats = try? engine.sql("SELECT tbl, stat FROM sqlite_stat1").rows {
+            for row in stats where row.count == 2 {
+                guard case .text(let table) = row[0], case .text(let stat) = row[1],
+                      let first = stat.split(separator: " ").first, let count = Int64(first) else { continue }
+                estimates[table] = max(estimates[table] ?? 0, count)
+            }
+        }
         var tables: [JSONValue] = []
         for name in names {
             let quoted = "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
-            let rows = try? engine.sql("SELECT max(rowid) FROM \(quoted)").rows.first?.first
+            let rows = estimates[name].map { SQLValue.integer($0) }
+                ?? (try? engine.sql("SELECT count(*) FROM \(quoted)").rows.first?.first)
             let exportDate = try? engine.sql("SELECT export_date FROM \(quoted) ORDER BY rowid DESC LIMIT 1")
                 .rows.first?.first
             var fields: [(String, JSONValue)] = [("name", .string(name))]
