@@ -3,6 +3,12 @@ import Foundation
 /// Every subcommand, in the order `epf --help` lists them.
 nonisolated(unsafe) let commands: [Command.Type] = [
     InspectCommand.self,
+    LookupCommand.self,
+    SearchCommand.self,
+    PricesCommand.self,
+    GenresCommand.self,
+    StorefrontsCommand.self,
+    SQLCommand.self,
     ServeCommand.self,
 ]
 
