@@ -11,6 +11,12 @@ public struct EPFServerConfiguration: Sendable {
     public var maxLookupIds = 200
     /// Seconds between checks that the database file is still the same (inode and device).
     public var fileCheckInterval = 1.0
+    /// Most rendered responses each worker keeps for repeated requests (0 turns the cache off).
+    ///
+    /// Entries are dropped whenever the database changes (`PRAGMA data_version`), so answers stay exact.
+    public var responseCacheEntries = 10_000
+    /// Most body bytes each worker's response cache holds.
+    public var responseCacheBytes = 32 * 1024 * 1024
 
     /// Creates a configuration for a database path with default transport settings.
     public init(databasePath: String, http: HTTPServerConfiguration = HTTPServerConfiguration()) {
@@ -55,6 +61,7 @@ public final class EPFRoutes: HTTPResponder {
     private let metrics: ServerMetrics
     private let startedAt: Int64
     private var engine: QueryEngine?
+    private var cache: ResponseCache?
     /// Device and inode of the file the engine opened.
     private var identity: (device: UInt64, inode: UInt64)?
     private var lastFileCheck: UInt64 = 0
@@ -87,14 +94,19 @@ public final class EPFRoutes: HTTPResponder {
         let engine = try QueryEngine(databasePath: configuration.databasePath)
         self.engine = engine
         self.identity = identity
+        if configuration.responseCacheEntries > 0 {
+            cache = try? ResponseCache(path: configuration.databasePath, maxEntries: configuration.responseCacheEntries,
+                                       maxBytes: configuration.responseCacheBytes)
+        }
         lastOpenError = ""
-        exportDateSeconds = (try? engine.dataExportDate()).flatMap { $0 }.map { $0 / 1000 }
+        refreshExportDate()
     }
 
     /// Drops the engine and opens a fresh one (new connection, new prepared statements); false on failure.
     @discardableResult
     private func reopen() -> Bool {
         engine = nil
+        cache = nil
         identity = nil
         do {
             try open()
@@ -121,6 +133,7 @@ public final class EPFRoutes: HTTPResponder {
         let current = Self.fileIdentity(configuration.databasePath)
         if current == nil {
             engine = nil
+            cache = nil
             identity = nil
             lastOpenError = "the database file \(configuration.databasePath) is missing"
             return
@@ -129,6 +142,10 @@ public final class EPFRoutes: HTTPResponder {
             reopen()
             return
         }
+        refreshExportDate()
+    }
+
+    private func refreshExportDate() {
         if let engine {
             exportDateSeconds = (try? engine.dataExportDate()).flatMap { $0 }.map { $0 / 1000 }
         }
@@ -207,9 +224,17 @@ public final class EPFRoutes: HTTPResponder {
             return .error(405, "method \(request.method) not allowed; use GET or HEAD", route: route.name,
                           lastModified: defaultLastModified, headers: [("Allow", "GET, HEAD")])
         }
+        var cacheable = false
+        if Self.cachedRoutes.contains(route.name), engine != nil, let cache {
+            let state = cache.validate()
+            if state.changed { refreshExportDate() }
+            if state.usable, let hit = cache.get(request.target) { return hit }
+            cacheable = state.usable
+        }
         do {
             var response = try route.handler()
             response.route = route.name
+            if cacheable, response.status == 200 { cache?.put(request.target, response) }
             return response
         } catch let error as RouteError {
             return .error(error.status, error.message, route: route.name, lastModified: defaultLastModified,
@@ -218,6 +243,12 @@ public final class EPFRoutes: HTTPResponder {
             return .error(500, "internal error: \(error)", route: route.name, lastModified: defaultLastModified)
         }
     }
+
+    /// Routes whose answers depend only on the target and the data, so the response cache may keep them.
+    private static let cachedRoutes: Set<String> = [
+        "apps", "collections", "songs", "videos", "artists", "app_prices", "lookup", "resolve", "search",
+        "storefronts", "genres",
+    ]
 
     private static let entityRoutes: [String: (kind: EntityKind, route: String)] = [
         "apps": (.software, "apps"), "collections": (.album, "collections"), "songs": (.song, "songs"),
