@@ -25,12 +25,15 @@ let package = Package(
         .target(name: "EPFServer", dependencies: ["EPFQuery"]),
         // The executable: argument parsing and output only.
         .executableTarget(name: "epf", dependencies: ["EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery", "EPFServer"]),
+        // Swift-side micro-benchmarks for benchmarks/run; not shipped.
+        .executableTarget(name: "epf-bench", dependencies: ["EPFFormat", "EPFStore", "EPFQuery"], path: "benchmarks/swift"),
 
         .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFGenerator"]),
         .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator"]),
         .testTarget(name: "EPFQueryTests", dependencies: ["EPFQuery", "EPFStore"]),
         .testTarget(name: "EPFServerTests", dependencies: ["EPFServer", "EPFQuery"]),
         .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat"]),
+        .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat"]),
     ],
     swiftLanguageModes: [.v6]
 )

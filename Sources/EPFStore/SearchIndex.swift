@@ -25,7 +25,18 @@ public enum SearchIndex {
         let hasMediaType = try connection.tableExists("media_type")
         for statement in insertStatements(hasMediaType: hasMediaType) {
             guard try connection.tableExists(statement.table) else { continue }
-            try connection.execute(statement.sql)
+            // Tables loaded from old or odd headers may lack a column: read it as NULL instead of failing.
+            let present = Set(try connection.query("SELECT name FROM pragma_table_info(?1)",
+                                                   [.text(statement.table)]).compactMap { row -> String? in
+                if case .text(let name) = row.first { return name }
+                return nil
+            })
+            var sql = statement.sql
+            for column in statement.columns where !present.contains(column) {
+                sql = sql.replacingOccurrences(of: "c.\(column)", with: "NULL")
+                    .replacingOccurrences(of: column, with: "NULL")
+            }
+            try connection.execute(sql)
         }
         try connection.execute("""
             INSERT INTO epf_search_new(epf_search_new) VALUES ('optimize');
@@ -34,7 +45,7 @@ public enum SearchIndex {
             """)
     }
 
-    private static func insertStatements(hasMediaType: Bool) -> [(table: String, sql: String)] {
+    private static func insertStatements(hasMediaType: Bool) -> [(table: String, sql: String, columns: [String])] {
         let prefix = "INSERT INTO epf_search_new(kind, id, title, names) "
         let collectionKind = hasMediaType
             ? "CASE WHEN (SELECT m.name FROM media_type m WHERE m.media_type_id = c.media_type_id) LIKE '%book%' "
@@ -47,18 +58,18 @@ public enum SearchIndex {
                                  WHEN artist_name IS NULL THEN seller_name
                                  ELSE artist_name || ' ' || seller_name END)
                 FROM application
-                """),
+                """, ["seller_name", "artist_name"]),
             ("collection", prefix + """
                 SELECT \(collectionKind), c.collection_id, epf_cjk(c.name), epf_cjk(c.artist_display_name)
                 FROM collection c
-                """),
+                """, ["artist_display_name"]),
             ("song", prefix + """
                 SELECT 'song', song_id, epf_cjk(name), epf_cjk(artist_display_name) FROM song
-                """),
+                """, ["artist_display_name"]),
             ("video", prefix + """
                 SELECT 'video', video_id, epf_cjk(name), epf_cjk(artist_display_name) FROM video
-                """),
-            ("artist", prefix + "SELECT 'artist', artist_id, epf_cjk(name), NULL FROM artist"),
+                """, ["artist_display_name"]),
+            ("artist", prefix + "SELECT 'artist', artist_id, epf_cjk(name), NULL FROM artist", []),
         ]
     }
 

@@ -3,6 +3,9 @@ import Foundation
 /// Every subcommand, in the order `epf --help` lists them.
 nonisolated(unsafe) let commands: [Command.Type] = [
     InspectCommand.self,
+    ImportCommand.self,
+    SyncCommand.self,
+    StatusCommand.self,
     LookupCommand.self,
     SearchCommand.self,
     PricesCommand.self,
@@ -10,6 +13,7 @@ nonisolated(unsafe) let commands: [Command.Type] = [
     StorefrontsCommand.self,
     SQLCommand.self,
     ServeCommand.self,
+    GenerateCommand.self,
 ]
 
 let mainHelp = """

@@ -1,0 +1,229 @@
+import Foundation
+
+/// Identifies one table file found in an input: where it is and what it holds.
+public struct TableFile: Sendable, Equatable {
+    /// Human-readable place: a path, or `archive.tbz:member/name`.
+    public var location: String
+    /// The table name, e.g. `application` (part suffixes removed).
+    public var table: String
+    /// The feed, e.g. `itunes`, `pricing`, `popularity`, when a `<feed><YYYYMMDD>` name was found in the path.
+    public var feed: String?
+    /// The feed's date `YYYYMMDD` from the path, when found.
+    public var feedDate: String?
+    /// The part number for tables split into numbered files, else nil.
+    public var part: Int?
+    /// The archive holding the table, when it came from one.
+    public var archive: String?
+    /// The MD5 checked against a sidecar before reading, when there was a sidecar.
+    public var verifiedMD5: String?
+
+    /// Creates a description of a table file.
+    public init(location: String, table: String, feed: String? = nil, feedDate: String? = nil, part: Int? = nil,
+                archive: String? = nil, verifiedMD5: String? = nil) {
+        self.location = location
+        self.table = table
+        self.feed = feed
+        self.feedDate = feedDate
+        self.part = part
+        self.archive = archive
+        self.verifiedMD5 = verifiedMD5
+    }
+}
+
+/// Turns any path the project meets (table file, `.gz`, tar archive, v3 or v4/v5 feed directory) into a stream of
+/// table readers, never extracting to disk.
+public enum FeedInput {
+    /// How a single file is packed.
+    enum Packing {
+        case plain, gzip, tarBzip2, tarGzip, tar, bzip2
+    }
+
+    static func packing(of path: String) -> Packing {
+        let name = (path as NSString).lastPathComponent.lowercased()
+        if name.hasSuffix(".tbz") || name.hasSuffix(".tbz2") || name.hasSuffix(".tar.bz2") { return .tarBzip2 }
+        if name.hasSuffix(".tgz") || name.hasSuffix(".tar.gz") { return .tarGzip }
+        if name.hasSuffix(".tar") { return .tar }
+        if name.hasSuffix(".gz") { return .gzip }
+        if name.hasSuffix(".bz2") { return .bzip2 }
+        return .plain
+    }
+
+    /// Splits a file or member name into table name and part number: `application_detail.2` ->
+    /// (`application_detail`, 2). EPF table names never end in a digit, so trailing digits are a part number.
+    public static func tableName(fromFileName fileName: String) -> (table: String, part: Int?) {
+        var name = fileName
+        for suffix in [".tbz2", ".tbz", ".tar.bz2", ".tar.gz", ".tgz", ".tar", ".gz", ".bz2", ".txt"]
+        where name.lowercased().hasSuffix(suffix) {
+            name.removeLast(suffix.count)
+            break
+        }
+        let digits = name.reversed().prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, digits.count < name.count else { return (name, nil) }
+        var stem = String(name.dropLast(digits.count))
+        while let last = stem.last, "._-".contains(last) { stem.removeLast() }
+        for marker in ["_part", "-part", ".part", "part"] where stem.hasSuffix(marker) {
+            stem.removeLast(marker.count)
+            break
+        }
+        while let last = stem.last, "._-".contains(last) { stem.removeLast() }
+        guard !stem.isEmpty else { return (name, nil) }
+        return (stem, Int(String(digits.reversed())))
+    }
+
+    /// Finds `<feed><YYYYMMDD>` (e.g. `itunes20260101`) in the components of a path, innermost first.
+    public static func feedAndDate(in path: String) -> (feed: String, date: String)? {
+        for component in path.split(separator: "/").reversed() {
+            var name = String(component)
+            for suffix in [".tbz", ".tar.bz2", ".tar.gz", ".tgz", ".tar"] where name.hasSuffix(suffix) {
+                name.removeLast(suffix.count)
+            }
+            let digits = name.reversed().prefix { $0.isASCII && $0.isNumber }
+            guard digits.count == 8 else { continue }
+            let feed = String(name.dropLast(8))
+            guard !feed.isEmpty, feed.allSatisfy({ $0.isLetter || $0 == "_" }) else { continue }
+            return (feed, String(digits.reversed()))
+        }
+        return nil
+    }
+
+    /// Whether a directory entry is noise (hidden files, AppleDouble, checksums, notes).
+    static func isNoise(_ name: String) -> Bool {
+        if name.hasPrefix(".") || name.hasPrefix("_") { return true }
+        let lower = name.lowercased()
+        return lower.hasSuffix(".md5") || lower.hasSuffix(".md") || lower.hasSuffix(".json")
+            || lower.hasSuffix(".sqlite") || lower == "readme" || lower.hasSuffix(".log") || lower.hasSuffix(".txt.md5")
+    }
+
+    /// The sidecar for an archive, if one exists: `<archive>.md5`, or `<archive without extension>.md5`.
+    public static func sidecar(for archive: String) -> String? {
+        let candidates = [archive + ".md5", ((archive as NSString).deletingPathExtension) + ".md5"]
+        return candidates.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// Parses `MD5 (name) = hex` (BSD style) or `hex  name` (md5sum style) and returns the hex digest.
+    public static func parseSidecar(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw EPFError.io(path: path, call: "open", errno: errno == 0 ? EIO : errno)
+        }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let candidates: [Substring]
+        if let equals = text.range(of: "=", options: .backwards) {
+            candidates = [text[equals.upperBound...]]
+        } else {
+            candidates = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).prefix(1).map { $0 }
+        }
+        let hex = candidates.first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard hex.count == 32, hex.allSatisfy({ $0.isHexDigit }) else {
+            throw EPFError.badSidecar(sidecar: path, message: "expected 'MD5 (name) = <32 hex digits>', got '\(text.prefix(80))'")
+        }
+        return hex
+    }
+
+    /// Verifies an archive against its sidecar, if it has one. Returns the digest when verified.
+    public static func verifySidecar(of archive: String) throws -> String? {
+        guard let sidecar = sidecar(for: archive) else { return nil }
+        let expected = try parseSidecar(sidecar)
+        let actual = try MD5.hexDigest(ofFile: archive)
+        guard expected == actual else {
+            throw EPFError.checksumMismatch(archive: archive, sidecar: sidecar, expected: expected, actual: actual)
+        }
+        return actual
+    }
+
+    /// The files, in reading order, that make up the input at `path`: the path itself when it is a file, or the
+    /// table files and archives of a feed directory (v3: extension-less table files; v4/v5: one archive per table,
+    /// parts in numeric order). Nested feed directories (`itunes…/`, `pricing…/`) are included, `incremental/`
+    /// is not (sync handles it).
+    public static func files(at path: String) throws -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw EPFError.notFound(path: path)
+        }
+        guard isDirectory.boolValue else { return [path] }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            throw EPFError.io(path: path, call: "opendir", errno: EACCES)
+        }
+        var result: [(key: (String, Int, String), path: String)] = []
+        for name in names where !isNoise(name) && name != "incremental" {
+            let full = (path as NSString).appendingPathComponent(name)
+            var childIsDirectory: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: full, isDirectory: &childIsDirectory)
+            if childIsDirectory.boolValue {
+                for nested in try files(at: full) { result.append(((name, 0, nested), nested)) }
+            } else {
+                let (table, part) = tableName(fromFileName: name)
+                result.append(((table, part ?? 0, name), full))
+            }
+        }
+        result.sort { left, right in
+            if left.key.0 != right.key.0 { return left.key.0 < right.key.0 }
+            if left.key.1 != right.key.1 { return left.key.1 < right.key.1 }
+            return left.key.2 < right.key.2
+        }
+        return result.map(\.path)
+    }
+
+    /// Opens every table at `path` in order and calls `body` with its description and a reader positioned after
+    /// the header. Archives with an `.md5` sidecar are verified first; a mismatch throws before any table of that
+    /// archive is read. A table whose header cannot be parsed throws `.badHeader`.
+    public static func forEachTable(at path: String, options: ReadOptions = ReadOptions(),
+                                    _ body: (TableFile, EPFTableReader) throws -> Void) throws {
+        let paths = try files(at: path)
+        if paths.isEmpty { throw EPFError.noTables(path: path) }
+        for file in paths {
+            try forEachTable(inFile: file, options: options, body)
+        }
+    }
+
+    /// Same as `forEachTable(at:)` for one file (plain, `.gz`, `.bz2` or a tar archive).
+    public static func forEachTable(inFile file: String, options: ReadOptions,
+                                    _ body: (TableFile, EPFTableReader) throws -> Void) throws {
+        let packing = packing(of: file)
+        let digest = options.verifySidecars ? try verifySidecar(of: file) : nil
+        let file0 = try FileByteSource(path: file)
+        let totalSize = (try? file0.size()) ?? 0
+        let raw = CountingSource(file0)
+        let position: () -> (read: Int64, total: Int64) = { (raw.count, totalSize) }
+        switch packing {
+        case .plain, .gzip, .bzip2:
+            var source: ByteSource = raw
+            if packing == .gzip { source = try GzipByteSource(raw, path: file) }
+            if packing == .bzip2 { source = try Bzip2ByteSource(raw, path: file) }
+            if packing != .plain && options.prefetch { source = PrefetchingSource(source) }
+            let name = (file as NSString).lastPathComponent
+            let (table, part) = tableName(fromFileName: name)
+            let feed = feedAndDate(in: file)
+            let description = TableFile(location: file, table: table, feed: feed?.feed, feedDate: feed?.date,
+                                        part: part, archive: packing == .plain ? nil : file, verifiedMD5: digest)
+            let reader = try EPFTableReader(source: source, location: file, options: options)
+            reader.inputPosition = position
+            try body(description, reader)
+        case .tarBzip2, .tarGzip, .tar:
+            var source: ByteSource = raw
+            if packing == .tarBzip2 { source = try Bzip2ByteSource(raw, path: file) }
+            if packing == .tarGzip { source = try GzipByteSource(raw, path: file) }
+            if packing != .tar && options.prefetch { source = PrefetchingSource(source) }
+            let tar = TarReader(source, path: file)
+            var found = false
+            while let member = try tar.nextMember() {
+                let memberName = (member.name as NSString).lastPathComponent
+                if isNoise(memberName) || member.size == 0 && memberName.isEmpty { continue }
+                found = true
+                let (table, part) = tableName(fromFileName: memberName)
+                let feed = feedAndDate(in: member.name) ?? feedAndDate(in: file)
+                let location = "\(file):\(member.name)"
+                let description = TableFile(location: location, table: table, feed: feed?.feed,
+                                            feedDate: feed?.date, part: part, archive: file, verifiedMD5: digest)
+                let memberSource: ByteSource = FeedInput.packing(of: memberName) == .gzip
+                    ? try GzipByteSource(tar, path: location) : tar
+                let reader = try EPFTableReader(source: memberSource, location: location, options: options)
+                reader.inputPosition = position
+                try body(description, reader)
+            }
+            if !found { throw EPFError.noTables(path: file) }
+        }
+    }
+}

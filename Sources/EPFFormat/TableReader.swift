@@ -1,0 +1,448 @@
+import Foundation
+
+/// What is wrong with one data record. The reader reports; the caller decides the policy.
+public struct RecordIssues: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// More or fewer fields than header columns (a stray 0x01, or a cut record).
+    public static let fieldCount = RecordIssues(rawValue: 1)
+    /// Bytes that are not well-formed UTF-8.
+    public static let invalidUTF8 = RecordIssues(rawValue: 2)
+    /// A NUL (0x00) byte.
+    public static let nulByte = RecordIssues(rawValue: 4)
+    /// The file ended before the record's terminator.
+    public static let unterminated = RecordIssues(rawValue: 8)
+
+    /// Short names, for reports: "field-count", "invalid-utf8", "nul-byte", "unterminated".
+    public var names: [String] {
+        var result: [String] = []
+        if contains(.fieldCount) { result.append("field-count") }
+        if contains(.invalidUTF8) { result.append("invalid-utf8") }
+        if contains(.nulByte) { result.append("nul-byte") }
+        if contains(.unterminated) { result.append("unterminated") }
+        return result
+    }
+}
+
+/// One data record, valid only inside the callback that receives it (it points into the reader's buffer).
+public struct EPFRecord {
+    /// 1-based number of the data record in its file (header records not counted).
+    public let number: Int
+    /// Byte offset of the record's first byte in the uncompressed table file.
+    public let offset: Int64
+    /// The record's bytes without its terminator.
+    public let bytes: UnsafeRawBufferPointer
+    /// Number of fields found (may differ from the header's column count; see `issues`).
+    public let fieldCount: Int
+    /// Problems found in this record.
+    public let issues: RecordIssues
+    private let bounds: UnsafePointer<Int>
+    private let storedFields: Int
+
+    init(number: Int, offset: Int64, bytes: UnsafeRawBufferPointer, fieldCount: Int, storedFields: Int,
+         bounds: UnsafePointer<Int>, issues: RecordIssues) {
+        self.number = number
+        self.offset = offset
+        self.bytes = bytes
+        self.fieldCount = fieldCount
+        self.storedFields = storedFields
+        self.bounds = bounds
+        self.issues = issues
+    }
+
+    /// The bytes of field `index` (0-based); empty when the field is empty or beyond the stored fields.
+    @inline(__always)
+    public func field(_ index: Int) -> UnsafeRawBufferPointer {
+        guard index < storedFields, let base = bytes.baseAddress else {
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+        let start = bounds[index &* 2]
+        let end = bounds[index &* 2 &+ 1]
+        return UnsafeRawBufferPointer(start: base + start, count: end &- start)
+    }
+
+    /// Field `index` as a String, nil when empty (EPF's NULL). Invalid UTF-8 is repaired with U+FFFD.
+    public func string(_ index: Int) -> String? {
+        let raw = field(index)
+        return raw.isEmpty ? nil : String(decoding: raw, as: UTF8.self)
+    }
+}
+
+/// A record that breaks a rule, kept for reports: number, offset and the problem.
+public struct RecordProblem: Sendable, Equatable, Codable {
+    /// 1-based data record number.
+    public let record: Int
+    /// Byte offset of the record in the uncompressed file.
+    public let offset: Int64
+    /// Problem names (see `RecordIssues.names`).
+    public let kinds: [String]
+    /// Fields found, when the count was wrong.
+    public let fields: Int?
+}
+
+/// What reading a whole table file found.
+public struct EPFReadSummary: Sendable {
+    /// Data records read (good and bad).
+    public var records = 0
+    /// `#recordsWritten:` from the footer, nil when there was none.
+    public var declaredRecords: Int?
+    /// True when the file ended without a `#recordsWritten:` footer or inside a record.
+    public var truncated = false
+    /// Bytes of the uncompressed table file.
+    public var bytes: Int64 = 0
+    /// Count of bad records per problem name.
+    public var problemCounts: [String: Int] = [:]
+    /// The first few bad records (at most `ReadOptions.problemSamples`).
+    public var problemSamples: [RecordProblem] = []
+    /// Records with at least one problem.
+    public var badRecords = 0
+
+    /// True when the declared count is present and differs from the records read.
+    public var countMismatch: Bool {
+        guard let declaredRecords else { return false }
+        return declaredRecords != records
+    }
+}
+
+/// How to read.
+public struct ReadOptions: Sendable {
+    /// Most bytes asked of the source per read; forced down to 1 in tests to exercise every boundary.
+    public var readSize: Int = 1 << 20
+    /// Check UTF-8 and NUL bytes per record (field counts are always checked).
+    public var validate = true
+    /// How many bad records to keep as samples.
+    public var problemSamples = 10
+    /// Decompress on a background thread (archives and .gz).
+    public var prefetch = true
+    /// Check `.md5` sidecars before reading an archive.
+    public var verifySidecars = true
+
+    public init(readSize: Int = 1 << 20, validate: Bool = true, problemSamples: Int = 10, prefetch: Bool = true) {
+        self.readSize = max(1, readSize)
+        self.validate = validate
+        self.problemSamples = problemSamples
+        self.prefetch = prefetch
+    }
+}
+
+/// Splits a byte stream into records at `0x02 0x0A` (or `\n` for EPF Flat), across any chunk boundary, with a
+/// buffer that only grows to hold the largest single record.
+final class RecordSplitter {
+    private let source: ByteSource
+    private let readSize: Int
+    private var buffer: UnsafeMutableRawPointer
+    private var capacity: Int
+    private(set) var start = 0
+    private var end = 0
+    private var scan = 0
+    private var atEnd = false
+    /// Stream offset of `buffer[0]`.
+    private var bufferOffset: Int64 = 0
+    var flat = false
+
+    init(source: ByteSource, readSize: Int) {
+        self.source = source
+        self.readSize = max(1, readSize)
+        capacity = max(1 << 16, min(self.readSize, 1 << 22))
+        buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity + 8, alignment: 64)
+    }
+
+    deinit {
+        buffer.deallocate()
+    }
+
+    var base: UnsafeMutableRawPointer { buffer }
+
+    /// Looks at the first 64 KiB to tell relational files (records end in 0x02 0x0A) from EPF Flat files
+    /// (tab-separated lines). Sets `flat` and returns it.
+    func sniffFlat() throws -> Bool {
+        while end < min(capacity, 1 << 16) && !atEnd { try refill() }
+        var index = 0
+        while index < end, let found = memchr(buffer + index, 0x02, end - index) {
+            let position = buffer.distance(to: found)
+            if position + 1 < end && buffer.load(fromByteOffset: position + 1, as: UInt8.self) == 0x0A { return false }
+            index = position + 1
+        }
+        guard let newline = memchr(buffer, 0x0A, end) else { return false }
+        let lineLength = buffer.distance(to: newline)
+        let hasTab = memchr(buffer, 0x09, lineLength) != nil
+        let hasSOH = memchr(buffer, 0x01, lineLength) != nil
+        flat = hasTab && !hasSOH
+        return flat
+    }
+
+    /// Stream offset just past everything consumed.
+    var consumedOffset: Int64 { bufferOffset + Int64(start) }
+
+    /// Bytes read from the source so far.
+    var totalRead: Int64 { bufferOffset + Int64(end) }
+
+    private func refill() throws {
+        if start > 0 {
+            let live = end - start
+            if live > 0 { memmove(buffer, buffer + start, live) }
+            bufferOffset += Int64(start)
+            scan -= start
+            end = live
+            start = 0
+        }
+        if end == capacity {
+            let newCapacity = capacity * 2
+            let bigger = UnsafeMutableRawPointer.allocate(byteCount: newCapacity + 8, alignment: 64)
+            bigger.copyMemory(from: buffer, byteCount: end)
+            buffer.deallocate()
+            buffer = bigger
+            capacity = newCapacity
+        }
+        let wanted = min(capacity - end, readSize)
+        let count = try source.read(into: UnsafeMutableRawBufferPointer(start: buffer + end, count: wanted))
+        if count == 0 { atEnd = true }
+        end += count
+    }
+
+    /// The next record as (start, length, stream offset, terminated) in `base`, valid until the next call;
+    /// nil at the end of the stream.
+    @inline(__always)
+    func next() throws -> (start: Int, length: Int, offset: Int64, terminated: Bool)? {
+        let mark: Int32 = flat ? 0x0A : 0x02
+        while true {
+            if scan < end, let found = memchr(buffer + scan, mark, end - scan) {
+                let position = buffer.distance(to: found)
+                if flat {
+                    let recordStart = start
+                    var length = position - recordStart
+                    if length > 0 && buffer.load(fromByteOffset: position - 1, as: UInt8.self) == 0x0D { length -= 1 }
+                    start = position + 1
+                    scan = start
+                    return (recordStart, length, bufferOffset + Int64(recordStart), true)
+                }
+                if position + 1 < end {
+                    if buffer.load(fromByteOffset: position + 1, as: UInt8.self) == 0x0A {
+                        let recordStart = start
+                        start = position + 2
+                        scan = start
+                        return (recordStart, position - recordStart, bufferOffset + Int64(recordStart), true)
+                    }
+                    scan = position + 1
+                    continue
+                }
+                if atEnd {
+                    scan = end
+                    continue
+                }
+                // The 0x02 is the last byte we have: read more and look at it again.
+                scan = position
+                try refill()
+                continue
+            }
+            scan = end
+            if atEnd {
+                guard start < end else { return nil }
+                let recordStart = start
+                start = end
+                scan = end
+                return (recordStart, end - recordStart, bufferOffset + Int64(recordStart), false)
+            }
+            try refill()
+        }
+    }
+}
+
+/// Reads one EPF table file (relational or Flat) from a byte source: the header on creation, then the data
+/// records one by one, with exact reports of bad records, truncation and the `#recordsWritten` check.
+public final class EPFTableReader {
+    /// Where the file is, for messages: a path, or `archive.tbz:member`.
+    public let location: String
+    /// The parsed header.
+    public private(set) var header = EPFHeader()
+    private let splitter: RecordSplitter
+    private let options: ReadOptions
+    private var pending: (start: Int, length: Int, offset: Int64, terminated: Bool)?
+    private var footerSeen = false
+    private var declared: Int?
+    private var fieldBounds: UnsafeMutablePointer<Int>
+    private var fieldCapacity: Int
+
+    /// Reads the header from `source`. Throws `.badHeader` when the stream does not start like an EPF file.
+    public init(source: ByteSource, location: String, options: ReadOptions = ReadOptions()) throws {
+        self.location = location
+        self.options = options
+        splitter = RecordSplitter(source: source, readSize: options.readSize)
+        fieldCapacity = 64
+        fieldBounds = UnsafeMutablePointer<Int>.allocate(capacity: fieldCapacity * 2)
+        try readHeader()
+    }
+
+    deinit {
+        fieldBounds.deallocate()
+    }
+
+    private func text(_ record: (start: Int, length: Int, offset: Int64, terminated: Bool), from: Int = 0) -> String {
+        String(decoding: UnsafeRawBufferPointer(start: splitter.base + record.start + from,
+                                                count: max(0, record.length - from)), as: UTF8.self)
+    }
+
+    private func split(_ text: String, by separator: Character) -> [String] {
+        text.split(separator: separator, omittingEmptySubsequences: false).map(String.init)
+    }
+
+    private func readHeader() throws {
+        // Sniff the flavour: relational files have 0x02 0x0A record ends; Flat files use tabs and newlines.
+        if try splitter.sniffFlat() { header.flavor = .flat }
+        guard var record = try splitter.next() else {
+            throw EPFError.badHeader(location: location, message: "the file is empty", offset: 0)
+        }
+        let separator: Character = header.flavor == .flat ? "\t" : "\u{01}"
+        var sawColumns = false
+        if header.flavor == .flat && record.length > 0
+            && splitter.base.load(fromByteOffset: record.start, as: UInt8.self) != UInt8(ascii: "#") {
+            // EPF Flat files may start with a bare column row.
+            header.columns = split(text(record), by: separator)
+            sawColumns = true
+            guard let next = try splitter.next() else {
+                header.byteCount = splitter.consumedOffset
+                return
+            }
+            record = next
+        }
+        while true {
+            let bytes = UnsafeRawBufferPointer(start: splitter.base + record.start, count: record.length)
+            guard record.length > 0, bytes[0] == UInt8(ascii: "#") else { break }
+            let line = text(record)
+            if line.hasPrefix("##") {
+                header.legalLines += 1
+            } else if line.hasPrefix("#primaryKey:") {
+                let value = String(line.dropFirst("#primaryKey:".count))
+                header.primaryKey = value.isEmpty ? [] : split(value, by: separator).filter { !$0.isEmpty }
+            } else if line.hasPrefix("#dbTypes:") {
+                header.dbTypes = split(String(line.dropFirst("#dbTypes:".count)), by: separator)
+            } else if line.hasPrefix("#exportMode:") {
+                let value = line.dropFirst("#exportMode:".count).trimmingCharacters(in: .whitespaces)
+                header.exportMode = ExportMode(rawValue: value.uppercased())
+                if header.exportMode == nil { header.unknownExportMode = value }
+            } else if line.hasPrefix("#recordsWritten:") {
+                declared = Int(line.dropFirst("#recordsWritten:".count).trimmingCharacters(in: .whitespaces))
+                footerSeen = true
+                header.byteCount = splitter.consumedOffset
+                if !sawColumns {
+                    throw EPFError.badHeader(location: location, message: "no column names before the footer",
+                                             offset: record.offset)
+                }
+                pending = nil
+                return
+            } else if !sawColumns {
+                header.columns = split(String(line.dropFirst()), by: separator)
+                sawColumns = true
+            } else {
+                header.otherTags.append(line)
+            }
+            guard let next = try splitter.next() else {
+                header.byteCount = splitter.consumedOffset
+                pending = nil
+                if !sawColumns {
+                    throw EPFError.badHeader(location: location, message: "no column names", offset: 0)
+                }
+                return
+            }
+            record = next
+        }
+        if !sawColumns {
+            let preview = text(record).prefix(40).unicodeScalars.map { $0.value < 0x20 ? "." : String($0) }.joined()
+            throw EPFError.badHeader(location: location,
+                                     message: "the first record does not start with '#' column names: '\(preview)'",
+                                     offset: record.offset)
+        }
+        header.byteCount = record.offset
+        pending = record
+    }
+
+    /// Calls `body` for every data record, then checks the footer. The record passed to `body` is valid only
+    /// during the call. Throws what the source throws (I/O, corrupt compression); bad records and truncation
+    /// are reported in the summary, not thrown.
+    @discardableResult
+    public func forEachRecord(_ body: (EPFRecord) throws -> Void) throws -> EPFReadSummary {
+        var summary = EPFReadSummary()
+        let expectedFields = header.columns.count
+        let separator: Int32 = header.flavor == .flat ? 0x09 : 0x01
+        let validate = options.validate
+        var number = 0
+        var current = pending
+        pending = nil
+        if current == nil && !footerSeen { current = try splitter.next() }
+        while let record = current {
+            let recordBase = splitter.base + record.start
+            if record.length > 0 && recordBase.load(as: UInt8.self) == UInt8(ascii: "#") {
+                let line = String(decoding: UnsafeRawBufferPointer(start: recordBase, count: record.length),
+                                  as: UTF8.self)
+                if line.hasPrefix("#recordsWritten:") {
+                    declared = Int(line.dropFirst("#recordsWritten:".count).trimmingCharacters(in: .whitespaces))
+                    footerSeen = true
+                    // Anything after the footer is ignored but noted as trailing data.
+                    while let extra = try splitter.next() {
+                        if extra.length > 0 { header.otherTags.append("trailing data after #recordsWritten") }
+                    }
+                    break
+                }
+            }
+            number += 1
+            var issues: RecordIssues = []
+            if !record.terminated { issues.insert(.unterminated) }
+            // Locate fields.
+            var fields = 0
+            var fieldStart = 0
+            let length = record.length
+            while true {
+                let remaining = length - fieldStart
+                let found = remaining > 0 ? memchr(recordBase + fieldStart, separator, remaining) : nil
+                let fieldEnd = found.map { recordBase.distance(to: $0) } ?? length
+                if fields >= fieldCapacity { growFields() }
+                fieldBounds[fields &* 2] = fieldStart
+                fieldBounds[fields &* 2 &+ 1] = fieldEnd
+                fields &+= 1
+                if found == nil { break }
+                fieldStart = fieldEnd &+ 1
+            }
+            if fields != expectedFields { issues.insert(.fieldCount) }
+            if validate {
+                if memchr(recordBase, 0, length) != nil { issues.insert(.nulByte) }
+                if !UTF8Validator.isValid(recordBase, count: length) { issues.insert(.invalidUTF8) }
+            }
+            if !issues.isEmpty {
+                summary.badRecords += 1
+                for name in issues.names { summary.problemCounts[name, default: 0] += 1 }
+                if summary.problemSamples.count < options.problemSamples {
+                    summary.problemSamples.append(RecordProblem(record: number, offset: record.offset,
+                                                                kinds: issues.names,
+                                                                fields: issues.contains(.fieldCount) ? fields : nil))
+                }
+            }
+            try body(EPFRecord(number: number, offset: record.offset,
+                               bytes: UnsafeRawBufferPointer(start: recordBase, count: length),
+                               fieldCount: fields, storedFields: fields, bounds: fieldBounds, issues: issues))
+            current = try splitter.next()
+        }
+        summary.records = number
+        summary.declaredRecords = declared
+        summary.bytes = splitter.totalRead
+        summary.truncated = header.flavor == .relational && !footerSeen
+        if header.flavor == .relational && !footerSeen {
+            summary.problemCounts["truncated", default: 0] += 1
+        }
+        return summary
+    }
+
+    /// Bytes of the input file consumed so far and its size, for progress (set by `FeedInput`); nil when unknown.
+    public var inputPosition: (() -> (read: Int64, total: Int64))?
+
+    /// Byte offset where the stream ended (for truncation messages).
+    public var endOffset: Int64 { splitter.totalRead }
+
+    private func growFields() {
+        let newCapacity = fieldCapacity * 2
+        let bigger = UnsafeMutablePointer<Int>.allocate(capacity: newCapacity * 2)
+        bigger.update(from: fieldBounds, count: fieldCapacity * 2)
+        fieldBounds.deallocate()
+        fieldBounds = bigger
+        fieldCapacity = newCapacity
+    }
+}

@@ -1,0 +1,232 @@
+import EPFFormat
+import EPFGenerator
+import Foundation
+import Testing
+@testable import EPFStore
+
+/// A temporary directory removed when the test ends.
+final class Scratch {
+    let url: URL
+    var path: String { url.path }
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("epf-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func file(_ name: String) -> String { url.appendingPathComponent(name).path }
+}
+
+/// Generates a feed into `directory/name` and returns the feed directories.
+func generate(_ options: GeneratorOptions, in directory: String, name: String) throws -> [String] {
+    let target = URL(fileURLWithPath: directory).appendingPathComponent(name)
+    let feed = try FeedGenerator.write(options, to: target)
+    return feed.feedPaths.values.map(\.path).sorted()
+}
+
+func importPaths(_ paths: [String], database: String, configure: (inout ImportOptions) -> Void = { _ in })
+    throws -> ImportReport {
+    var options = ImportOptions()
+    configure(&options)
+    return try Importer(databasePath: database, options: options).run(paths: paths)
+}
+
+/// Every row of a table as text, sorted, for exact comparisons.
+func dump(_ database: String, _ sql: String) throws -> [String] {
+    let connection = try SQLiteConnection(path: database, mode: .readOnly)
+    return try connection.query(sql).map { row in
+        row.map { value -> String in
+            switch value {
+            case .null: return "NULL"
+            case .integer(let number): return "\(number)"
+            case .real(let number): return "\(number)"
+            case .text(let text): return text
+            case .blob: return "BLOB"
+            }
+        }.joined(separator: "|")
+    }.sorted()
+}
+
+@Suite struct ImportTests {
+    static func options(apps: Int = 200, dirt: Bool = false) -> GeneratorOptions {
+        var options = GeneratorOptions()
+        options.apps = apps
+        options.seed = 7
+        options.priceStorefronts = 5
+        options.dirt = dirt
+        return options
+    }
+
+    @Test func fullThenIncrementalGivesTheModelsRows() throws {
+        let scratch = try Scratch()
+        let full = Self.options()
+        let model = FeedModel(full)
+        let fullPaths = try generate(full, in: scratch.path, name: "full")
+        let incrementalPaths = try generate(model.incrementalOptions(day: 1), in: scratch.path, name: "incr")
+        let database = scratch.file("epf.sqlite")
+        // Given in the wrong order on purpose: the importer orders by export date.
+        let report = try importPaths(incrementalPaths + fullPaths, database: database)
+        #expect(report.succeeded, "\(report.outcomes.filter { $0.status == .failed }.map(\.message))")
+
+        let expectedPrices = try model.rows("application_price", throughDay: 1).map { row in
+            "\(row[1] ?? "")|\(row[4] ?? "")|\(row[2] ?? "NULL")|\(row[3] ?? "NULL")"
+        }.sorted()
+        let prices = try dump(database, "SELECT application_id, storefront_id, retail_price, currency_code "
+                                        + "FROM application_price")
+        #expect(prices == expectedPrices)
+
+        let expectedApps = try model.rows("application", throughDay: 1).map { row in
+            "\(row[1] ?? "")|\(row[2] ?? "NULL")|\(row[14] ?? "NULL")"
+        }.sorted()
+        #expect(try dump(database, "SELECT application_id, title, version FROM application") == expectedApps)
+
+        // Applying the same incremental again changes nothing.
+        let before = try dump(database, "SELECT * FROM application")
+        let again = try importPaths(incrementalPaths, database: database) { $0.force = true }
+        #expect(again.succeeded)
+        #expect(try dump(database, "SELECT * FROM application") == before)
+
+        // Without --force it is a no-op.
+        let noop = try importPaths(fullPaths + incrementalPaths, database: database)
+        #expect(noop.outcomes.allSatisfy { $0.status == .unchanged })
+        #expect(!noop.unchangedSources.isEmpty)
+
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        #expect(try connection.query("PRAGMA integrity_check") == [[.text("ok")]])
+        #expect(try connection.scalar("SELECT count(*) FROM epf_search") != .integer(0))
+    }
+
+    @Test func everyKindOfDirtIsRejectedOrCorrectedAtTheRightPlace() throws {
+        let scratch = try Scratch()
+        let options = Self.options(dirt: true)
+        let target = URL(fileURLWithPath: scratch.path).appendingPathComponent("dirty")
+        let feed = try FeedGenerator.write(options, to: target)
+        let database = scratch.file("epf.sqlite")
+        let report = try importPaths(feed.feedPaths.values.map(\.path).sorted(), database: database)
+
+        let rejectKinds: Set<DirtKind> = [.strayFieldSeparator, .junkInteger, .invalidUTF8, .nulByte]
+        for entry in feed.dirt where rejectKinds.contains(entry.kind) {
+            let outcome = report.outcomes.first { $0.table == entry.table }
+            let file = try #require(outcome?.rejectsFile, "\(entry.table) should have rejects")
+            var rejected: [(Int, Int64)] = []
+            try FeedInput.forEachTable(inFile: file, options: ReadOptions()) { _, reader in
+                try reader.forEachRecord { record in
+                    if let number = EPFValues.integer(record.field(1)), let offset = EPFValues.integer(record.field(2)) {
+                        rejected.append((Int(number), offset))
+                    }
+                }
+            }
+            #expect(rejected.contains { $0.0 == entry.record && $0.1 == entry.offset },
+                    "\(entry.kind) in \(entry.table) at record \(entry.record) not in rejects")
+        }
+        for entry in feed.dirt where entry.kind == .duplicatePrimaryKey {
+            let outcome = report.outcomes.first { $0.table == entry.table }
+            #expect((outcome?.duplicates ?? 0) >= 1, "\(entry.table) duplicates not counted")
+        }
+        for entry in feed.dirt where entry.kind == .recordsWrittenTooLarge {
+            let outcome = report.outcomes.first { $0.table == entry.table }
+            #expect(outcome?.status == .failed, "\(entry.table) with a short count must not be applied")
+        }
+        let collection = report.outcomes.first { $0.table == "collection" }
+        #expect(collection?.warnings.contains { $0.contains("corrected") } == true)
+        let genre = report.outcomes.first { $0.table == "genre" }
+        #expect(genre?.warnings.contains { $0.contains("device_type_id") } == true)
+        #expect(genre?.status == .applied)
+        #expect(!report.succeeded)
+    }
+
+    @Test func aBadFullKeepsThePreviousTable() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("epf.sqlite")
+        let paths = try generate(Self.options(), in: scratch.path, name: "good")
+        #expect(try importPaths(paths, database: database).succeeded)
+        let before = try dump(database, "SELECT * FROM application")
+
+        // The same table file with its footer cut off, and one with a wrong count, as a later full.
+        let source = try #require(paths.first { $0.hasSuffix("itunes20260105") || $0.contains("itunes") })
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: source + "/application")))
+        let directory = scratch.file("later/itunes20260112")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        bytes.removeLast(30)
+        try Data(bytes).write(to: URL(fileURLWithPath: directory + "/application"))
+        let truncated = try importPaths([directory], database: database)
+        #expect(truncated.outcomes.first?.status == .failed)
+        #expect(truncated.outcomes.first?.message?.contains("byte") == true)
+        #expect(try dump(database, "SELECT * FROM application") == before)
+
+        var text = try [UInt8](Data(contentsOf: URL(fileURLWithPath: source + "/application")))
+        let footer = Array("#recordsWritten:".utf8)
+        let footerStart = try #require(text.lastIndex(of: footer[0]))
+        text.replaceSubrange(footerStart..<text.count, with: footer + Array("999999".utf8) + [0x02, 0x0A])
+        try Data(text).write(to: URL(fileURLWithPath: directory + "/application"))
+        let mismatch = try importPaths([directory], database: database)
+        #expect(mismatch.outcomes.first?.status == .failed)
+        #expect(try dump(database, "SELECT * FROM application") == before)
+        let allowed = try importPaths([directory], database: database) { $0.allowCountMismatch = true }
+        #expect(allowed.outcomes.first?.status == .applied)
+        #expect(allowed.outcomes.first?.warnings.contains { $0.contains("999999") } == true)
+    }
+
+    static func write(_ path: String, header: [String], mode: String, rows: [[String]]) throws {
+        var text = "#" + header.joined(separator: "\u{01}") + "\u{02}\n"
+        text += "#primaryKey:application_id\u{02}\n"
+        text += "#dbTypes:" + header.map { $0 == "title" || $0 == "version" ? "VARCHAR(300)" : "BIGINT" }.joined(separator: "\u{01}")
+        text += "\u{02}\n#exportMode:\(mode)\u{02}\n"
+        for row in rows { text += row.joined(separator: "\u{01}") + "\u{02}\n" }
+        text += "#recordsWritten:\(rows.count)\u{02}\n"
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func incrementalsNeverGoBackInTimeAndAddNewColumns() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("epf.sqlite")
+        try Self.write(scratch.file("itunes20260105/application"), header: ["export_date", "application_id", "title"],
+                       mode: "FULL", rows: [["2000", "1", "one"], ["2000", "2", "two"], ["2000", "2", "two again"]])
+        let full = try importPaths([scratch.file("itunes20260105")], database: database)
+        #expect(full.outcomes.first?.duplicates == 1)
+        try Self.write(scratch.file("itunes20260106/application"),
+                       header: ["export_date", "application_id", "title", "version"], mode: "INCREMENTAL",
+                       rows: [["1000", "1", "older", "0.1"], ["3000", "2", "newer", "2.0"], ["3000", "3", "new", "1"]])
+        let incremental = try importPaths([scratch.file("itunes20260106")], database: database)
+        #expect(incremental.succeeded)
+        #expect(incremental.outcomes.first?.warnings.contains { $0.contains("version") } == true)
+        #expect(try dump(database, "SELECT application_id, title, version FROM application")
+                == ["1|one|NULL", "2|newer|2.0", "3|new|1"])
+        // A table that does not exist yet is created by an incremental, with a warning.
+        try Self.write(scratch.file("itunes20260107/artist_application"), header: ["export_date", "application_id"],
+                       mode: "INCREMENTAL", rows: [["3000", "9"]])
+        let created = try importPaths([scratch.file("itunes20260107")], database: database)
+        #expect(created.outcomes.first?.warnings.contains { $0.contains("does not exist") } == true)
+    }
+
+    @Test func dryRunWritesNothingButChecksEverything() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("epf.sqlite")
+        let paths = try generate(Self.options(dirt: true), in: scratch.path, name: "dirty")
+        let report = try importPaths(paths, database: database) { $0.dryRun = true }
+        #expect(!FileManager.default.fileExists(atPath: database))
+        #expect(report.outcomes.contains { $0.status == .failed })
+        #expect(report.outcomes.contains { $0.status == .validated })
+    }
+
+    @Test func onlyAndSkipSelectTables() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("epf.sqlite")
+        let paths = try generate(Self.options(), in: scratch.path, name: "feed")
+        let report = try importPaths(paths, database: database) {
+            $0.only = "^(application|genre)"
+            $0.skip = "detail"
+        }
+        let applied = Set(report.outcomes.filter { $0.status == .applied }.map(\.table))
+        let expected: Set<String> = Set(["application", "application_device_type", "application_price",
+                                         "application_popularity_per_genre", "genre", "genre_application"]
+            .filter { name in report.outcomes.contains { $0.table == name } })
+        #expect(applied == expected)
+        #expect(!applied.contains("application_detail"))
+        #expect(!applied.contains("storefront"))
+    }
+}
