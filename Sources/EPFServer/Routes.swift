@@ -414,9 +414,15 @@ public final class EPFRoutes: HTTPResponder {
         if let cached = statusCache, now &- cached.at < 2_000_000_000, engine != nil {
             return json(cached.value, cache: .noStore)
         }
-        let value = try withEngine { engine in
-            try StatusReport.build(engine: engine, databasePath: configuration.databasePath,
-                                   startedAt: startedAt, threads: configuration.http.threads)
+        guard let engine = currentEngine() else { throw unavailable() }
+        let value: JSONValue
+        do {
+            value = try StatusReport.build(databasePath: configuration.databasePath,
+                                           dataExportDate: (try? engine.dataExportDate()) ?? nil,
+                                           startedAt: startedAt, threads: configuration.http.threads)
+        } catch {
+            throw RouteError(status: 503, message: "cannot read the database status right now: \(error)",
+                             headers: [("Retry-After", "1")])
         }
         statusCache = (now, value)
         return json(value, cache: .noStore)
