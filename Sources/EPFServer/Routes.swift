@@ -95,7 +95,8 @@ public final class EPFRoutes: HTTPResponder {
         self.engine = engine
         self.identity = identity
         if configuration.responseCacheEntries > 0 {
-            cache = try? ResponseCache(path: configuration.databasePath, maxEntries: configuration.responseCacheEntries,
+            cache = try? ResponseCache(path: configuration.databasePath,
+                                       maxEntries: configuration.responseCacheEntries,
                                        maxBytes: configuration.responseCacheBytes)
         }
         lastOpenError = ""
@@ -360,7 +361,8 @@ public final class EPFRoutes: HTTPResponder {
         var limit = 50
         if let text = request.parameter("limit") {
             guard let number = Int(text), (1...200).contains(number) else {
-                throw RouteError.badParameter("limit", "must be a whole number from 1 to 200, got '\(text.prefix(40))'")
+                throw RouteError.badParameter("limit",
+                                              "must be a whole number from 1 to 200, got '\(text.prefix(40))'")
             }
             limit = number
         }
@@ -405,7 +407,8 @@ public final class EPFRoutes: HTTPResponder {
             text += "# TYPE epf_database_export_date_seconds gauge\n"
             text += "epf_database_export_date_seconds \(exportDateSeconds)\n"
         }
-        return HTTPResponse(status: 200, body: Array(text.utf8), contentType: "text/plain; version=0.0.4; charset=utf-8",
+        return HTTPResponse(status: 200, body: Array(text.utf8),
+                            contentType: "text/plain; version=0.0.4; charset=utf-8",
                             lastModified: defaultLastModified, cache: .noStore)
     }
 

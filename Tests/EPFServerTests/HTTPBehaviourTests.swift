@@ -154,7 +154,8 @@ struct HTTPBehaviourTests {
         let server = try TestServer()
         defer { server.stop() }
         let client = try server.client()
-        try client.send("\r\nGET http://example.com/v1/apps/364709193?x=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        try client.send("\r\nGET http://example.com/v1/apps/364709193?x=1 HTTP/1.1\r\nHost: x\r\n"
+                        + "Content-Length: 0\r\n\r\n")
         #expect(try client.readResponse().status == 200)
         try client.send("GET /v1/apps/364709193 HTTP/1.1\nHost: x\n\n")
         #expect(try client.readResponse().status == 200)

@@ -66,7 +66,8 @@ struct ProcessTests {
     @Test func sigtermFinishesInFlightRequestsAndExitsZero() throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
-        let serve = try ServeProcess(arguments: ["--db", fixture.path, "--port", "0", "--threads", "2", "--access-log"])
+        let serve = try ServeProcess(arguments: ["--db", fixture.path, "--port", "0", "--threads", "2",
+                                                 "--access-log"])
         let client = try Client(port: serve.port)
         try client.send(request("/v1/apps/364709193"))
         #expect(try client.readResponse().status == 200)

@@ -40,7 +40,8 @@ final class TestServer {
     }
 }
 
-func request(_ target: String, method: String = "GET", headers: [String] = [], version: String = "HTTP/1.1") -> String {
+func request(_ target: String, method: String = "GET", headers: [String] = [],
+             version: String = "HTTP/1.1") -> String {
     var text = "\(method) \(target) \(version)\r\nHost: test\r\n"
     for header in headers { text += header + "\r\n" }
     return text + "\r\n"
@@ -102,7 +103,9 @@ final class Client {
     func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { throw ClientError(description: "send: errno \(errno)") }
             offset += count
