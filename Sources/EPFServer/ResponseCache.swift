@@ -2,7 +2,7 @@ import EPFStore
 
 /// Rendered responses of one worker, reused until the database changes.
 ///
-/// Before each use, `validate()` runs `PRAGMA data_version` on the cache's own read-only connection: the value
+/// Before each use, `validate()` runs `PRAGMA data_version` on a read-only connection of its own: the value
 /// changes whenever another connection (the importer) commits, and then every entry is dropped, so a cached
 /// answer is never older than the data a fresh query would read. Bounded in entries and bytes: when either
 /// bound is reached the cache is emptied and refills with what is asked for next. Not thread-safe (one per
@@ -18,9 +18,9 @@ final class ResponseCache {
     /// Largest body worth keeping.
     static let maxBodyBytes = 256 * 1024
 
-    /// Opens a read-only connection to `path`; throws `SQLiteError` when it cannot.
-    init(path: String, maxEntries: Int, maxBytes: Int) throws {
-        connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 100)
+    /// Uses `connection` (read-only, not used by the query engine) for `PRAGMA data_version`.
+    init(connection: SQLiteConnection, maxEntries: Int, maxBytes: Int) throws {
+        self.connection = connection
         versionStatement = try connection.prepare("PRAGMA data_version")
         self.maxEntries = maxEntries
         self.maxBytes = maxBytes

@@ -1,4 +1,5 @@
 import EPFQuery
+import EPFStore
 import Glibc
 
 /// Settings of the EPF HTTP API on top of the transport's.
@@ -62,6 +63,8 @@ public final class EPFRoutes: HTTPResponder {
     private let startedAt: Int64
     private var engine: QueryEngine?
     private var cache: ResponseCache?
+    /// A second read-only connection for cheap facts: `PRAGMA data_version`, the importer's bookkeeping, health.
+    private var side: SQLiteConnection?
     /// Device and inode of the file the engine opened.
     private var identity: (device: UInt64, inode: UInt64)?
     private var lastFileCheck: UInt64 = 0
@@ -94,9 +97,10 @@ public final class EPFRoutes: HTTPResponder {
         let engine = try QueryEngine(databasePath: configuration.databasePath)
         self.engine = engine
         self.identity = identity
-        if configuration.responseCacheEntries > 0 {
-            cache = try? ResponseCache(path: configuration.databasePath,
-                                       maxEntries: configuration.responseCacheEntries,
+        side = try? SQLiteConnection(path: configuration.databasePath, mode: .readOnly,
+                                     busyTimeoutMilliseconds: 100)
+        if configuration.responseCacheEntries > 0, let side {
+            cache = try? ResponseCache(connection: side, maxEntries: configuration.responseCacheEntries,
                                        maxBytes: configuration.responseCacheBytes)
         }
         lastOpenError = ""
@@ -108,6 +112,7 @@ public final class EPFRoutes: HTTPResponder {
     private func reopen() -> Bool {
         engine = nil
         cache = nil
+        side = nil
         identity = nil
         do {
             try open()
@@ -135,6 +140,7 @@ public final class EPFRoutes: HTTPResponder {
         if current == nil {
             engine = nil
             cache = nil
+            side = nil
             identity = nil
             lastOpenError = "the database file \(configuration.databasePath) is missing"
             return
@@ -147,9 +153,16 @@ public final class EPFRoutes: HTTPResponder {
     }
 
     private func refreshExportDate() {
-        if let engine {
-            exportDateSeconds = (try? engine.dataExportDate()).flatMap { $0 }.map { $0 / 1000 }
+        if engine != nil, let milliseconds = newestExportDate() { exportDateSeconds = milliseconds / 1000 }
+    }
+
+    /// The newest export date (ms): from the importer's `epf_tables` bookkeeping when present (one small
+    /// table), else the engine's scan of the catalogue tables (databases made by hand, tests).
+    private func newestExportDate() -> Int64? {
+        if let side, case .integer(let milliseconds)? = try? side.scalar("SELECT max(export_date) FROM epf_tables") {
+            return milliseconds
         }
+        return (try? engine?.dataExportDate()) ?? nil
     }
 
     /// The data's export date, or the server's start time when unknown.
@@ -390,7 +403,14 @@ public final class EPFRoutes: HTTPResponder {
     }
 
     private func health() throws -> HTTPResponse {
-        let exportDate = try withEngine { try $0.dataExportDate() }
+        guard currentEngine() != nil, let side else { throw unavailable() }
+        do {
+            _ = try side.scalar("SELECT count(*) FROM sqlite_schema")
+        } catch {
+            throw RouteError(status: 503, message: "the database is not readable: \(error)",
+                             headers: [("Retry-After", "1")])
+        }
+        let exportDate = newestExportDate()
         return json(.object([
             ("status", .string("ok")),
             ("exportDate", exportDate.map { .string(Self.isoDate(milliseconds: $0)) } ?? .null),
@@ -417,11 +437,11 @@ public final class EPFRoutes: HTTPResponder {
         if let cached = statusCache, now &- cached.at < 2_000_000_000, engine != nil {
             return json(cached.value, cache: .noStore)
         }
-        guard let engine = currentEngine() else { throw unavailable() }
+        guard currentEngine() != nil else { throw unavailable() }
         let value: JSONValue
         do {
             value = try StatusReport.build(databasePath: configuration.databasePath,
-                                           dataExportDate: (try? engine.dataExportDate()) ?? nil,
+                                           dataExportDate: newestExportDate(),
                                            startedAt: startedAt, threads: configuration.http.threads)
         } catch {
             throw RouteError(status: 503, message: "cannot read the database status right now: \(error)",
