@@ -14,6 +14,7 @@ Only the standard library is used; external tools: gcc, sqlite3, bzip2, tar, wrk
 
 import argparse
 import glob
+import hashlib
 import json
 import math
 import os
@@ -238,6 +239,8 @@ class Epf:
             self.path = None
         self.build_note = ""
         self._commands = {}
+        # Inputs made by an epf other than this checkout's release build (--epf-bin) are cached apart.
+        self.tag = ""
 
     def has(self, command):
         if not self.path:
@@ -255,7 +258,9 @@ class Epf:
 
 def build_swift(args):
     if args.epf_bin:
-        return Epf(args.epf_bin)
+        epf = Epf(os.path.abspath(args.epf_bin))
+        epf.tag = "bin" + hashlib.sha1(os.path.abspath(args.epf_bin).encode()).hexdigest()[:6] + "-"
+        return epf
     if args.no_build:
         bin_dir = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT,
                                  capture_output=True, text=True).stdout.strip()
@@ -345,7 +350,7 @@ def table_input(epf, table, rows=None, nbytes=None):
     there, else from epf_tools synth. Returns meta with path, rows, bytes, source."""
     size = f"r{rows}" if rows else f"b{nbytes}"
     use_epf = epf.has("generate")
-    key = f"{'epf' if use_epf else 'synth'}-{table}-{size}-s{SEED}"
+    key = f"{epf.tag + 'epf' if use_epf else 'synth'}-{table}-{size}-s{SEED}"
 
     def make(directory):
         if use_epf:
@@ -366,7 +371,7 @@ def table_input(epf, table, rows=None, nbytes=None):
 def tbz_input(epf, nbytes):
     """A v5 application.tbz (+ .md5 sidecar) holding about nbytes of uncompressed application rows."""
     use_epf = epf.has("generate")
-    key = f"{'epf' if use_epf else 'synth'}-application-tbz-b{nbytes}-s{SEED}"
+    key = f"{epf.tag + 'epf' if use_epf else 'synth'}-application-tbz-b{nbytes}-s{SEED}"
 
     def make(directory):
         if use_epf:
@@ -419,7 +424,7 @@ def git_head():
 
 def lookup_database(epf, apps):
     """A database of a whole generated feed with `apps` apps, imported by epf; cached per commit."""
-    key = f"epf-lookup-a{apps}-s{SEED}-{git_head()}"
+    key = f"{epf.tag}epf-lookup-a{apps}-s{SEED}-{git_head()}"
 
     def make(directory):
         feed = os.path.join(directory, "feed")

@@ -6,6 +6,10 @@
 //       over the in-memory bytes, counting data records and fields; only the scan is timed, the fastest of
 //       N passes (default 3) is reported. --validate also checks UTF-8 and NUL bytes per record.
 //       Output: bytes records fields seconds gbps
+//   epf-bench lookups DB N [--ids FILE]
+//       N app lookups through EPFQuery in one process (ids from FILE, one per line, cycled). Exits 69
+//       (EX_UNAVAILABLE) until EPFQuery's QueryEngine lands on main.
+//       Output: lookups seconds per_s
 import EPFFormat
 import Foundation
 
@@ -23,6 +27,7 @@ enum BenchError: Error, CustomStringConvertible {
 
 let usage = """
 USAGE: epf-bench parse FILE [--reps N] [--validate]
+       epf-bench lookups DB N [--ids FILE]
 """
 
 func monotonicSeconds() -> Double {
@@ -94,6 +99,9 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first {
     case "parse": try parse(Array(arguments.dropFirst()))
+    case "lookups":
+        FileHandle.standardError.write(Data("epf-bench: lookups needs EPFQuery's QueryEngine, not on main yet\n".utf8))
+        exit(69)
     default:
         FileHandle.standardError.write(Data((usage + "\n").utf8))
         exit(64)
