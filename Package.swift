@@ -33,6 +33,7 @@ let package = Package(
         .testTarget(name: "EPFQueryTests", dependencies: ["EPFQuery", "EPFStore"]),
         .testTarget(name: "EPFServerTests", dependencies: ["EPFServer", "EPFQuery"]),
         .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat"]),
+        .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -60,6 +60,7 @@ public enum FeedInput {
         let digits = name.reversed().prefix { $0.isASCII && $0.isNumber }
         guard !digits.isEmpty, digits.count < name.count else { return (name, nil) }
         var stem = String(name.dropLast(digits.count))
+        while let last = stem.last, "._-".contains(last) { stem.removeLast() }
         for marker in ["_part", "-part", ".part", "part"] where stem.hasSuffix(marker) {
             stem.removeLast(marker.count)
             break
@@ -181,8 +182,11 @@ public enum FeedInput {
     public static func forEachTable(inFile file: String, options: ReadOptions,
                                     _ body: (TableFile, EPFTableReader) throws -> Void) throws {
         let packing = packing(of: file)
-        let digest = try verifySidecar(of: file)
-        let raw = try FileByteSource(path: file)
+        let digest = options.verifySidecars ? try verifySidecar(of: file) : nil
+        let file0 = try FileByteSource(path: file)
+        let totalSize = (try? file0.size()) ?? 0
+        let raw = CountingSource(file0)
+        let position: () -> (read: Int64, total: Int64) = { (raw.count, totalSize) }
         switch packing {
         case .plain, .gzip, .bzip2:
             var source: ByteSource = raw
@@ -195,6 +199,7 @@ public enum FeedInput {
             let description = TableFile(location: file, table: table, feed: feed?.feed, feedDate: feed?.date,
                                         part: part, archive: packing == .plain ? nil : file, verifiedMD5: digest)
             let reader = try EPFTableReader(source: source, location: file, options: options)
+            reader.inputPosition = position
             try body(description, reader)
         case .tarBzip2, .tarGzip, .tar:
             var source: ByteSource = raw
@@ -215,6 +220,7 @@ public enum FeedInput {
                 let memberSource: ByteSource = FeedInput.packing(of: memberName) == .gzip
                     ? try GzipByteSource(tar, path: location) : tar
                 let reader = try EPFTableReader(source: memberSource, location: location, options: options)
+                reader.inputPosition = position
                 try body(description, reader)
             }
             if !found { throw EPFError.noTables(path: file) }

@@ -114,6 +114,8 @@ public struct ReadOptions: Sendable {
     public var problemSamples = 10
     /// Decompress on a background thread (archives and .gz).
     public var prefetch = true
+    /// Check `.md5` sidecars before reading an archive.
+    public var verifySidecars = true
 
     public init(readSize: Int = 1 << 20, validate: Bool = true, problemSamples: Int = 10, prefetch: Bool = true) {
         self.readSize = max(1, readSize)
@@ -428,6 +430,9 @@ public final class EPFTableReader {
         }
         return summary
     }
+
+    /// Bytes of the input file consumed so far and its size, for progress (set by `FeedInput`); nil when unknown.
+    public var inputPosition: (() -> (read: Int64, total: Int64))?
 
     /// Byte offset where the stream ended (for truncation messages).
     public var endOffset: Int64 { splitter.totalRead }

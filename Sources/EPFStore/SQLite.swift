@@ -150,13 +150,24 @@ public final class SQLiteConnection {
     ///
     /// The corresponding C function is `sqlite3_set_authorizer(3)`.
     public func denyEverythingButReading() {
-        sqlite3_set_authorizer(handle, { _, action, _, argument2, _, _ in
+        sqlite3_set_authorizer(handle, { _, action, argument1, argument2, _, _ in
             switch action {
             case SQLITE_SELECT, SQLITE_READ, SQLITE_FUNCTION, SQLITE_RECURSIVE:
                 return SQLITE_OK
             case SQLITE_PRAGMA:
-                // Reading pragmas have no argument; any "PRAGMA x = y" is denied.
-                return argument2 == nil ? SQLITE_OK : SQLITE_DENY
+                // Reading pragmas have no argument; any "PRAGMA x = y" is denied, except the few
+                // schema-reading pragmas whose argument is a table or index name.
+                guard argument2 != nil else { return SQLITE_OK }
+                let name = argument1.map { String(cString: $0).lowercased() } ?? ""
+                return ["table_info", "table_xinfo", "index_list", "index_info", "index_xinfo",
+                        "foreign_key_list"].contains(name) ? SQLITE_OK : SQLITE_DENY
+            case SQLITE_UPDATE:
+                // Connecting a virtual table (the FTS5 search index) re-parses its declaration, which
+                // asks for UPDATE on sqlite_schema; nothing is written, and a real UPDATE of the schema
+                // table needs writable_schema, which is denied above.
+                guard let argument1 else { return SQLITE_DENY }
+                let table = String(cString: argument1)
+                return table == "sqlite_master" || table == "sqlite_schema" ? SQLITE_OK : SQLITE_DENY
             case SQLITE_TRANSACTION, SQLITE_SAVEPOINT:
                 return SQLITE_OK
             default:

@@ -3,6 +3,16 @@ import Foundation
 /// Every subcommand, in the order `epf --help` lists them.
 nonisolated(unsafe) let commands: [Command.Type] = [
     InspectCommand.self,
+    ImportCommand.self,
+    SyncCommand.self,
+    StatusCommand.self,
+    LookupCommand.self,
+    SearchCommand.self,
+    PricesCommand.self,
+    GenresCommand.self,
+    StorefrontsCommand.self,
+    SQLCommand.self,
+    ServeCommand.self,
 ]
 
 let mainHelp = """

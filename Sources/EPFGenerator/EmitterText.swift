@@ -1,0 +1,223 @@
+/// Text, dates and URLs of rows: everything is appended straight into the record writer.
+extension TableEmitter {
+    private static let fixedTitles: [Int: (title: [UInt8], slug: [UInt8])] = Dictionary(
+        uniqueKeysWithValues: FixedApp.all.map { app in
+            let words = app.title.split(separator: " ").map { Language.slug(String($0)) }.filter { !$0.isEmpty }
+            return (app.index, (Array(app.title.utf8), Array(words.joined(separator: [UInt8(ascii: "-")]))))
+        })
+
+    /// Fills `title` and `slug` with app `app`'s title in `language`; a changed app (revision > 0) whose title
+    /// changes gets the suffix " N" (N = revision + 1); app 0 always does.
+    func composeTitle(_ app: AppFacts, language: Int, revision: Int) {
+        title.removeAll(keepingCapacity: true)
+        slug.removeAll(keepingCapacity: true)
+        if language == app.language, let fixed = TableEmitter.fixedTitles[app.index] {
+            title += fixed.title
+            slug += fixed.slug
+        } else {
+            var random = SplitMix64(plan.seed, Salt.text, app.index, language)
+            appendWords(&random, language: language, count: 1 + random.below(3))
+            if random.chance(30) { title += Language.titleSuffixes[random.below(Language.titleSuffixes.count)] }
+            if random.chance(4) {
+                title.append(32)
+                title += Language.emoji[random.below(Language.emoji.count)]
+            }
+        }
+        if revision > 0 && (app.index == 0 || SplitMix64.hash(plan.seed, Salt.appChange, app.index, 9_999) & 1 == 0) {
+            title.append(32)
+            title += Array(String(revision + 1).utf8)
+            slug.append(UInt8(ascii: "-"))
+            slug += Array(String(revision + 1).utf8)
+        }
+        if slug.isEmpty { slug += Array("app".utf8) }
+    }
+
+    /// Fills `title` and `slug` with `count` words of `language` (album, song and video names).
+    func composeName(_ random: inout SplitMix64, language: Int, words count: Int) {
+        title.removeAll(keepingCapacity: true)
+        slug.removeAll(keepingCapacity: true)
+        appendWords(&random, language: language, count: count)
+        if slug.isEmpty { slug += Array("item".utf8) }
+    }
+
+    private func appendWords(_ random: inout SplitMix64, language: Int, count: Int) {
+        let words = Language.all[language]
+        for word in 0..<count {
+            let pick = random.below(words.words.count)
+            if word > 0 && words.spaced { title.append(32) }
+            title += words.words[pick]
+            if !words.slugs[pick].isEmpty {
+                if !slug.isEmpty { slug.append(UInt8(ascii: "-")) }
+                slug += words.slugs[pick]
+            }
+        }
+    }
+
+    /// Fills `name` and `nameSlug` with artist `index`'s name: a company for software artists
+    /// ("Pixel Labs", "株式会社天気"), a band or person for music artists.
+    func composeArtist(_ index: Int) {
+        name.removeAll(keepingCapacity: true)
+        nameSlug.removeAll(keepingCapacity: true)
+        var random = SplitMix64(plan.seed, Salt.artist, index)
+        let language = Language.all[Language.pick(random.below(100))]
+        let software = index < plan.softwareArtists
+        let suffix = software ? Array(language.companySuffixes[random.below(language.companySuffixes.count)].utf8) : []
+        let prefixed = !language.spaced || language.code == "KO"
+        if prefixed && !suffix.isEmpty { name += suffix }
+        if !software && language.code == "EN" && random.chance(40) { name += Array("The ".utf8) }
+        for word in 0..<(1 + random.below(2)) {
+            let pick = random.below(language.words.count)
+            if (word > 0 || (prefixed && !suffix.isEmpty)) && language.spaced { name.append(32) }
+            name += language.words[pick]
+            if !language.slugs[pick].isEmpty {
+                if !nameSlug.isEmpty { nameSlug.append(UInt8(ascii: "-")) }
+                nameSlug += language.slugs[pick]
+            }
+        }
+        if !prefixed && !suffix.isEmpty {
+            name.append(32)
+            name += suffix
+        }
+        if nameSlug.isEmpty { nameSlug += Array("developer".utf8) }
+        nameSlug += Array(String(index).utf8)
+    }
+
+    /// Appends app `app`'s description in `language` to the current field (nothing: NULL). Lengths run from
+    /// 50 bytes to 4 KB; about one app in 20,000, and always app 3, has one over 64 KiB.
+    func description(_ app: AppFacts, language: Int) {
+        if language == app.language, let fixed = FixedApp.all.first(where: { $0.index == app.index }),
+           let text = fixed.description {
+            w.raw(Array(text.utf8))
+            return
+        }
+        var random = SplitMix64(plan.seed, Salt.detail, app.index, language)
+        if app.index >= FixedApp.all.count && random.chance(1) { return }
+        let length: Int
+        if app.index == 3 && language == app.language {
+            length = FixedApp.longDescriptionBytes
+        } else if random.below(20_000) == 0 {
+            length = 65_536 + random.below(8_000)
+        } else {
+            let bucket = random.below(100)
+            length = bucket < 20 ? 50 + random.below(250) : bucket < 72 ? 300 + random.below(1_200)
+                : 1_500 + random.below(2_600)
+        }
+        Corpus.all[language].append(to: w, length: length, using: &random)
+    }
+
+    /// A new field with the date `YYYY MM DD` of a day number since 1970.
+    func date(_ day: Int) {
+        let (year, month, dayOfMonth) = GeneratorOptions.civil(daysSinceEpoch: day)
+        w.beginField()
+        w.padded(year, width: 4)
+        w.byte(32)
+        w.padded(month, width: 2)
+        w.byte(32)
+        w.padded(dayOfMonth, width: 2)
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Appends `count` random lower-case hex digits.
+    func hex(_ random: inout SplitMix64, count: Int) {
+        var bits = random.next()
+        for index in 0..<count {
+            if index > 0 && index % 16 == 0 { bits = random.next() }
+            w.byte(TableEmitter.hexDigits[Int(bits & 0xF)])
+            bits >>= 4
+        }
+    }
+
+    /// Appends `ab/cd/ef/<uuid>` as in mzstatic paths.
+    func hexPath(_ random: inout SplitMix64) {
+        for _ in 0..<3 {
+            hex(&random, count: 2)
+            w.byte(UInt8(ascii: "/"))
+        }
+        hex(&random, count: 8)
+        for group in [4, 4, 4, 12] {
+            w.byte(UInt8(ascii: "-"))
+            hex(&random, count: group)
+        }
+    }
+
+    /// A new field with an mzstatic artwork URL.
+    func artwork(_ random: inout SplitMix64, file: StaticString, size: StaticString) {
+        w.beginField()
+        w.raw("https://is")
+        w.digits(Int64(1 + random.below(5)))
+        w.raw("-ssl.mzstatic.com/image/thumb/Purple")
+        w.digits(Int64(100 + random.below(122)))
+        w.raw("/v4/")
+        hexPath(&random)
+        w.byte(UInt8(ascii: "/"))
+        w.raw(file)
+        w.byte(UInt8(ascii: "/"))
+        w.raw(size)
+    }
+
+    /// A new field with a screenshot URL.
+    func screenshot(_ random: inout SplitMix64, _ number: Int) {
+        w.beginField()
+        w.raw("https://a")
+        w.digits(Int64(1 + random.below(5)))
+        w.raw(".mzstatic.com/us/r30/Purple")
+        w.digits(Int64(100 + random.below(122)))
+        w.raw("/v4/")
+        hexPath(&random)
+        w.raw("/screen")
+        w.digits(Int64(number + 1))
+        w.raw(".jpeg")
+    }
+}
+
+/// The top apps per genre in a storefront: each app's score mixes a seed-wide quality with per-storefront
+/// noise; apps rank in genre 36 (all apps), their primary genre and their games subgenre.
+struct Popularity {
+    private let plan: Plan
+    private let depth: Int
+    private let primary: [Int32]
+    private let secondary: [Int32]
+
+    init(plan: Plan, depth: Int) {
+        self.plan = plan
+        self.depth = depth
+        var primary = [Int32](repeating: 0, count: plan.apps)
+        var secondary = [Int32](repeating: 0, count: plan.apps)
+        for index in 0..<plan.apps {
+            let app = AppFacts(plan: plan, index: index)
+            primary[index] = Int32(app.genre)
+            secondary[index] = Int32(app.genre == 6014 ? app.secondGenre ?? 0 : 0)
+        }
+        self.primary = primary
+        self.secondary = secondary
+    }
+
+    /// Genres in `Reference.genres` order that have apps, each with app indices best first.
+    func ranks(storefront: Int) -> [(Int, [Int])] {
+        var candidates: [Int: [(UInt64, Int)]] = [:]
+        func offer(_ genre: Int, _ score: UInt64, _ index: Int) {
+            candidates[genre, default: []].append((score, index))
+            if let count = candidates[genre]?.count, count >= depth * 4 { trim(genre) }
+        }
+        func trim(_ genre: Int) {
+            guard var list = candidates[genre] else { return }
+            list.sort { $0.0 != $1.0 ? $0.0 > $1.0 : $0.1 < $1.1 }
+            list.removeLast(max(0, list.count - depth))
+            candidates[genre] = list
+        }
+        for index in 0..<plan.apps {
+            let quality = SplitMix64.hash(plan.seed, Salt.popularity, index) >> 2
+            let score = quality &+ (SplitMix64.hash(plan.seed, Salt.popularity, index, storefront + 1) >> 3)
+            offer(36, score, index)
+            offer(Int(primary[index]), score, index)
+            if secondary[index] != 0 { offer(Int(secondary[index]), score, index) }
+        }
+        var result: [(Int, [Int])] = []
+        for genre in Reference.genres where candidates[genre.id] != nil {
+            trim(genre.id)
+            result.append((genre.id, candidates[genre.id]?.map(\.1) ?? []))
+        }
+        return result
+    }
+}

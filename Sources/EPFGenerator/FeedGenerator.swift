@@ -1,0 +1,265 @@
+import Foundation
+
+/// One file the generator wrote.
+public struct GeneratedFile: Sendable, Codable, Equatable {
+    /// Absolute path.
+    public var path: String
+    /// The feed it belongs to.
+    public var feed: FeedName
+    /// The table it holds; nil for a whole-feed archive or an `.md5` sidecar.
+    public var table: String?
+    /// Size on disk in bytes.
+    public var bytes: Int64
+    /// MD5 of the file (archives only; the sidecar holds the same digest).
+    public var md5: String?
+}
+
+/// One table the generator wrote, wherever it lives (plain file, `.gz`, or a member of a `.tbz`).
+public struct GeneratedTable: Sendable, Codable, Equatable {
+    /// The feed it belongs to.
+    public var feed: FeedName
+    /// Table name.
+    public var table: String
+    /// Data records written (duplicates and decoys included); what `#recordsWritten` says in a clean feed.
+    public var rows: Int
+    /// Size of the uncompressed table file in bytes.
+    public var bytes: Int64
+    /// The file holding it; for archives, the archive.
+    public var path: String
+    /// The tar member name, when the table sits in an archive.
+    public var member: String?
+}
+
+/// What `FeedGenerator.write` produced.
+public struct GeneratedFeed: Sendable {
+    /// The options used.
+    public var options: GeneratorOptions
+    /// Feed directories (v3, v5) or archives (v3-archive), per feed.
+    public var feedPaths: [FeedName: URL] = [:]
+    /// Every file written, in order.
+    public var files: [GeneratedFile] = []
+    /// Every table written, in order.
+    public var tables: [GeneratedTable] = []
+    /// Injected damage (empty unless `options.dirt`).
+    public var dirt: [DirtEntry] = []
+    /// Where the dirt manifest was written (`dirt<YYYYMMDD>.json` in the output directory), if any.
+    public var manifest: URL?
+    /// Wall-clock seconds spent.
+    public var seconds: Double = 0
+
+    /// Data records per table name.
+    public var rowCounts: [String: Int] {
+        Dictionary(tables.map { ($0.table, $0.rows) }, uniquingKeysWith: +)
+    }
+
+    /// Total uncompressed bytes of all table files.
+    public var uncompressedBytes: Int64 { tables.reduce(0) { $0 + $1.bytes } }
+
+    /// The entry of a table, if written.
+    public func table(_ name: String) -> GeneratedTable? { tables.first { $0.table == name } }
+}
+
+/// How a single table file is stored (`FeedGenerator.writeTable`).
+public enum FileCompression: String, Sendable, CaseIterable {
+    /// The raw table file.
+    case none
+    /// gzip (zlib).
+    case gzip
+    /// A bare bzip2 stream.
+    case bzip2
+    /// A bzip2-compressed tar holding `itunes<YYYYMMDD>/<table>` (the v5 form), without a sidecar.
+    case tarBzip2
+}
+
+/// Writes synthetic EPF feeds: deterministic (same options, same bytes), realistic and fast.
+public enum FeedGenerator {
+    /// The tables an export with these options writes, in order: all (full) or those that change
+    /// (incremental, plus a zero-row `storefront` with dirt), filtered by `options.tables`.
+    public static func tables(for options: GeneratorOptions) -> [TableSchema] {
+        TableSchema.all.filter { schema in
+            if let only = options.tables, !only.contains(schema.name) { return false }
+            if options.mode == .full { return true }
+            return TableSchema.incrementalTables.contains(schema.name) || (options.dirt && schema.name == "storefront")
+        }
+    }
+
+    /// Writes every feed of one export into `directory` (created if missing) in the chosen layout, and
+    /// `dirt<YYYYMMDD>.json` when `options.dirt`. Throws `GeneratorError` for bad options or I/O failures,
+    /// naming the option or file.
+    public static func write(_ options: GeneratorOptions, to directory: URL) throws -> GeneratedFeed {
+        try options.validate()
+        let started = ContinuousClock.now
+        let plan = Plan(options)
+        let dirt = options.dirt ? DirtLog() : nil
+        var result = GeneratedFeed(options: options)
+        try makeDirectory(directory)
+        let stamp = options.dateStamp
+        let mtime = options.exportDate / 1000
+        for feed in FeedName.allCases {
+            let schemas = tables(for: options).filter { $0.feed == feed }
+            guard !schemas.isEmpty else { continue }
+            let folder = "\(feed.rawValue)\(stamp)"
+            switch options.layout {
+            case .v3:
+                let feedDirectory = directory.appendingPathComponent(folder)
+                try makeDirectory(feedDirectory)
+                result.feedPaths[feed] = feedDirectory
+                for schema in schemas {
+                    let path = feedDirectory.appendingPathComponent(schema.name + (options.gzip ? ".gz" : "")).path
+                    let file = try FileSink(path: path)
+                    let sink: ByteSink = options.gzip ? try GzipSink(next: file, path: path) : file
+                    let writer = RecordWriter(sink: sink)
+                    try TableEmitter(plan: plan, schema: schema, writer: writer, dirt: dirt).writeFile()
+                    result.tables.append(GeneratedTable(feed: feed, table: schema.name, rows: writer.dataRecords,
+                                                        bytes: writer.totalBytes, path: path, member: nil))
+                    result.files.append(GeneratedFile(path: path, feed: feed, table: schema.name,
+                                                      bytes: file.bytesWritten, md5: nil))
+                }
+            case .v5:
+                let feedDirectory = directory.appendingPathComponent(folder)
+                try makeDirectory(feedDirectory)
+                result.feedPaths[feed] = feedDirectory
+                for schema in schemas {
+                    let path = feedDirectory.appendingPathComponent(schema.name + ".tbz").path
+                    let archive = try Archive(path: path)
+                    let member = "\(folder)/\(schema.name)"
+                    let table = try archive.add(schema, plan: plan, member: member, mtime: mtime, dirt: dirt)
+                    result.tables.append(table)
+                    try archive.close(into: &result, feed: feed, table: schema.name)
+                }
+            case .v3Archive:
+                let path = directory.appendingPathComponent(folder + ".tbz").path
+                result.feedPaths[feed] = URL(fileURLWithPath: path)
+                let archive = try Archive(path: path)
+                try archive.tar.addDirectory(folder + "/", mtime: mtime)
+                for schema in schemas {
+                    let member = "\(folder)/\(schema.name)"
+                    result.tables.append(try archive.add(schema, plan: plan, member: member, mtime: mtime, dirt: dirt))
+                }
+                try archive.close(into: &result, feed: feed, table: nil)
+            }
+        }
+        if let dirt {
+            result.dirt = dirt.entries
+            let url = directory.appendingPathComponent("dirt\(stamp).json")
+            do {
+                try GeneratedFeed.manifestJSON(dirt.entries).write(to: url)
+            } catch {
+                throw GeneratorError.system(call: "write dirt manifest", path: url.path, errno: errno)
+            }
+            result.manifest = url
+        }
+        let elapsed = ContinuousClock.now - started
+        result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return result
+    }
+
+    /// Writes one table as a single file (raw, `.gz`, `.bz2` or `.tbz`) at `file`; `options.dirt` applies.
+    /// Meant for reader tests. Throws `GeneratorError.unknownTable` for a table the generator does not know.
+    @discardableResult
+    public static func writeTable(_ table: String, options: GeneratorOptions, to file: URL,
+                                  compression: FileCompression) throws -> GeneratedTable {
+        try options.validate()
+        guard let schema = TableSchema.named(table) else { throw GeneratorError.unknownTable(table) }
+        let plan = Plan(options)
+        let dirt = options.dirt ? DirtLog() : nil
+        let path = file.path
+        let sink = try FileSink(path: path)
+        switch compression {
+        case .none, .gzip, .bzip2:
+            let chain: ByteSink
+            switch compression {
+            case .gzip: chain = try GzipSink(next: sink, path: path)
+            case .bzip2: chain = try Bzip2Sink(next: sink, path: path)
+            default: chain = sink
+            }
+            let writer = RecordWriter(sink: chain)
+            try TableEmitter(plan: plan, schema: schema, writer: writer, dirt: dirt).writeFile()
+            return GeneratedTable(feed: schema.feed, table: table, rows: writer.dataRecords, bytes: writer.totalBytes,
+                                  path: path, member: nil)
+        case .tarBzip2:
+            let archive = Archive(sink: sink, path: path)
+            let member = "\(schema.feed.rawValue)\(options.dateStamp)/\(table)"
+            let result = try archive.add(schema, plan: plan, member: member, mtime: options.exportDate / 1000,
+                                         dirt: dirt)
+            try archive.tar.finish()
+            return result
+        }
+    }
+
+    /// The bytes of one uncompressed table file, in memory (small feeds and tests).
+    public static func tableBytes(_ table: String, options: GeneratorOptions) throws -> [UInt8] {
+        try options.validate()
+        guard let schema = TableSchema.named(table) else { throw GeneratorError.unknownTable(table) }
+        let sink = MemorySink()
+        try TableEmitter(plan: Plan(options), schema: schema, writer: RecordWriter(sink: sink), dirt: nil)
+            .writeFile()
+        return sink.bytes
+    }
+
+    static func makeDirectory(_ url: URL) throws {
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            throw GeneratorError.system(call: "mkdir", path: url.path, errno: EEXIST)
+        }
+    }
+}
+
+/// A `.tbz` being written: file <- md5 <- bzip2 <- tar. Each member is generated twice: once to count its
+/// bytes for the tar header, once for real (generation is far faster than bzip2).
+private final class Archive {
+    let path: String
+    let file: FileSink?
+    let md5: MD5Sink?
+    let tar: TarWriter
+
+    init(path: String) throws {
+        self.path = path
+        let file = try FileSink(path: path)
+        let md5 = MD5Sink(next: file)
+        self.file = file
+        self.md5 = md5
+        tar = TarWriter(sink: try Bzip2Sink(next: md5, path: path))
+    }
+
+    /// An archive without md5 bookkeeping.
+    init(sink: FileSink, path: String) {
+        self.path = path
+        file = sink
+        md5 = nil
+        // Bzip2Sink's init only fails when libbz2 cannot allocate; fall back to a plain tar then.
+        if let bzip = try? Bzip2Sink(next: sink, path: path) {
+            tar = TarWriter(sink: bzip)
+        } else {
+            tar = TarWriter(sink: sink)
+        }
+    }
+
+    func add(_ schema: TableSchema, plan: Plan, member: String, mtime: Int64, dirt: DirtLog?) throws
+        -> GeneratedTable {
+        let counter = CountingSink()
+        // The counting pass must produce the same bytes, dirt included; its log is thrown away.
+        try TableEmitter(plan: plan, schema: schema, writer: RecordWriter(sink: counter),
+                         dirt: dirt == nil ? nil : DirtLog()).writeFile()
+        try tar.beginFile(member, size: counter.count, mtime: mtime)
+        let writer = RecordWriter(sink: tar.memberSink)
+        try TableEmitter(plan: plan, schema: schema, writer: writer, dirt: dirt).writeFile()
+        return GeneratedTable(feed: schema.feed, table: schema.name, rows: writer.dataRecords,
+                              bytes: writer.totalBytes, path: path, member: member)
+    }
+
+    /// Ends the archive and writes the `.md5` sidecar: `MD5 (<name>.tbz) = <32 hex>`.
+    func close(into result: inout GeneratedFeed, feed: FeedName, table: String?) throws {
+        try tar.finish()
+        let digest = md5?.hex ?? ""
+        result.files.append(GeneratedFile(path: path, feed: feed, table: table, bytes: file?.bytesWritten ?? 0,
+                                          md5: digest))
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        let sidecar = try FileSink(path: path + ".md5")
+        try sidecar.write(Array("MD5 (\(name)) = \(digest)\n".utf8))
+        try sidecar.finish()
+        result.files.append(GeneratedFile(path: path + ".md5", feed: feed, table: nil, bytes: sidecar.bytesWritten,
+                                          md5: nil))
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+/// How the feed files are laid out on disk.
+public enum FeedLayout: String, Sendable, CaseIterable, Codable {
+    /// `<out>/itunes<YYYYMMDD>/<table>`: plain extension-less table files (optionally `.gz`).
+    case v3
+    /// `<out>/itunes<YYYYMMDD>.tbz` + `.tbz.md5`, the archive holding the v3 directory.
+    case v3Archive = "v3-archive"
+    /// `<out>/itunes<YYYYMMDD>/<table>.tbz` + `<table>.tbz.md5`, one archive per table with member
+    /// `itunes<YYYYMMDD>/<table>`.
+    case v5
+}
+
+/// FULL (a complete snapshot) or INCREMENTAL (rows added or changed since the full).
+public enum ExportMode: String, Sendable, Codable {
+    /// `#exportMode:FULL`.
+    case full = "FULL"
+    /// `#exportMode:INCREMENTAL`.
+    case incremental = "INCREMENTAL"
+}
+
+/// Everything that decides what the generator writes. The same options always give the same bytes.
+public struct GeneratorOptions: Sendable, Equatable {
+    /// Seeds every random choice; the same seed gives the same catalogue.
+    public var seed: UInt64 = 1
+    /// Number of apps in the full export, 100 ... 10_000_000. Other tables scale with it.
+    public var apps: Int = 300
+    /// File layout.
+    public var layout: FeedLayout = .v3
+    /// FULL or INCREMENTAL.
+    public var mode: ExportMode = .full
+    /// Export date of the full export, milliseconds since 1970 UTC; default 2026-01-05 00:00:00 UTC.
+    public var fullExportDate: Int64 = 1_767_571_200_000
+    /// For incrementals: days after the full export, 1 ... 366. Incrementals are cumulative: day N holds every
+    /// change of days 1 ... N.
+    public var day: Int = 1
+    /// How many storefronts each app has a price in, 1 ... `Reference.storefronts.count`.
+    public var priceStorefronts: Int = 20
+    /// Inject the damage of real feeds at known places and write `dirt.json` (see `DirtKind`).
+    public var dirt: Bool = false
+    /// Tables to write; nil writes every table of the mode.
+    public var tables: Set<String>? = nil
+    /// With the v3 layout, gzip every table file (`<table>.gz`).
+    public var gzip: Bool = false
+
+    /// The defaults: seed 1, 300 apps, v3, full, 2026-01-05, 20 price storefronts, clean.
+    public init() {}
+
+    /// Milliseconds per day.
+    public static let dayMilliseconds: Int64 = 86_400_000
+
+    /// The `export_date` of this export: the full date, or the full date plus `day` days for an incremental.
+    public var exportDate: Int64 {
+        mode == .full ? fullExportDate : fullExportDate + Int64(day) * GeneratorOptions.dayMilliseconds
+    }
+
+    /// `YYYYMMDD` of the export date in UTC, as in `itunes20260105`.
+    public var dateStamp: String { GeneratorOptions.stamp(milliseconds: exportDate) }
+
+    /// Throws `GeneratorError.invalidOption` naming the first option out of range.
+    public func validate() throws {
+        guard (100...10_000_000).contains(apps) else {
+            throw GeneratorError.invalidOption(option: "apps", problem: "must be 100 ... 10000000, got \(apps)")
+        }
+        guard (1...366).contains(day) else {
+            throw GeneratorError.invalidOption(option: "day", problem: "must be 1 ... 366, got \(day)")
+        }
+        guard (1...Reference.storefronts.count).contains(priceStorefronts) else {
+            throw GeneratorError.invalidOption(
+                option: "priceStorefronts",
+                problem: "must be 1 ... \(Reference.storefronts.count), got \(priceStorefronts)")
+        }
+        guard fullExportDate >= 946_684_800_000 else {
+            throw GeneratorError.invalidOption(option: "fullExportDate", problem: "must be 2000-01-01 or later")
+        }
+        if let tables {
+            for name in tables where TableSchema.named(name) == nil { throw GeneratorError.unknownTable(name) }
+        }
+        if gzip && layout != .v3 {
+            throw GeneratorError.invalidOption(option: "gzip", problem: "only the v3 layout can be gzipped")
+        }
+    }
+
+    /// `YYYYMMDD` of a UTC instant.
+    public static func stamp(milliseconds: Int64) -> String {
+        let (year, month, day) = civil(daysSinceEpoch: Int(milliseconds / dayMilliseconds))
+        return String(format: "%04d%02d%02d", year, month, day)
+    }
+
+    /// Milliseconds since 1970 of midnight UTC on a date given as `YYYY-MM-DD` or `YYYYMMDD`; nil if malformed.
+    public static func milliseconds(date text: String) -> Int64? {
+        let digits = text.filter { $0 != "-" }
+        guard digits.count == 8, digits.allSatisfy(\.isASCII), let number = Int(digits) else { return nil }
+        let year = number / 10000
+        let month = number / 100 % 100
+        let day = number % 100
+        guard (1970...9999).contains(year), (1...12).contains(month), (1...31).contains(day) else { return nil }
+        let days = daysSinceEpoch(year: year, month: month, day: day)
+        guard civil(daysSinceEpoch: days) == (year, month, day) else { return nil }
+        return Int64(days) * dayMilliseconds
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The Gregorian date of a day number since 1970-01-01.
+    static func civil(daysSinceEpoch days: Int) -> (Int, Int, Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}

@@ -1,0 +1,221 @@
+/// Sizes, ID ranges and per-row facts derived from the options; every fact is a pure function of
+/// `(seed, index)` so any row can be regenerated without the others.
+struct Plan: Sendable {
+    let options: GeneratorOptions
+    let seed: UInt64
+    let exportDate: Int64
+    /// Apps of the full export.
+    let apps: Int
+    /// Apps added on each day after the full export.
+    let newAppsPerDay: Int
+    let softwareArtists: Int
+    let musicArtists: Int
+    let collections: Int
+    let songs: Int
+    let videos: Int
+    private let appStride: Int64
+    private let artistStride: Int64
+    private let collectionStride: Int64
+    private let songStride: Int64
+    private let videoStride: Int64
+    /// `retail_price` text per storefront and tier.
+    let priceText: [[[UInt8]]]
+
+    /// First Apple ID of each kind; the ranges do not overlap, so an ID tells its kind.
+    static let appIDBase: Int64 = 284_000_000
+    static let appIDLimit: Int64 = 1_700_000_000
+    static let artistIDBase: Int64 = 100_000_000
+    static let collectionIDBase: Int64 = 1_700_000_000
+    static let songIDBase: Int64 = 1_800_000_000
+    static let videoIDBase: Int64 = 2_000_000_000
+    static let maximumDays = 366
+    static let songsPerCollection = 8
+
+    init(_ options: GeneratorOptions) {
+        self.options = options
+        seed = options.seed
+        exportDate = options.exportDate
+        apps = options.apps
+        newAppsPerDay = max(3, options.apps / 100)
+        softwareArtists = max(10, options.apps / 4)
+        collections = max(10, options.apps / 10)
+        songs = collections * Plan.songsPerCollection
+        videos = max(5, options.apps / 20)
+        musicArtists = max(5, collections / 3)
+        let appCapacity = Int64(apps + newAppsPerDay * Plan.maximumDays)
+        appStride = max(2, (Plan.appIDLimit - Plan.appIDBase) / appCapacity)
+        artistStride = max(2, (Plan.appIDBase - Plan.artistIDBase) / Int64(softwareArtists + musicArtists))
+        collectionStride = max(2, (Plan.songIDBase - Plan.collectionIDBase) / Int64(collections))
+        songStride = max(2, (Plan.videoIDBase - Plan.songIDBase) / Int64(songs))
+        videoStride = max(2, 100_000_000 / Int64(videos))
+        priceText = Reference.storefronts.map { storefront in
+            Reference.priceTiersCents.map { Plan.price(cents: $0, storefront: storefront) }
+        }
+    }
+
+    /// Days since 1970 of the export.
+    var exportDay: Int { Int(exportDate / GeneratorOptions.dayMilliseconds) }
+
+    /// Apps present at this export: the full's, plus those added up to `day` for an incremental.
+    var appsAtExport: Int {
+        options.mode == .full ? apps : apps + newAppsPerDay * options.day
+    }
+
+    // MARK: IDs
+
+    private func id(_ base: Int64, _ stride: Int64, _ index: Int, _ salt: UInt64) -> Int64 {
+        let jitter = Int64(SplitMix64.hash(seed, salt, index) % UInt64(max(1, stride / 2)))
+        return base + Int64(index) * stride + jitter
+    }
+
+    /// Apple ID of app `index` (0-based; apps added by incrementals continue after the full's).
+    func appID(_ index: Int) -> Int64 { id(Plan.appIDBase, appStride, index, Salt.appID) }
+    /// Apple ID of artist `index`: software artists first, then music artists.
+    func artistID(_ index: Int) -> Int64 { id(Plan.artistIDBase, artistStride, index, Salt.otherID) }
+    /// Apple ID of collection `index`.
+    func collectionID(_ index: Int) -> Int64 { id(Plan.collectionIDBase, collectionStride, index, Salt.otherID &+ 1) }
+    /// Apple ID of song `index`.
+    func songID(_ index: Int) -> Int64 { id(Plan.songIDBase, songStride, index, Salt.otherID &+ 2) }
+    /// Apple ID of video `index`.
+    func videoID(_ index: Int) -> Int64 { id(Plan.videoIDBase, videoStride, index, Salt.otherID &+ 3) }
+
+    /// Music artist of a collection (an index into all artists).
+    func collectionArtist(_ collection: Int) -> Int {
+        softwareArtists + Int(SplitMix64.hash(seed, Salt.collection, collection, 1) % UInt64(musicArtists))
+    }
+
+    // MARK: Changes
+
+    /// How many of days 1 ... `day` changed app `index`'s title or version (0 for apps added later).
+    func appRevision(_ index: Int, day: Int) -> Int {
+        guard index < apps, day > 0 else { return 0 }
+        var revision = 0
+        for day in 1...day {
+            let forced = index == 0 && day == 1
+            if forced || SplitMix64.hash(seed, Salt.appChange, index, day) % 100 == 0 { revision += 1 }
+        }
+        return revision
+    }
+
+    /// How many of days 1 ... `day` changed app `index`'s prices (0 for apps added later).
+    func priceRevision(_ index: Int, day: Int) -> Int {
+        guard index < apps, day > 0 else { return 0 }
+        var revision = 0
+        for day in 1...day {
+            let forced = index == 1 && day == 1
+            if forced || SplitMix64.hash(seed, Salt.priceChange, index, day) % 100 == 0 { revision += 1 }
+        }
+        return revision
+    }
+
+    // MARK: Prices
+
+    /// `retail_price` text: tier 0 is `0.000`; cents-style currencies end in `.990`; whole-number currencies
+    /// (JPY, KRW ...) are rounded to their step, like `150.000`.
+    static func price(cents: Int, storefront: StorefrontInfo) -> [UInt8] {
+        if cents == 0 { return Array("0.000".utf8) }
+        let local = Double(cents) / 100 * storefront.rate
+        if storefront.wholeStep == 0 {
+            let whole = max(1, Int(local.rounded(.up)))
+            return Array("\(whole - 1).990".utf8)
+        }
+        let step = Double(storefront.wholeStep)
+        let value = max(storefront.wholeStep, Int((local / step).rounded()) * storefront.wholeStep)
+        return Array("\(value).000".utf8)
+    }
+
+    /// Storefront indices (into `Reference.storefronts`) app `index` has prices in: the US first, then a
+    /// rotation that depends on the app.
+    func priceStorefronts(_ index: Int, offset: Int) -> [Int] {
+        let count = Reference.storefronts.count
+        var result = [0]
+        for step in 0..<(options.priceStorefronts - 1) { result.append(1 + (offset + step) % (count - 1)) }
+        return result
+    }
+}
+
+/// The facts of one app that several tables share.
+struct AppFacts {
+    let index: Int
+    let id: Int64
+    let language: Int
+    /// Index into all artists (always a software artist).
+    let artist: Int
+    let genre: Int
+    let secondGenre: Int?
+    let thirdGenre: Int?
+    let tier: Int
+    /// Bit i set: the app runs on `Reference.deviceTypes[i]`.
+    let devices: UInt16
+    /// Bit i set: the app has an `application_detail` row in `Language.all[i]`.
+    let detailLanguages: UInt16
+    let releaseDay: Int
+    let storefrontOffset: Int
+    let version: (Int, Int, Int)
+    let downloadSize: Int64
+    let age: Int
+
+    init(plan: Plan, index: Int) {
+        self.index = index
+        id = plan.appID(index)
+        var random = SplitMix64(plan.seed, Salt.app, index)
+        let fixed = FixedApp.all.first { $0.index == index }
+        language = fixed?.language ?? Language.pick(random.below(100))
+        artist = random.below(plan.softwareArtists)
+        let categories = Reference.appCategories
+        let isGame = random.chance(30)
+        let primary = isGame ? 6014 : categories[random.below(categories.count)]
+        genre = primary
+        if primary == 6014 {
+            secondGenre = Reference.gameSubgenres[random.below(Reference.gameSubgenres.count)]
+        } else {
+            let other = categories[random.below(categories.count)]
+            secondGenre = random.chance(40) && other != primary && other != 6014 ? other : nil
+        }
+        let third = Reference.gameSubgenres[random.below(Reference.gameSubgenres.count)]
+        thirdGenre = primary == 6014 && random.chance(25) && third != secondGenre ? third : nil
+        tier = random.chance(62) ? 0 : 1 + min(random.below(6) + random.below(6) + random.below(4),
+                                               Reference.priceTiersCents.count - 2)
+        var devices: UInt16 = 0
+        let deviceOdds = [92, 60, 70, 5, 10, 8, 3, 2, 4]
+        for (bit, odds) in deviceOdds.enumerated() where random.chance(odds) { devices |= 1 << UInt16(bit) }
+        self.devices = devices == 0 ? 1 : devices
+        var languages: UInt16 = 1 | (1 << UInt16(language))
+        for _ in 0..<random.below(4) { languages |= 1 << UInt16(random.below(Language.all.count)) }
+        detailLanguages = languages
+        let firstDay = 14_070 // 2008-07-10, the App Store's opening
+        releaseDay = firstDay + random.below(max(1, plan.exportDay - firstDay - 1))
+        storefrontOffset = random.below(Reference.storefronts.count)
+        version = (1 + random.below(12), random.below(20), random.below(10))
+        downloadSize = Int64(500_000 + random.below(20_000_000)) * Int64(1 + random.below(random.chance(10) ? 200 : 8))
+        let ageRoll = random.below(100)
+        age = ageRoll < 62 ? 0 : ageRoll < 80 ? 1 : ageRoll < 93 ? 2 : 3
+    }
+}
+
+/// Apps whose titles do not depend on the seed, so tests can search for them. Their IDs are `appID(index)`.
+public struct FixedApp: Sendable {
+    /// Row index of the app in the full export (0-based).
+    public let index: Int
+    /// The title in `application.title` and in the primary language's `application_detail` row.
+    public let title: String
+    /// The fixed description, if any (nil: generated; `""`: NULL).
+    public let description: String?
+    let language: Int
+
+    /// Apps 0 ... 7 of every feed.
+    public static let all: [FixedApp] = [
+        FixedApp(index: 0, title: "Café Olé Lite", description: nil, language: 0),
+        FixedApp(index: 1, title: "日本語のゲーム", description: nil, language: 4),
+        FixedApp(index: 2, title: "Rocket 🚀 Launch", description: nil, language: 0),
+        FixedApp(index: 3, title: "تطبيق الطقس", description: nil, language: 6),
+        FixedApp(index: 4, title: "Погода Плюс", description: nil, language: 7),
+        FixedApp(index: 5, title: "NULL", description: nil, language: 0),
+        FixedApp(index: 6, title: "Line Breaks", description: "First line\r\nSecond line\nThird line\r\n\r\nLast line",
+                 language: 0),
+        FixedApp(index: 7, title: "Über Fußball 中文应用 👨‍👩‍👧", description: "", language: 1),
+    ]
+
+    /// Length of app 3's description: the one value over 64 KiB.
+    public static let longDescriptionBytes = 70_000
+}

@@ -1,0 +1,1007 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import EPFStore
+
+/// Answers questions about an imported EPF database: lookups by ID or link, search, prices, genres, SQL.
+///
+/// Holds one read-only SQLite connection (opened `SQLITE_OPEN_READONLY` with an authorizer that denies
+/// everything but reading) and a cache of prepared statements. Not `Sendable`: create one engine per
+/// thread. Each public call runs in one read transaction, so it sees one consistent snapshot; small
+/// tables (genres, storefronts, device and media types) are cached and reloaded when another
+/// connection commits (`PRAGMA data_version`).
+public final class QueryEngine {
+    /// The database path the engine reads.
+    public let databasePath: String
+    let connection: SQLiteConnection
+    private var statements: [String: Row] = [:]
+    private var tables: Set<String> = []
+    private var dataVersion: Int64?
+    private var cache = SmallTables()
+    private var exportDateCache: Int64??
+
+    /// Opens the database read-only.
+    ///
+    /// Throws `QueryError.databaseMissing` when no file is at the path, `QueryError.databaseEmpty` when it
+    /// holds none of the EPF tables, and `QueryError.sqlite` when SQLite cannot read it.
+    public init(databasePath: String) throws {
+        self.databasePath = databasePath
+        var info = stat()
+        guard stat(databasePath, &info) == 0 else { throw QueryError.databaseMissing(path: databasePath) }
+        guard info.st_size > 0 else { throw QueryError.databaseEmpty(path: databasePath) }
+        do {
+            connection = try SQLiteConnection(path: databasePath, mode: .readOnly)
+        } catch let error as SQLiteError {
+            throw QueryError.sqlite(error)
+        }
+        connection.denyEverythingButReading()
+        try loadTables()
+        guard !tables.isDisjoint(with: QueryEngine.contentTables) else {
+            throw QueryError.databaseEmpty(path: databasePath)
+        }
+    }
+
+    static let contentTables: Set<String> = [
+        "application", "collection", "song", "video", "artist", "genre", "storefront", "application_price",
+    ]
+
+    /// Whether the database holds a table (as of the last change seen).
+    public func hasTable(_ name: String) -> Bool { tables.contains(name) }
+
+    // MARK: Lookup
+
+    /// Looks up Apple IDs and store links in every entity table.
+    ///
+    /// Each argument is an ID or a link (see `StoreLink.parse`). A link's kind is tried alone first; a bare ID
+    /// returns every kind that holds it (real Apple IDs are unique, so normally one). The country is `country`,
+    /// else the link's country, else "us" for the price fields; with `allPrices` the item also lists its
+    /// price in every storefront (`prices`). Arguments that are not IDs or match nothing go to `invalidIds`.
+    /// Throws `QueryError.badArgument` for an unknown country or malformed language code.
+    public func lookup(_ arguments: [String], country: String?, language: String?,
+                       allPrices: Bool = false) throws -> LookupResult {
+        let country = try normalizedCountry(country)
+        let language = try normalizedLanguage(language)
+        return try reading {
+            var items: [LookupItem] = []
+            var invalid: [String] = []
+            for argument in arguments {
+                guard let link = StoreLink.parse(argument) else {
+                    invalid.append(argument)
+                    continue
+                }
+                let found = try find(link, country: country ?? link.country, language: language,
+                                     allPrices: allPrices)
+                if found.isEmpty { invalid.append(argument) } else { items += found }
+            }
+            return LookupResult(items: items, invalidIds: invalid)
+        }
+    }
+
+    /// One entry of one kind as an Apple Lookup result object, nil when that table lacks the ID.
+    ///
+    /// `.album` and `.ebook` both read `collection`; the object's `kind` says which it is.
+    /// Throws `QueryError.badArgument` for an unknown country or malformed language code.
+    public func entity(kind: EntityKind, id: Int64, country: String?, language: String?) throws -> JSONValue? {
+        let country = try normalizedCountry(country)
+        let language = try normalizedLanguage(language)
+        return try reading {
+            try item(kind: kind, id: id, country: country, language: language, allPrices: false)?.value
+        }
+    }
+
+    /// Resolves a store link or ID to `{"id": 364709193, "kind": "software", "country": "us"}`.
+    ///
+    /// The kind is the one found in the database. Returns nil when the text is not a link or ID, or the ID
+    /// is in no table.
+    public func resolve(_ link: String) throws -> JSONValue? {
+        guard let parsed = StoreLink.parse(link) else { return nil }
+        return try reading {
+            guard let kind = try kinds(of: parsed).first else { return nil }
+            return .object([
+                ("id", .int(parsed.id)), ("kind", .string(kind.rawValue)),
+                ("country", parsed.country.map { .string($0) } ?? .null),
+            ])
+        }
+    }
+
+    private func find(_ link: StoreLink, country: String?, language: String?,
+                      allPrices: Bool) throws -> [LookupItem] {
+        var found: [LookupItem] = []
+        for kind in try kinds(of: link) {
+            if let item = try item(kind: kind, id: link.id, country: country, language: language,
+                                   allPrices: allPrices) {
+                found.append(item)
+            }
+        }
+        return found
+    }
+
+    /// The kinds whose tables hold the ID: the link's kind alone when it matches, else every kind found.
+    private func kinds(of link: StoreLink) throws -> [EntityKind] {
+        if let kind = link.kind, let actual = try exists(kind.table, id: link.id) {
+            return [actual]
+        }
+        var result: [EntityKind] = []
+        for table in ["application", "collection", "song", "video", "artist"] {
+            if let kind = try exists(table, id: link.id) { result.append(kind) }
+        }
+        return result
+    }
+
+    /// The kind of the row with that ID in `table`, nil when absent.
+    private func exists(_ table: String, id: Int64) throws -> EntityKind? {
+        guard tables.contains(table) else { return nil }
+        let key = Self.idColumn(table)
+        if table == "collection" {
+            let row = try prepared("SELECT media_type_id FROM collection WHERE collection_id = ?1")
+            defer { row.statement.reset() }
+            try row.statement.bind(id, at: 1)
+            guard try row.statement.step() else { return nil }
+            return collectionKind(mediaType: row.statement.int64(at: 0))
+        }
+        let row = try prepared("SELECT 1 FROM \(table) WHERE \(key) = ?1")
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        guard try row.statement.step() else { return nil }
+        switch table {
+        case "application": return .software
+        case "song": return .song
+        case "video": return .video
+        default: return .artist
+        }
+    }
+
+    static func idColumn(_ table: String) -> String {
+        table == "application" ? "application_id" : table + "_id"
+    }
+
+    private func item(kind: EntityKind, id: Int64, country: String?, language: String?,
+                      allPrices: Bool) throws -> LookupItem? {
+        switch kind {
+        case .software: return try application(id, country: country, language: language, allPrices: allPrices)
+        case .album, .ebook: return try collection(id, country: country, allPrices: allPrices)
+        case .song: return try song(id, country: country, allPrices: allPrices)
+        case .video: return try video(id, country: country, allPrices: allPrices)
+        case .artist: return try artist(id)
+        }
+    }
+
+    // MARK: Entities
+
+    private func application(_ id: Int64, country: String?, language: String?,
+                             allPrices: Bool) throws -> LookupItem? {
+        guard tables.contains("application") else { return nil }
+        let app = try prepared("SELECT * FROM application WHERE application_id = ?1")
+        defer { app.statement.reset() }
+        try app.statement.bind(id, at: 1)
+        guard try app.statement.step() else { return nil }
+        var fields = Fields()
+        fields.add("wrapperType", "software")
+        fields.add("kind", "software")
+        fields.add("trackId", .int(id))
+        var title = app.text("title")
+        var description = app.text("description")
+        var releaseNotes: String?
+        var languageUsed: String?
+        if let language, let detail = try applicationDetail(id, language: language) {
+            title = detail.title ?? title
+            description = detail.description ?? description
+            releaseNotes = detail.releaseNotes
+            languageUsed = detail.code
+        }
+        fields.add("trackName", title)
+        if let artist = try developer(of: id) {
+            fields.add("artistId", .int(artist.id))
+            fields.add("artistViewUrl", artist.url)
+        }
+        fields.add("artistName", app.text("artist_name"))
+        fields.add("sellerName", app.text("seller_name"))
+        fields.add("sellerUrl", app.text("company_url"))
+        fields.add("trackViewUrl", app.text("view_url").map { Self.viewURL($0, country: country) })
+        let small = app.text("artwork_url_small")
+        let large = app.text("artwork_url_large")
+        fields.add("artworkUrl60", small ?? large)
+        fields.add("artworkUrl100", small ?? large)
+        fields.add("artworkUrl512", large ?? small)
+        let priceCountry = try addPrice(&fields, table: "application_price", id: id, country: country,
+                                        name: "price")
+        let genres = try applicationGenres(id)
+        if let primary = genres.first {
+            fields.add("primaryGenreName", primary.name)
+            fields.add("primaryGenreId", .int(primary.id))
+            fields.add("genres", .array(genres.map { .string($0.name) }))
+            fields.add("genreIds", .array(genres.map { .string(String($0.id)) }))
+        }
+        fields.add("releaseDate", app.text("itunes_release_date").map(Self.appleDate))
+        fields.add("version", app.text("version"))
+        fields.add("fileSizeBytes", app.int("download_size").map { String($0) })
+        if let age = app.text("recommended_age") {
+            fields.add("contentAdvisoryRating", age)
+            fields.add("trackContentRating", age)
+        }
+        fields.add("description", description)
+        fields.add("releaseNotes", releaseNotes)
+        fields.add("languageCode", languageUsed)
+        fields.add("copyright", app.text("copyright"))
+        fields.add("supportUrl", app.text("support_url"))
+        if tables.contains("application_device_type") {
+            fields.add("supportedDevices", .array(try deviceTypes(of: id).map { .string($0) }))
+        }
+        if tables.contains("application_detail") {
+            fields.add("languageCodesISO2A", .array(try languages(of: id).map { .string($0) }))
+        }
+        if allPrices { fields.add("prices", .array(try priceRows("application_price", id: id).map(\.json))) }
+        return LookupItem(id: id, kind: .software, value: fields.json, country: priceCountry)
+    }
+
+    private func collection(_ id: Int64, country: String?, allPrices: Bool) throws -> LookupItem? {
+        guard tables.contains("collection") else { return nil }
+        let row = try prepared("SELECT * FROM collection WHERE collection_id = ?1")
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        guard try row.statement.step() else { return nil }
+        let kind = collectionKind(mediaType: row.int("media_type_id"))
+        var fields = Fields()
+        let artistId = try firstID("SELECT artist_id FROM artist_collection WHERE collection_id = ?1 LIMIT 1",
+                                   table: "artist_collection", id: id)
+        var priceCountry: String?
+        if kind == .ebook {
+            fields.add("wrapperType", "ebook")
+            fields.add("kind", "ebook")
+            fields.add("trackId", .int(id))
+            fields.add("trackName", row.text("name"))
+            fields.add("artistId", artistId.map { .int($0) })
+            fields.add("artistName", row.text("artist_display_name"))
+            fields.add("trackViewUrl", row.text("view_url").map { Self.viewURL($0, country: country) })
+            fields.add("artworkUrl100", row.text("artwork_url"))
+            priceCountry = try addPrice(&fields, table: "collection_price", id: id, country: country, name: "price")
+        } else {
+            fields.add("wrapperType", "collection")
+            fields.add("collectionType", row.int("is_compilation") == 1 ? "Compilation" : "Album")
+            fields.add("collectionId", .int(id))
+            fields.add("artistId", artistId.map { .int($0) })
+            fields.add("collectionName", row.text("name"))
+            fields.add("artistName", row.text("artist_display_name"))
+            fields.add("collectionViewUrl", row.text("view_url").map { Self.viewURL($0, country: country) })
+            fields.add("artworkUrl100", row.text("artwork_url"))
+            priceCountry = try addPrice(&fields, table: "collection_price", id: id, country: country,
+                                        name: "collectionPrice")
+            if tables.contains("collection_song") {
+                let count = try prepared("SELECT count(*) FROM collection_song WHERE collection_id = ?1")
+                defer { count.statement.reset() }
+                try count.statement.bind(id, at: 1)
+                if try count.statement.step(), let number = count.statement.int64(at: 0) {
+                    fields.add("trackCount", .int(number))
+                }
+            }
+        }
+        fields.add("copyright", row.text("copyright"))
+        fields.add("releaseDate", (row.text("itunes_release_date") ?? row.text("original_release_date"))
+            .map(Self.appleDate))
+        fields.add("label", row.text("label_studio"))
+        if allPrices { fields.add("prices", .array(try priceRows("collection_price", id: id).map(\.json))) }
+        return LookupItem(id: id, kind: kind, value: fields.json, country: priceCountry)
+    }
+
+    private func song(_ id: Int64, country: String?, allPrices: Bool) throws -> LookupItem? {
+        guard tables.contains("song") else { return nil }
+        let row = try prepared("SELECT * FROM song WHERE song_id = ?1")
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        guard try row.statement.step() else { return nil }
+        var fields = Fields()
+        fields.add("wrapperType", "track")
+        fields.add("kind", "song")
+        fields.add("trackId", .int(id))
+        let artistId = try firstID("SELECT artist_id FROM artist_song WHERE song_id = ?1 LIMIT 1",
+                                   table: "artist_song", id: id)
+        fields.add("artistId", artistId.map { .int($0) })
+        let collectionId = try firstID("SELECT collection_id FROM collection_song WHERE song_id = ?1 LIMIT 1",
+                                       table: "collection_song", id: id)
+        fields.add("collectionId", collectionId.map { .int($0) })
+        fields.add("trackName", row.text("name"))
+        fields.add("artistName", row.text("artist_display_name"))
+        fields.add("collectionName", row.text("collection_display_name"))
+        fields.add("trackViewUrl", row.text("view_url").map { Self.viewURL($0, country: country) })
+        fields.add("previewUrl", row.text("preview_url"))
+        let priceCountry = try addPrice(&fields, table: "song_price", id: id, country: country, name: "trackPrice")
+        fields.add("releaseDate", (row.text("itunes_release_date") ?? row.text("original_release_date"))
+            .map(Self.appleDate))
+        fields.add("trackTimeMillis", row.int("track_length").map { .int($0) })
+        fields.add("copyright", row.text("copyright"))
+        if allPrices { fields.add("prices", .array(try priceRows("song_price", id: id).map(\.json))) }
+        return LookupItem(id: id, kind: .song, value: fields.json, country: priceCountry)
+    }
+
+    private func video(_ id: Int64, country: String?, allPrices: Bool) throws -> LookupItem? {
+        guard tables.contains("video") else { return nil }
+        let row = try prepared("SELECT * FROM video WHERE video_id = ?1")
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        guard try row.statement.step() else { return nil }
+        var fields = Fields()
+        fields.add("wrapperType", "track")
+        fields.add("kind", try videoKind(mediaType: row.int("media_type_id")))
+        fields.add("trackId", .int(id))
+        fields.add("trackName", row.text("name"))
+        fields.add("artistName", row.text("artist_display_name"))
+        fields.add("collectionName", row.text("collection_display_name"))
+        fields.add("trackViewUrl", row.text("view_url").map { Self.viewURL($0, country: country) })
+        fields.add("artworkUrl100", row.text("artwork_url"))
+        let priceCountry = try addPrice(&fields, table: "video_price", id: id, country: country, name: "trackPrice")
+        fields.add("releaseDate", (row.text("itunes_release_date") ?? row.text("original_release_date"))
+            .map(Self.appleDate))
+        fields.add("trackTimeMillis", row.int("track_length").map { .int($0) })
+        fields.add("shortDescription", row.text("short_description"))
+        fields.add("longDescription", row.text("long_description"))
+        fields.add("copyright", row.text("copyright"))
+        if allPrices { fields.add("prices", .array(try priceRows("video_price", id: id).map(\.json))) }
+        return LookupItem(id: id, kind: .video, value: fields.json, country: priceCountry)
+    }
+
+    private func artist(_ id: Int64) throws -> LookupItem? {
+        guard tables.contains("artist") else { return nil }
+        let row = try prepared("SELECT * FROM artist WHERE artist_id = ?1")
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        guard try row.statement.step() else { return nil }
+        var fields = Fields()
+        fields.add("wrapperType", "artist")
+        fields.add("artistType", try artistTypeName(row.int("artist_type_id")) ?? "Artist")
+        fields.add("artistName", row.text("name"))
+        fields.add("artistLinkUrl", row.text("view_url"))
+        fields.add("artistId", .int(id))
+        return LookupItem(id: id, kind: .artist, value: fields.json, country: nil)
+    }
+
+    // MARK: Entity helpers
+
+    private struct Detail {
+        var code: String
+        var title: String?
+        var description: String?
+        var releaseNotes: String?
+    }
+
+    private func applicationDetail(_ id: Int64, language: String) throws -> Detail? {
+        guard tables.contains("application_detail") else { return nil }
+        let row = try prepared("""
+            SELECT language_code, title, description, release_notes FROM application_detail
+            WHERE application_id = ?1 AND lower(substr(language_code, 1, length(?2))) = ?2
+              AND (length(language_code) = length(?2) OR substr(language_code, length(?2) + 1, 1) IN ('-', '_'))
+            ORDER BY length(language_code), language_code LIMIT 1
+            """)
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        try row.statement.bind(language, at: 2)
+        guard try row.statement.step() else { return nil }
+        return Detail(code: row.statement.text(at: 0) ?? language, title: row.statement.text(at: 1),
+                      description: row.statement.text(at: 2), releaseNotes: row.statement.text(at: 3))
+    }
+
+    private func languages(of id: Int64) throws -> [String] {
+        let row = try prepared("SELECT language_code FROM application_detail WHERE application_id = ?1")
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        var codes: [String] = []
+        while try row.statement.step() {
+            if let code = row.statement.text(at: 0) { codes.append(code.uppercased()) }
+        }
+        return codes.sorted()
+    }
+
+    private func developer(of id: Int64) throws -> (id: Int64, url: String?)? {
+        guard tables.contains("artist_application") else { return nil }
+        guard let artistId = try firstID("SELECT artist_id FROM artist_application WHERE application_id = ?1 LIMIT 1",
+                                         table: "artist_application", id: id) else { return nil }
+        guard tables.contains("artist") else { return (artistId, nil) }
+        let row = try prepared("SELECT view_url FROM artist WHERE artist_id = ?1")
+        defer { row.statement.reset() }
+        try row.statement.bind(artistId, at: 1)
+        return (artistId, try row.statement.step() ? row.statement.text(at: 0) : nil)
+    }
+
+    private func firstID(_ sql: String, table: String, id: Int64) throws -> Int64? {
+        guard tables.contains(table) else { return nil }
+        let row = try prepared(sql)
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        return try row.statement.step() ? row.statement.int64(at: 0) : nil
+    }
+
+    /// The app's genres, primary first.
+    private func applicationGenres(_ id: Int64) throws -> [(id: Int64, name: String)] {
+        guard tables.contains("genre_application") else { return [] }
+        let names = try smallTables().genres
+        let row = try prepared("""
+            SELECT genre_id, is_primary FROM genre_application WHERE application_id = ?1
+            ORDER BY is_primary DESC, genre_id
+            """)
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        var genres: [(Int64, String)] = []
+        while try row.statement.step() {
+            guard let genreId = row.statement.int64(at: 0) else { continue }
+            genres.append((genreId, names[genreId]?.name ?? String(genreId)))
+        }
+        return genres
+    }
+
+    private func deviceTypes(of id: Int64) throws -> [String] {
+        let names = try smallTables().deviceTypes
+        let row = try prepared("SELECT device_type_id FROM application_device_type WHERE application_id = ?1")
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        var devices: [String] = []
+        while try row.statement.step() {
+            guard let device = row.statement.int64(at: 0) else { continue }
+            devices.append(names[device] ?? String(device))
+        }
+        return devices
+    }
+
+    /// Adds `<name>`, `formattedPrice` and `currency` for the storefront of `country` (default "us").
+    /// Returns the country used, nil when no price applied.
+    private func addPrice(_ fields: inout Fields, table: String, id: Int64, country: String?,
+                          name: String) throws -> String? {
+        guard tables.contains(table) else { return nil }
+        let country = country ?? "us"
+        guard let storefront = try smallTables().storefrontByCountry[country] else { return nil }
+        let row = try prepared("""
+            SELECT retail_price, currency_code FROM \(table) WHERE \(Self.idColumn(String(table.dropLast(6))))
+                = ?1 AND storefront_id = ?2
+            """)
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        try row.statement.bind(storefront, at: 2)
+        guard try row.statement.step(), let text = row.statement.text(at: 0) else { return nil }
+        let currency = (row.statement.text(at: 1) ?? "").uppercased()
+        let format = CurrencyFormat.forCode(currency)
+        guard let number = format.jsonNumber(text), let formatted = format.format(text) else { return nil }
+        fields.add(name, .decimal(number))
+        fields.add("formattedPrice", formatted)
+        fields.add("currency", currency)
+        return country
+    }
+
+    private func priceRows(_ table: String, id: Int64) throws -> [PriceRow] {
+        guard tables.contains(table) else { return [] }
+        let storefronts = try smallTables().storefronts
+        let row = try prepared("""
+            SELECT storefront_id, retail_price, currency_code FROM \(table)
+            WHERE \(Self.idColumn(String(table.dropLast(6)))) = ?1
+            """)
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        var rows: [PriceRow] = []
+        while try row.statement.step() {
+            guard let storefrontId = row.statement.int64(at: 0), let text = row.statement.text(at: 1) else {
+                continue
+            }
+            let currency = (row.statement.text(at: 2) ?? "").uppercased()
+            let format = CurrencyFormat.forCode(currency)
+            let storefront = storefronts[storefrontId]
+            rows.append(PriceRow(storefrontId: storefrontId, country: storefront?.country,
+                                 storefrontName: storefront?.name, currency: currency, retailPrice: text,
+                                 price: format.jsonNumber(text) ?? text,
+                                 formattedPrice: format.format(text) ?? text))
+        }
+        return rows.sorted { ($0.country ?? "~", $0.storefrontId) < ($1.country ?? "~", $1.storefrontId) }
+    }
+
+    private func collectionKind(mediaType: Int64?) -> EntityKind {
+        guard let mediaType, let name = try? smallTables().mediaTypes[mediaType] else { return .album }
+        return name.lowercased().contains("book") ? .ebook : .album
+    }
+
+    private func videoKind(mediaType: Int64?) throws -> String {
+        guard let mediaType, let name = try smallTables().mediaTypes[mediaType]?.lowercased() else {
+            return "feature-movie"
+        }
+        if name.contains("music") { return "music-video" }
+        if name.contains("tv") || name.contains("episode") { return "tv-episode" }
+        return "feature-movie"
+    }
+
+    private func artistTypeName(_ id: Int64?) throws -> String? {
+        guard let id, tables.contains("artist_type") else { return nil }
+        let row = try prepared("SELECT name FROM artist_type WHERE artist_type_id = ?1")
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        return try row.statement.step() ? row.statement.text(at: 0) : nil
+    }
+
+    /// A feed date ("2012-09-25", "2012", "2012-09-25T10:00:00Z") in Apple's form "2012-09-25T00:00:00Z".
+    static func appleDate(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        func digits(_ range: Range<Int>) -> Bool {
+            range.upperBound <= bytes.count && bytes[range].allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        }
+        if bytes.count == 4, digits(0..<4) { return text + "-01-01T00:00:00Z" }
+        if bytes.count == 7, digits(0..<4), bytes[4] == UInt8(ascii: "-"), digits(5..<7) {
+            return text + "-01T00:00:00Z"
+        }
+        if bytes.count == 10, digits(0..<4), digits(5..<7), digits(8..<10) { return text + "T00:00:00Z" }
+        return text
+    }
+
+    /// A view URL with the storefront country put in (`http://itunes.apple.com/app/x/id1` + "us" ->
+    /// `http://itunes.apple.com/us/app/x/id1`); unchanged when country is nil or the URL has no host part.
+    static func viewURL(_ url: String, country: String?) -> String {
+        guard let country, let scheme = url.range(of: "://") else { return url }
+        let afterScheme = url[scheme.upperBound...]
+        guard let slash = afterScheme.firstIndex(of: "/") else { return url }
+        let path = afterScheme[afterScheme.index(after: slash)...]
+        let firstSegment = path.prefix { $0 != "/" && $0 != "?" }
+        if CountryCodes.isAlpha2(String(firstSegment)) {
+            return String(url[..<path.startIndex]) + country + String(path.dropFirst(firstSegment.count))
+        }
+        return String(url[..<path.startIndex]) + country + "/" + String(path)
+    }
+
+    // MARK: Search
+
+    /// Full-text search over titles and artist/seller names, ranked: exact title first, then bm25.
+    ///
+    /// Case and diacritics do not matter, the last word matches as a prefix, CJK words match as phrases,
+    /// and FTS5 syntax in the term is neutralised. `entity` restricts the kind; `country` selects the price
+    /// storefront (default "us"). A term with no letters or digits gives no results. Throws
+    /// `QueryError.badArgument` for an unknown country or a limit outside 1...1000; returns no results
+    /// when the database has no search index (`epf_search`).
+    public func search(term: String, entity: EntityKind?, country: String?, limit: Int) throws -> LookupResult {
+        guard (1...1000).contains(limit) else {
+            throw QueryError.badArgument(name: "limit", message: "must be from 1 to 1000, got \(limit)")
+        }
+        let country = try normalizedCountry(country)
+        guard let match = Self.ftsQuery(term) else { return LookupResult(items: [], invalidIds: []) }
+        return try reading {
+            guard tables.contains("epf_search") else { return LookupResult(items: [], invalidIds: []) }
+            let filter = entity == nil ? "" : "AND kind = ?3"
+            let row = try prepared("""
+                SELECT kind, id FROM epf_search WHERE epf_search MATCH ?1 \(filter)
+                ORDER BY lower(title) = ?2 DESC, bm25(epf_search, 0.0, 0.0, 10.0, 1.0) LIMIT ?4
+                """)
+            try row.statement.bind(match, at: 1)
+            try row.statement.bind(SearchIndex.searchText(term.trimmingASCIIWhitespace().lowercased()).lowercased(),
+                                   at: 2)
+            if let entity { try row.statement.bind(entity.rawValue, at: 3) }
+            try row.statement.bind(Int64(limit), at: 4)
+            var hits: [(EntityKind, Int64)] = []
+            do {
+                defer { row.statement.reset() }
+                while try row.statement.step() {
+                    guard let kindText = row.statement.text(at: 0), let kind = EntityKind(rawValue: kindText),
+                          let id = row.statement.int64(at: 1) else { continue }
+                    hits.append((kind, id))
+                }
+            }
+            var items: [LookupItem] = []
+            for (kind, id) in hits {
+                if let item = try item(kind: kind, id: id, country: country, language: nil, allPrices: false) {
+                    items.append(item)
+                }
+            }
+            return LookupResult(items: items, invalidIds: [])
+        }
+    }
+
+    /// The FTS5 MATCH expression for a user's term: each word a quoted phrase, the last one a prefix.
+    ///
+    /// Quotes inside words are doubled, words without letters or digits are dropped; nil when nothing is left.
+    public static func ftsQuery(_ term: String) -> String? {
+        var phrases: [String] = []
+        for word in term.split(whereSeparator: { $0.isWhitespace }) {
+            guard word.contains(where: { $0.isLetter || $0.isNumber }) else { continue }
+            let spaced = SearchIndex.searchText(String(word))
+            var quoted = "\""
+            for character in spaced {
+                if character == "\"" { quoted += "\"\"" } else { quoted.append(character) }
+            }
+            phrases.append(quoted + "\"")
+        }
+        guard !phrases.isEmpty else { return nil }
+        return phrases.joined(separator: " ") + "*"
+    }
+
+    // MARK: Prices, storefronts, genres
+
+    /// The price of an item in every storefront, nil when the ID is in no table and has no prices.
+    ///
+    /// Tries apps, then collections, songs and videos. Rows are sorted by country code.
+    public func prices(id: Int64) throws -> PriceList? {
+        try reading {
+            let sources: [(String, String)] = [("application", "application_price"), ("collection", "collection_price"),
+                                               ("song", "song_price"), ("video", "video_price")]
+            var fallback: (EntityKind, String?)?
+            for (table, priceTable) in sources {
+                let kind = try exists(table, id: id)
+                let rows = try priceRows(priceTable, id: id)
+                if kind != nil || !rows.isEmpty {
+                    let resolved = kind ?? (table == "application" ? .software : table == "collection" ? .album
+                                            : table == "song" ? .song : .video)
+                    let title = try self.title(table, id: id)
+                    if !rows.isEmpty { return PriceList(id: id, kind: resolved, title: title, rows: rows) }
+                    if fallback == nil { fallback = (resolved, title) }
+                }
+            }
+            if let fallback { return PriceList(id: id, kind: fallback.0, title: fallback.1, rows: []) }
+            if let kind = try exists("artist", id: id) {
+                return PriceList(id: id, kind: kind, title: try title("artist", id: id), rows: [])
+            }
+            return nil
+        }
+    }
+
+    private func title(_ table: String, id: Int64) throws -> String? {
+        guard tables.contains(table) else { return nil }
+        let column = table == "application" ? "title" : "name"
+        let row = try prepared("SELECT \(column) FROM \(table) WHERE \(Self.idColumn(table)) = ?1")
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        return try row.statement.step() ? row.statement.text(at: 0) : nil
+    }
+
+    /// Every storefront, sorted by country code. Empty when the storefront table is absent.
+    public func storefronts() throws -> [StorefrontRow] {
+        try reading {
+            try smallTables().storefronts.values.sorted {
+                ($0.country ?? "~" + $0.countryCode, $0.storefrontId) < ($1.country ?? "~" + $1.countryCode,
+                                                                          $1.storefrontId)
+            }
+        }
+    }
+
+    /// The genre tree in depth-first order, children sorted by name. Empty when the genre table is absent.
+    public func genres() throws -> [GenreRow] {
+        try reading { try genreTree() }
+    }
+
+    /// The apps of a genre, ranked by `application_popularity_per_genre` in the storefront of `country`
+    /// (default "us") when that table is present; nil when the genre does not exist.
+    ///
+    /// Throws `QueryError.badArgument` for an unknown country or a limit outside 1...100000.
+    public func genreApps(id: Int64, country: String?, limit: Int) throws -> GenreApps? {
+        guard (1...100_000).contains(limit) else {
+            throw QueryError.badArgument(name: "limit", message: "must be from 1 to 100000, got \(limit)")
+        }
+        let country = try normalizedCountry(country) ?? "us"
+        return try reading {
+            guard let genre = try genreTree().first(where: { $0.id == id }) else { return nil }
+            guard tables.contains("genre_application") else {
+                return GenreApps(genre: genre, country: nil, total: 0, apps: [])
+            }
+            let storefront = try smallTables().storefrontByCountry[country]
+            let ranked = tables.contains("application_popularity_per_genre") && storefront != nil
+            let titled = tables.contains("application")
+            let sql = """
+                SELECT ga.application_id, \(titled ? "a.title" : "NULL"),
+                       \(ranked ? "p.application_rank" : "NULL") AS rank, ga.is_primary
+                FROM genre_application ga
+                \(titled ? "LEFT JOIN application a ON a.application_id = ga.application_id" : "")
+                \(ranked ? """
+                    LEFT JOIN application_popularity_per_genre p ON p.storefront_id = ?2
+                        AND p.genre_id = ga.genre_id AND p.application_id = ga.application_id
+                    """ : "")
+                WHERE ga.genre_id = ?1
+                ORDER BY rank IS NULL, rank, ga.application_id LIMIT ?3
+                """
+            let row = try prepared(sql)
+            defer { row.statement.reset() }
+            try row.statement.bind(id, at: 1)
+            if ranked, let storefront { try row.statement.bind(storefront, at: 2) }
+            try row.statement.bind(Int64(limit), at: 3)
+            var apps: [GenreApp] = []
+            while try row.statement.step() {
+                guard let appId = row.statement.int64(at: 0) else { continue }
+                apps.append(GenreApp(id: appId, title: row.statement.text(at: 1), rank: row.statement.int64(at: 2),
+                                     isPrimary: row.statement.int64(at: 3) == 1))
+            }
+            row.statement.reset()
+            let count = try prepared("SELECT count(*) FROM genre_application WHERE genre_id = ?1")
+            defer { count.statement.reset() }
+            try count.statement.bind(id, at: 1)
+            let total = try count.statement.step() ? count.statement.int64(at: 0) ?? 0 : 0
+            return GenreApps(genre: genre, country: ranked ? country : nil, total: total, apps: apps)
+        }
+    }
+
+    private func genreTree() throws -> [GenreRow] {
+        let genres = try smallTables().genres
+        var children: [Int64: [Int64]] = [:]
+        var roots: [Int64] = []
+        for (id, genre) in genres {
+            if let parent = genre.parent, parent != id, genres[parent] != nil {
+                children[parent, default: []].append(id)
+            } else {
+                roots.append(id)
+            }
+        }
+        func byName(_ a: Int64, _ b: Int64) -> Bool {
+            let left = genres[a]?.name ?? "", right = genres[b]?.name ?? ""
+            return left == right ? a < b : left < right
+        }
+        var result: [GenreRow] = []
+        var visited = Set<Int64>()
+        func visit(_ id: Int64, depth: Int) {
+            guard visited.insert(id).inserted, let genre = genres[id] else { return }
+            result.append(GenreRow(id: id, parentId: genre.parent, name: genre.name, depth: depth))
+            for child in (children[id] ?? []).sorted(by: byName) { visit(child, depth: depth + 1) }
+        }
+        for root in roots.sorted(by: byName) { visit(root, depth: 0) }
+        // Genres caught in a parent cycle are not reachable from a root: list them at the top level.
+        for id in genres.keys.sorted() where !visited.contains(id) { visit(id, depth: 0) }
+        return result
+    }
+
+    /// The newest `export_date` (ms since 1970 UTC) over the catalogue tables, for HTTP `Last-Modified`.
+    ///
+    /// Scans the tables once and caches the answer until another connection commits. Nil when no table
+    /// has rows.
+    public func dataExportDate() throws -> Int64? {
+        try reading {
+            if let cached = exportDateCache { return cached }
+            var newest: Int64?
+            for table in ["application", "collection", "song", "video", "artist", "application_price",
+                          "storefront", "genre", "application_detail"] where tables.contains(table) {
+                guard let value = try connection.scalar("SELECT max(export_date) FROM \(table)"),
+                      case .integer(let number) = value else { continue }
+                newest = max(newest ?? number, number)
+            }
+            exportDateCache = .some(newest)
+            return newest
+        }
+    }
+
+    // MARK: SQL
+
+    /// Runs one read-only SQL statement and returns up to `maxRows` rows.
+    ///
+    /// Throws `QueryError.refused` for anything that is not a single read-only statement (writes, ATTACH,
+    /// `PRAGMA x = y`, VACUUM, several statements): the connection is read-only and the authorizer denies
+    /// them, so nothing changes. Throws `QueryError.sqlite` for syntax errors and missing tables.
+    public func sql(_ text: String, maxRows: Int? = nil) throws -> SQLResult {
+        var rows: [[SQLValue]] = []
+        var columns: [String] = []
+        var truncated = false
+        try streamSQL(text, columns: { columns = $0 }, row: { values in
+            if let maxRows, rows.count >= maxRows {
+                truncated = true
+                return false
+            }
+            rows.append(values)
+            return true
+        })
+        return SQLResult(columns: columns, rows: rows, truncated: truncated)
+    }
+
+    /// Runs one read-only SQL statement, handing over the column names, then each row until `row` returns false.
+    ///
+    /// Same refusals as `sql(_:maxRows:)`.
+    public func streamSQL(_ text: String, columns: ([String]) throws -> Void,
+                          row: ([SQLValue]) throws -> Bool) throws {
+        let statement: SQLiteStatement
+        do {
+            let (first, rest) = try connection.splitFirstStatement(text)
+            guard !first.isEmpty else {
+                throw QueryError.badArgument(name: "sql", message: "no SQL statement given")
+            }
+            if !(try connection.splitFirstStatement(rest).first.isEmpty) {
+                throw QueryError.refused(sql: text, reason: "only one statement may be run")
+            }
+            statement = try connection.prepare(first)
+        } catch let error as SQLiteError {
+            throw Self.sqlError(error, sql: text)
+        }
+        guard statement.isReadOnly else { throw QueryError.refused(sql: text, reason: "not a read-only statement") }
+        let count = statement.columnCount
+        try columns((0..<count).map { statement.columnName(at: $0) })
+        do {
+            defer { statement.reset() }
+            while try statement.step() {
+                guard try row((0..<count).map { statement.value(at: $0) }) else { break }
+            }
+        } catch let error as SQLiteError {
+            throw Self.sqlError(error, sql: text)
+        }
+    }
+
+    private static func sqlError(_ error: SQLiteError, sql: String) -> QueryError {
+        if error.isReadOnlyViolation {
+            return .refused(sql: sql, reason: "not authorized: \(error.message)")
+        }
+        return .sqlite(error)
+    }
+
+    // MARK: Plumbing
+
+    /// A prepared statement with its result columns by name.
+    final class Row {
+        let statement: SQLiteStatement
+        let columns: [String: Int32]
+
+        init(_ statement: SQLiteStatement) {
+            self.statement = statement
+            var columns: [String: Int32] = [:]
+            for index in 0..<statement.columnCount {
+                let name = statement.columnName(at: index).lowercased()
+                if columns[name] == nil { columns[name] = index }
+            }
+            self.columns = columns
+        }
+
+        func text(_ name: String) -> String? {
+            guard let index = columns[name] else { return nil }
+            return statement.text(at: index)
+        }
+
+        func int(_ name: String) -> Int64? {
+            guard let index = columns[name] else { return nil }
+            switch statement.value(at: index) {
+            case .integer(let number): return number
+            case .text(let text): return Int64(text)
+            default: return nil
+            }
+        }
+    }
+
+    private func prepared(_ sql: String) throws -> Row {
+        if let row = statements[sql] {
+            row.statement.clearBindings()
+            return row
+        }
+        do {
+            let row = Row(try connection.prepare(sql))
+            statements[sql] = row
+            return row
+        } catch let error as SQLiteError {
+            throw QueryError.sqlite(error)
+        }
+    }
+
+    /// Runs `body` inside one read transaction, refreshing cached schema and small tables when the file changed.
+    private func reading<T>(_ body: () throws -> T) throws -> T {
+        let begin = try prepared("BEGIN")
+        let commit = try prepared("COMMIT")
+        do {
+            try begin.statement.step()
+            begin.statement.reset()
+        } catch let error as SQLiteError {
+            throw QueryError.sqlite(error)
+        }
+        defer {
+            _ = try? commit.statement.step()
+            commit.statement.reset()
+        }
+        let version = try prepared("PRAGMA data_version")
+        let current: Int64?
+        do {
+            defer { version.statement.reset() }
+            current = try version.statement.step() ? version.statement.int64(at: 0) : nil
+        } catch let error as SQLiteError {
+            throw QueryError.sqlite(error)
+        }
+        if current != dataVersion {
+            if dataVersion != nil { try loadTables() }
+            dataVersion = current
+            cache = SmallTables()
+            exportDateCache = nil
+        }
+        do {
+            return try body()
+        } catch let error as SQLiteError {
+            throw QueryError.sqlite(error)
+        }
+    }
+
+    private func loadTables() throws {
+        do {
+            let rows = try connection.query("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')")
+            tables = Set(rows.compactMap { row in
+                if case .text(let name) = row.first { return name }
+                return nil
+            })
+        } catch let error as SQLiteError {
+            if error.primaryCode == 26 { // SQLITE_NOTADB
+                throw QueryError.databaseEmpty(path: databasePath)
+            }
+            throw QueryError.sqlite(error)
+        }
+    }
+
+    // MARK: Small tables
+
+    struct SmallTables {
+        var loaded = false
+        var genres: [Int64: (name: String, parent: Int64?)] = [:]
+        var deviceTypes: [Int64: String] = [:]
+        var mediaTypes: [Int64: String] = [:]
+        var storefronts: [Int64: StorefrontRow] = [:]
+        var storefrontByCountry: [String: Int64] = [:]
+    }
+
+    private func smallTables() throws -> SmallTables {
+        if cache.loaded { return cache }
+        var small = SmallTables()
+        small.loaded = true
+        if tables.contains("genre") {
+            for row in try connection.query("SELECT genre_id, parent_id, name FROM genre") {
+                guard case .integer(let id) = row[0] else { continue }
+                var parent: Int64?
+                if case .integer(let number) = row[1] { parent = number }
+                small.genres[id] = (Self.text(row[2]) ?? String(id), parent)
+            }
+        }
+        if tables.contains("device_type") {
+            for row in try connection.query("SELECT device_type_id, name FROM device_type") {
+                guard case .integer(let id) = row[0] else { continue }
+                small.deviceTypes[id] = Self.text(row[1]) ?? String(id)
+            }
+        }
+        if tables.contains("media_type") {
+            for row in try connection.query("SELECT media_type_id, name FROM media_type") {
+                guard case .integer(let id) = row[0] else { continue }
+                small.mediaTypes[id] = Self.text(row[1]) ?? String(id)
+            }
+        }
+        if tables.contains("storefront") {
+            for row in try connection.query("SELECT storefront_id, country_code, name FROM storefront") {
+                guard case .integer(let id) = row[0] else { continue }
+                let code = (Self.text(row[1]) ?? "").uppercased()
+                let country = CountryCodes.alpha2(fromAlpha3: code)
+                small.storefronts[id] = StorefrontRow(storefrontId: id, country: country, countryCode: code,
+                                                      name: Self.text(row[2]) ?? code)
+                if let country, small.storefrontByCountry[country] == nil { small.storefrontByCountry[country] = id }
+            }
+        }
+        cache = small
+        return small
+    }
+
+    private static func text(_ value: SQLValue) -> String? {
+        switch value {
+        case .text(let text): return text
+        case .integer(let number): return String(number)
+        default: return nil
+        }
+    }
+
+    /// "US" -> "us"; nil stays nil; throws `badArgument` for anything not an ISO 3166 alpha-2 (or alpha-3) code.
+    private func normalizedCountry(_ country: String?) throws -> String? {
+        guard let country else { return nil }
+        if CountryCodes.isAlpha2(country) { return country.lowercased() }
+        if country.utf8.count == 3, let alpha2 = CountryCodes.alpha2(fromAlpha3: country) { return alpha2 }
+        throw QueryError.badArgument(name: "country",
+                                     message: "'\(country)' is not an ISO 3166 country code (e.g. us, gb, jp)")
+    }
+
+    /// "en", "EN", "en-US", "pt_BR" -> lowercase; throws `badArgument` for anything else.
+    private func normalizedLanguage(_ language: String?) throws -> String? {
+        guard let language else { return nil }
+        let lower = language.lowercased()
+        let valid = (2...12).contains(lower.utf8.count)
+            && lower.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F || ($0 >= 0x30 && $0 <= 0x39) }
+        guard valid else {
+            throw QueryError.badArgument(name: "lang", message: "'\(language)' is not a language code (e.g. en, fr, pt-BR)")
+        }
+        return lower
+    }
+}
+
+/// Builds a JSON object, leaving out nil values.
+struct Fields {
+    var pairs: [(String, JSONValue)] = []
+
+    init() { pairs.reserveCapacity(32) }
+
+    mutating func add(_ key: String, _ value: JSONValue?) {
+        if let value { pairs.append((key, value)) }
+    }
+
+    mutating func add(_ key: String, _ text: String?) {
+        if let text { pairs.append((key, .string(text))) }
+    }
+
+    var json: JSONValue { .object(pairs) }
+}

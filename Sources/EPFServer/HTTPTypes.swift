@@ -1,0 +1,162 @@
+/// The HTTP version of a request line.
+public enum HTTPVersion: Sendable, Equatable {
+    /// `HTTP/1.0`: the connection closes after the response unless the client asks for keep-alive.
+    case http10
+    /// `HTTP/1.1`: keep-alive unless the client sends `Connection: close`.
+    case http11
+}
+
+/// The method of a request. Only GET and HEAD are served; anything else gets 405.
+public enum HTTPMethod: Sendable, Equatable, CustomStringConvertible {
+    case get
+    case head
+    /// Any other syntactically valid method token, e.g. `POST`.
+    case other(String)
+
+    public var description: String {
+        switch self {
+        case .get: return "GET"
+        case .head: return "HEAD"
+        case .other(let name): return name
+        }
+    }
+}
+
+/// One parsed request head. Bodies are never accepted, so this is the whole request.
+public struct HTTPRequest: Sendable {
+    /// The request method.
+    public var method: HTTPMethod
+    /// The request target exactly as sent (for access logs).
+    public var target: String
+    /// The percent-decoded path, e.g. `/v1/apps/364709193`.
+    public var path: String
+    /// Query parameters in order, percent-decoded with `+` as space.
+    public var query: [(name: String, value: String)]
+    /// The protocol version.
+    public var version: HTTPVersion
+    /// Whether the connection stays open after the response (from the version and `Connection`).
+    public var keepAlive: Bool
+    /// The raw `If-None-Match` value, when sent.
+    public var ifNoneMatch: String?
+    /// The raw `If-Modified-Since` value, when sent.
+    public var ifModifiedSince: String?
+
+    /// Creates a request; used by the parser and by tests of responders.
+    public init(method: HTTPMethod, target: String, path: String, query: [(name: String, value: String)],
+                version: HTTPVersion = .http11, keepAlive: Bool = true,
+                ifNoneMatch: String? = nil, ifModifiedSince: String? = nil) {
+        self.method = method
+        self.target = target
+        self.path = path
+        self.query = query
+        self.version = version
+        self.keepAlive = keepAlive
+        self.ifNoneMatch = ifNoneMatch
+        self.ifModifiedSince = ifModifiedSince
+    }
+
+    /// The last value of query parameter `name`, or nil.
+    public func parameter(_ name: String) -> String? {
+        query.last(where: { $0.name == name })?.value
+    }
+}
+
+/// How clients and proxies may cache a response.
+public enum CachePolicy: Sendable, Equatable {
+    /// `Cache-Control: public, max-age=N` with the server's configured N.
+    case `public`
+    /// `Cache-Control: no-store`, for errors, health and metrics.
+    case noStore
+}
+
+/// A response built by a responder; the transport adds the framing headers.
+///
+/// The transport adds `Date`, `Content-Length`, `ETag` (a hash of the body unless set), `Last-Modified`,
+/// `Cache-Control`, `Access-Control-Allow-Origin: *` and `Connection`, turns GET/HEAD 200s into 304s
+/// for matching `If-None-Match` / `If-Modified-Since`, and drops the body for HEAD.
+public struct HTTPResponse: Sendable {
+    /// The status code, e.g. 200 or 404.
+    public var status: Int
+    /// The body bytes (UTF-8 JSON for every API route).
+    public var body: [UInt8]
+    /// The full `Content-Type` value.
+    public var contentType: String
+    /// Seconds since 1970 for `Last-Modified`; nil uses the server's start time.
+    public var lastModified: Int64?
+    /// Cache policy.
+    public var cache: CachePolicy
+    /// Extra header lines, e.g. `("Allow", "GET, HEAD")`.
+    public var headers: [(name: String, value: String)]
+    /// A low-cardinality route name for metrics and logs, e.g. `"apps"`.
+    public var route: String
+
+    /// The JSON content type.
+    public static let jsonType = "application/json; charset=utf-8"
+
+    /// Creates a response.
+    public init(status: Int, body: [UInt8], contentType: String = HTTPResponse.jsonType,
+                lastModified: Int64? = nil, cache: CachePolicy = .public,
+                headers: [(name: String, value: String)] = [], route: String = "other") {
+        self.status = status
+        self.body = body
+        self.contentType = contentType
+        self.lastModified = lastModified
+        self.cache = cache
+        self.headers = headers
+        self.route = route
+    }
+
+    /// A JSON error body `{"error":{"status":N,"message":"..."}}` with `Cache-Control: no-store`.
+    public static func error(_ status: Int, _ message: String, route: String = "other",
+                             lastModified: Int64? = nil,
+                             headers: [(name: String, value: String)] = []) -> HTTPResponse {
+        var body = Array("{\"error\":{\"status\":\(status),\"message\":".utf8)
+        appendJSONString(message, to: &body)
+        body.append(contentsOf: "}}\n".utf8)
+        return HTTPResponse(status: status, body: body, lastModified: lastModified, cache: .noStore,
+                            headers: headers, route: route)
+    }
+}
+
+/// Appends `text` as a JSON string literal with the escapes RFC 8259 requires.
+public func appendJSONString(_ text: String, to output: inout [UInt8]) {
+    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    output.append(UInt8(ascii: "\""))
+    for byte in text.utf8 {
+        switch byte {
+        case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
+        case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
+        case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        case 0..<0x20:
+            output.append(contentsOf: Array("\\u00".utf8))
+            output.append(hex[Int(byte >> 4)])
+            output.append(hex[Int(byte & 0xF)])
+        default: output.append(byte)
+        }
+    }
+    output.append(UInt8(ascii: "\""))
+}
+
+/// Reason phrases for the status codes this server sends.
+enum HTTPStatus {
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 304: return "Not Modified"
+        case 400: return "Bad Request"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 408: return "Request Timeout"
+        case 413: return "Content Too Large"
+        case 414: return "URI Too Long"
+        case 431: return "Request Header Fields Too Large"
+        case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
+        case 503: return "Service Unavailable"
+        case 505: return "HTTP Version Not Supported"
+        default: return "Status \(status)"
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Glibc
+
+/// A pthread mutex. The corresponding C functions are `pthread_mutex_lock(3)` and `pthread_mutex_unlock(3)`.
+final class Lock: @unchecked Sendable {  // The mutex itself is the synchronization; its storage never moves.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` holding the lock.
+    @inline(__always)
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
+/// Request counters and a latency histogram, sharded per worker thread so workers never contend.
+///
+/// Thread-safe: each shard has its own lock; `snapshot()` sums the shards.
+public final class ServerMetrics: @unchecked Sendable {  // All mutable state is behind `Lock`s.
+    /// Upper bounds (seconds) of the latency histogram buckets; `+Inf` is implied.
+    public static let latencyBuckets: [Double] = [
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+    ]
+
+    /// A route and status pair, the label set of `epf_http_requests_total`.
+    public struct Key: Hashable, Sendable {
+        /// Low-cardinality route name, e.g. `"apps"`.
+        public let route: String
+        /// The status code sent.
+        public let status: Int
+    }
+
+    /// Summed counters at one moment.
+    public struct Snapshot: Sendable {
+        /// Requests by route and status.
+        public var requests: [Key: UInt64] = [:]
+        /// Cumulative-free counts per bucket (same order as `latencyBuckets`, plus one for +Inf).
+        public var bucketCounts: [UInt64] = Array(repeating: 0, count: ServerMetrics.latencyBuckets.count + 1)
+        /// Sum of all latencies in seconds.
+        public var latencySum: Double = 0
+        /// Requests observed by the histogram.
+        public var latencyCount: UInt64 = 0
+        /// Currently open client connections.
+        public var openConnections: Int = 0
+        /// Connections accepted since start.
+        public var acceptedConnections: UInt64 = 0
+        /// Connections refused with 503 because `maxConnections` was reached.
+        public var rejectedConnections: UInt64 = 0
+        /// Connections closed for idling or sending too slowly.
+        public var timedOutConnections: UInt64 = 0
+    }
+
+    final class Shard {
+        let lock = Lock()
+        var requests: [Key: UInt64] = [:]
+        var buckets = [UInt64](repeating: 0, count: ServerMetrics.latencyBuckets.count + 1)
+        var sum: Double = 0
+        var count: UInt64 = 0
+        var accepted: UInt64 = 0
+        var rejected: UInt64 = 0
+        var timedOut: UInt64 = 0
+    }
+
+    private let shardLock = Lock()
+    private var shards: [Shard] = []
+    private let connectionLock = Lock()
+    private var open = 0
+
+    /// Creates empty metrics.
+    public init() {}
+
+    func makeShard() -> Shard {
+        let shard = Shard()
+        shardLock.withLock { shards.append(shard) }
+        return shard
+    }
+
+    /// Counts one more open connection unless `limit` are open; false when the caller must refuse it.
+    func openConnection(limit: Int) -> Bool {
+        connectionLock.withLock {
+            guard open < limit else { return false }
+            open += 1
+            return true
+        }
+    }
+
+    /// Counts one connection closed.
+    func closeConnection() {
+        connectionLock.withLock { open -= 1 }
+    }
+
+    /// The number of connections open now.
+    public var openConnections: Int { connectionLock.withLock { open } }
+
+    /// Sums every shard.
+    public func snapshot() -> Snapshot {
+        var result = Snapshot()
+        let all = shardLock.withLock { shards }
+        for shard in all {
+            shard.lock.withLock {
+                for (key, value) in shard.requests { result.requests[key, default: 0] += value }
+                for index in shard.buckets.indices { result.bucketCounts[index] += shard.buckets[index] }
+                result.latencySum += shard.sum
+                result.latencyCount += shard.count
+                result.acceptedConnections += shard.accepted
+                result.rejectedConnections += shard.rejected
+                result.timedOutConnections += shard.timedOut
+            }
+        }
+        result.openConnections = openConnections
+        return result
+    }
+
+    /// The transport's metrics in Prometheus text format 0.0.4 (`# HELP`, `# TYPE`, samples).
+    public func prometheusText() -> String {
+        let snapshot = snapshot()
+        var text = "# HELP epf_http_requests_total HTTP requests answered, by route and status.\n"
+        text += "# TYPE epf_http_requests_total counter\n"
+        let keys = snapshot.requests.keys.sorted { ($0.route, $0.status) < ($1.route, $1.status) }
+        for key in keys {
+            text += "epf_http_requests_total{route=\"\(key.route)\",status=\"\(key.status)\"} "
+                + "\(snapshot.requests[key] ?? 0)\n"
+        }
+        text += "# HELP epf_http_request_duration_seconds Time from a parsed request to its queued response.\n"
+        text += "# TYPE epf_http_request_duration_seconds histogram\n"
+        var cumulative: UInt64 = 0
+        for (index, bound) in ServerMetrics.latencyBuckets.enumerated() {
+            cumulative += snapshot.bucketCounts[index]
+            text += "epf_http_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        cumulative += snapshot.bucketCounts[ServerMetrics.latencyBuckets.count]
+        text += "epf_http_request_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
+        text += "epf_http_request_duration_seconds_sum \(snapshot.latencySum)\n"
+        text += "epf_http_request_duration_seconds_count \(snapshot.latencyCount)\n"
+        text += "# HELP epf_http_open_connections Client connections open now.\n"
+        text += "# TYPE epf_http_open_connections gauge\n"
+        text += "epf_http_open_connections \(snapshot.openConnections)\n"
+        text += "# HELP epf_http_connections_accepted_total Client connections accepted.\n"
+        text += "# TYPE epf_http_connections_accepted_total counter\n"
+        text += "epf_http_connections_accepted_total \(snapshot.acceptedConnections)\n"
+        text += "# HELP epf_http_connections_rejected_total Connections answered 503 at --max-connections.\n"
+        text += "# TYPE epf_http_connections_rejected_total counter\n"
+        text += "epf_http_connections_rejected_total \(snapshot.rejectedConnections)\n"
+        text += "# HELP epf_http_connections_timed_out_total Connections closed by --idle-timeout.\n"
+        text += "# TYPE epf_http_connections_timed_out_total counter\n"
+        text += "epf_http_connections_timed_out_total \(snapshot.timedOutConnections)\n"
+        return text
+    }
+}
+
+extension ServerMetrics.Shard {
+    @inline(__always)
+    func record(route: String, status: Int, seconds: Double) {
+        var bucket = ServerMetrics.latencyBuckets.count
+        for (index, bound) in ServerMetrics.latencyBuckets.enumerated() where seconds <= bound {
+            bucket = index
+            break
+        }
+        lock.withLock {
+            requests[ServerMetrics.Key(route: route, status: status), default: 0] += 1
+            buckets[bucket] += 1
+            sum += seconds
+            count += 1
+        }
+    }
+
+    func countAccepted() { lock.withLock { accepted += 1 } }
+    func countRejected() { lock.withLock { rejected += 1 } }
+    func countTimedOut() { lock.withLock { timedOut += 1 } }
+}

@@ -1,0 +1,109 @@
+import EPFFormat
+import Foundation
+
+/// Options of an import.
+public struct ImportOptions: Sendable {
+    /// Only tables whose name matches this regular expression.
+    public var only: String?
+    /// Skip tables whose name matches this regular expression.
+    public var skip: String?
+    /// Read and check everything, write nothing.
+    public var dryRun = false
+    /// Re-apply files the ledger says were applied.
+    public var force = false
+    /// Apply tables whose row count differs from `#recordsWritten` (with a warning).
+    public var allowCountMismatch = false
+    /// Most rejected records per table before the table is refused.
+    public var maxRejects = 1000
+    /// Reject records with unparseable dates instead of storing NULL.
+    public var rejectBadDates = false
+    /// Records between checkpoints (commit + progress row) of a full load.
+    public var checkpointRecords = 250_000
+    /// How files are read.
+    public var readOptions = ReadOptions()
+    /// Directory for rejects files; default `<database>.rejects`.
+    public var rejectsDirectory: String?
+
+    public init() {}
+}
+
+/// What happened to one table file.
+public enum TableStatus: String, Sendable, Codable {
+    /// Loaded and visible to readers.
+    case applied
+    /// Checked by a dry run; nothing written.
+    case validated
+    /// Already applied according to the ledger; nothing done.
+    case unchanged
+    /// Not selected by --only/--skip.
+    case filtered
+    /// Not applied: the old data stays. See the message.
+    case failed
+}
+
+/// The outcome of one table (all its parts) in an import.
+public struct TableOutcome: Sendable, Codable {
+    public var table: String
+    public var location: String
+    public var feed: String?
+    public var feedDate: String?
+    public var parts = 1
+    public var mode: String?
+    public var exportDate: Int64?
+    /// Data records read from the file(s).
+    public var records = 0
+    /// Rows in the table after a full load, or rows upserted by an incremental.
+    public var rows = 0
+    public var rejects = 0
+    public var duplicates = 0
+    /// Unparseable dates stored as NULL.
+    public var nulledDates = 0
+    public var bytes: Int64 = 0
+    public var seconds = 0.0
+    public var status: TableStatus
+    /// Why it failed, or notes.
+    public var message: String?
+    public var warnings: [String] = []
+    /// Records skipped because an interrupted load had already committed them.
+    public var resumedRecords = 0
+    /// The rejects file, when any record was rejected.
+    public var rejectsFile: String?
+
+    public init(table: String, location: String, status: TableStatus) {
+        self.table = table
+        self.location = location
+        self.status = status
+    }
+
+    /// Rows per second of the load.
+    public var rowsPerSecond: Double { seconds > 0 ? Double(records) / seconds : 0 }
+}
+
+/// Progress of the table being loaded, reported every half second or so.
+public struct ImportProgress: Sendable {
+    public var table: String
+    public var location: String
+    public var records: Int
+    /// Uncompressed bytes parsed.
+    public var bytes: Int64
+    /// Bytes of the input file read so far and its size (compressed for archives), when known.
+    public var inputRead: Int64
+    public var inputTotal: Int64
+    public var elapsed: Double
+    /// True for the last report of a table.
+    public var finished: Bool
+}
+
+/// Everything an import did.
+public struct ImportReport: Sendable, Codable {
+    public var database: String
+    public var outcomes: [TableOutcome] = []
+    /// Input files skipped whole because the ledger shows them applied.
+    public var unchangedSources: [String] = []
+    /// Errors that stopped a file before any table could be attributed (corrupt archive, MD5 mismatch).
+    public var fileErrors: [String] = []
+    public var seconds = 0.0
+
+    /// True when nothing failed.
+    public var succeeded: Bool { fileErrors.isEmpty && !outcomes.contains { $0.status == .failed } }
+}

@@ -1,0 +1,219 @@
+import EPFFormat
+import Foundation
+
+/// Applies EPF inputs (table files, archives, feed directories) to a database: the `epf import` engine.
+///
+/// Inputs are applied in export-date order, full exports before the incrementals of the same date. Each table is
+/// verified (`#recordsWritten`, truncation, MD5 sidecars, reject limit) before it becomes visible; a refused table
+/// leaves the previous data in place and is reported, the others are still applied.
+public final class Importer {
+    /// The database file.
+    public let databasePath: String
+    /// The options.
+    public let options: ImportOptions
+    private let progress: ((ImportProgress) -> Void)?
+    private let onlyPattern: NSRegularExpression?
+    private let skipPattern: NSRegularExpression?
+    /// Tables applied in this run.
+    public private(set) var appliedTables = Set<String>()
+
+    /// Prepares an import. Throws `ImportError.badOption` for an invalid --only/--skip expression.
+    public init(databasePath: String, options: ImportOptions, progress: ((ImportProgress) -> Void)? = nil) throws {
+        self.databasePath = databasePath
+        self.options = options
+        self.progress = progress
+        func compile(_ pattern: String?, _ flag: String) throws -> NSRegularExpression? {
+            guard let pattern else { return nil }
+            do {
+                return try NSRegularExpression(pattern: pattern)
+            } catch {
+                throw ImportError.badOption("--\(flag) '\(pattern)' is not a valid regular expression")
+            }
+        }
+        onlyPattern = try compile(options.only, "only")
+        skipPattern = try compile(options.skip, "skip")
+    }
+
+    private func selected(_ table: String) -> Bool {
+        let range = NSRange(table.startIndex..., in: table)
+        if let onlyPattern, onlyPattern.firstMatch(in: table, range: range) == nil { return false }
+        if let skipPattern, skipPattern.firstMatch(in: table, range: range) != nil { return false }
+        return true
+    }
+
+    private struct StopPeeking: Error {}
+
+    /// The order key of an input: its feed date, then FULL before INCREMENTAL.
+    static func orderKey(_ path: String) -> (date: String, rank: Int) {
+        var date = FeedInput.feedAndDate(in: path)?.date
+        var first: String?
+        if let files = try? FeedInput.files(at: path) {
+            first = files.first
+            if date == nil, let first { date = FeedInput.feedAndDate(in: first)?.date }
+        }
+        var mode: ExportMode?
+        if let first {
+            var peekOptions = ReadOptions(prefetch: false)
+            peekOptions.verifySidecars = false
+            do {
+                try FeedInput.forEachTable(inFile: first, options: peekOptions) { _, reader in
+                    mode = reader.header.exportMode
+                    throw StopPeeking()
+                }
+            } catch {
+                // Errors surface when the input is really read.
+            }
+        }
+        return (date ?? "99999999", mode == .incremental ? 1 : 0)
+    }
+
+    /// Orders inputs: by date, full before incremental, otherwise as given.
+    public static func ordered(_ paths: [String]) -> [String] {
+        let keyed = paths.enumerated().map { (index: $0.offset, path: $0.element, key: orderKey($0.element)) }
+        return keyed.sorted { left, right in
+            if left.key.date != right.key.date { return left.key.date < right.key.date }
+            if left.key.rank != right.key.rank { return left.key.rank < right.key.rank }
+            return left.index < right.index
+        }.map(\.path)
+    }
+
+    /// Runs the import. Throws `ImportError.missingInput` before doing anything when a path does not exist,
+    /// `ImportError.locked` when another import holds the database, `SQLiteError` when the database cannot be
+    /// opened. Data problems do not throw: they are failed outcomes in the report.
+    public func run(paths: [String]) throws -> ImportReport {
+        for path in paths where !FileManager.default.fileExists(atPath: path) {
+            throw ImportError.missingInput(path: path)
+        }
+        let started = Date()
+        var report = ImportReport(database: databasePath)
+        let lock = options.dryRun ? nil : try ImportLock(databasePath: databasePath)
+        let connection = options.dryRun ? nil : try StoreDatabase.openForWriting(databasePath)
+        let ledger = connection.map(Ledger.init)
+        if let connection { try dropLeftovers(connection) }
+        let rejectsDirectory = options.rejectsDirectory ?? databasePath + ".rejects"
+        for path in Self.ordered(paths) {
+            try apply(path: path, connection: connection, ledger: ledger, rejectsDirectory: rejectsDirectory,
+                      report: &report)
+        }
+        if let connection, !appliedTables.isEmpty {
+            try afterImport(connection)
+        }
+        report.seconds = Date().timeIntervalSince(started)
+        withExtendedLifetime(lock) {}
+        return report
+    }
+
+    /// Work after tables changed: rebuilds derived data such as the search index.
+    private func afterImport(_ connection: SQLiteConnection) throws {
+        try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    }
+
+    /// Removes what a killed import may leave behind: tables renamed away but not yet dropped.
+    private func dropLeftovers(_ connection: SQLiteConnection) throws {
+        let retired = try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'epf_retired_%'")
+        for row in retired {
+            if case .text(let name) = row.first {
+                try connection.execute("DROP TABLE IF EXISTS \(SQLiteConnection.quote(name))")
+            }
+        }
+    }
+
+    private func apply(path: String, connection: SQLiteConnection?, ledger: Ledger?, rejectsDirectory: String,
+                       report: inout ImportReport) throws {
+        let files: [String]
+        do {
+            files = try FeedInput.files(at: path)
+        } catch {
+            report.fileErrors.append("\(error)")
+            return
+        }
+        var pending: TableLoad?
+        var fileSucceeded: [(source: SourceIdentity, feedDate: String?, md5: String?, ok: Bool)] = []
+        var outcomes: [TableOutcome] = []
+
+        func finishPending() {
+            guard let load = pending else { return }
+            pending = nil
+            let outcome = load.finish(ledger: ledger)
+            if outcome.status == .applied { appliedTables.insert(outcome.table) }
+            outcomes.append(outcome)
+        }
+
+        for file in files {
+            let source = SourceIdentity(path: file)
+            if !options.force && !options.dryRun, let ledger, try ledger.sourceApplied(source) {
+                report.unchangedSources.append(file)
+                continue
+            }
+            var ok = true
+            var md5: String?
+            var feedDate: String?
+            var failedInsideLoad = false
+            do {
+                try FeedInput.forEachTable(inFile: file, options: options.readOptions) { tableFile, reader in
+                    md5 = tableFile.verifiedMD5
+                    feedDate = tableFile.feedDate
+                    guard selected(tableFile.table) else {
+                        var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
+                                                   status: .filtered)
+                        outcome.feed = tableFile.feed
+                        outcome.feedDate = tableFile.feedDate
+                        outcomes.append(outcome)
+                        ok = false
+                        return
+                    }
+                    if !options.force, !options.dryRun, let ledger, try ledger.tableApplied(tableFile, source: source) {
+                        var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
+                                                   status: .unchanged)
+                        outcome.feed = tableFile.feed
+                        outcome.feedDate = tableFile.feedDate
+                        outcomes.append(outcome)
+                        return
+                    }
+                    let continuesPending = pending.map { load in
+                        load.table == tableFile.table && load.file.feed == tableFile.feed
+                            && load.file.feedDate == tableFile.feedDate && load.mode == .full
+                            && tableFile.part != nil && reader.header.exportMode != .incremental
+                    } ?? false
+                    if !continuesPending {
+                        finishPending()
+                        pending = try TableLoad(connection: connection, options: options, file: tableFile,
+                                                header: reader.header, source: source,
+                                                rejectsDirectory: rejectsDirectory, progress: progress)
+                    }
+                    guard let load = pending else { return }
+                    do {
+                        try load.load(reader, part: tableFile)
+                    } catch {
+                        // The stream is unusable (I/O, corrupt compression, SQLite): refuse this table and stop
+                        // reading this file.
+                        failedInsideLoad = true
+                        throw error
+                    }
+                    if load.mode == .incremental || tableFile.part == nil { finishPending() }
+                }
+            } catch {
+                ok = false
+                if let load = pending {
+                    pending = nil
+                    load.abort()
+                    var outcome = load.finish(ledger: nil)
+                    outcome.status = .failed
+                    outcome.message = "\(error)"
+                    outcomes.append(outcome)
+                    ledger?.record(outcome, file: load.file, source: source)
+                }
+                if !failedInsideLoad { report.fileErrors.append("\(error)") }
+            }
+            fileSucceeded.append((source, feedDate, md5, ok))
+        }
+        finishPending()
+        report.outcomes += outcomes
+        let anyFailed = outcomes.contains { $0.status == .failed }
+        if let ledger, !anyFailed, !options.dryRun {
+            for entry in fileSucceeded where entry.ok {
+                try ledger.recordSource(entry.source, feedDate: entry.feedDate, md5: entry.md5)
+            }
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import EPFFormat
+import Foundation
+
+/// The import ledger: one row per table file applied or refused, plus one row per input file fully applied, so a
+/// re-run knows what is already done.
+final class Ledger {
+    let connection: SQLiteConnection
+
+    init(connection: SQLiteConnection) {
+        self.connection = connection
+    }
+
+    /// True when this input file (same path, size and modification time) was applied completely before.
+    func sourceApplied(_ source: SourceIdentity) throws -> Bool {
+        try connection.scalar("SELECT 1 FROM epf_sources WHERE source = ?1 AND size = ?2 AND mtime = ?3 "
+                              + "AND outcome = 'applied'",
+                              [.text(source.path), .integer(source.size), .integer(source.mtime)]) != nil
+    }
+
+    /// True when this table file of this input file was applied before (for finishing a partly applied archive).
+    func tableApplied(_ file: TableFile, source: SourceIdentity) throws -> Bool {
+        try connection.scalar("SELECT 1 FROM epf_ledger WHERE source = ?1 AND source_size = ?2 AND source_mtime = ?3 "
+                              + "AND location = ?4 AND outcome = 'applied'",
+                              [.text(source.path), .integer(source.size), .integer(source.mtime),
+                               .text(file.location)]) != nil
+    }
+
+    /// Records a completely applied input file.
+    func recordSource(_ source: SourceIdentity, feedDate: String?, md5: String?) throws {
+        try connection.transaction {
+            let statement = try connection.prepare("""
+                INSERT OR REPLACE INTO epf_sources (source, size, mtime, md5, feed_date, finished, outcome)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'applied')
+                """)
+            try statement.bind([.text(source.path), .integer(source.size), .integer(source.mtime),
+                                md5.map { .text($0) } ?? .null, feedDate.map { .text($0) } ?? .null,
+                                .text(StoreDatabase.now())])
+            try statement.step()
+        }
+    }
+
+    private func insert(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity,
+                        on connection: SQLiteConnection) throws {
+        let statement = try connection.prepare("""
+            INSERT INTO epf_ledger (source, source_size, source_mtime, location, feed, feed_date, table_name, part,
+                export_date, mode, md5, rows, rejects, duplicates, bytes, started, finished, outcome, message)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+            """)
+        let started = Date(timeIntervalSinceNow: -outcome.seconds)
+        let formatter = ISO8601DateFormatter()
+        try statement.bind([
+            .text(source.path), .integer(source.size), .integer(source.mtime), .text(file.location),
+            file.feed.map { .text($0) } ?? .null, file.feedDate.map { .text($0) } ?? .null, .text(outcome.table),
+            file.part.map { .integer(Int64($0)) } ?? .null, outcome.exportDate.map { .integer($0) } ?? .null,
+            outcome.mode.map { .text($0) } ?? .null, file.verifiedMD5.map { .text($0) } ?? .null,
+            .integer(Int64(outcome.rows)), .integer(Int64(outcome.rejects)), .integer(Int64(outcome.duplicates)),
+            .integer(outcome.bytes), .text(formatter.string(from: started)), .text(StoreDatabase.now()),
+            .text(outcome.status == .failed ? "failed" : "applied"),
+            (outcome.message ?? (outcome.warnings.isEmpty ? nil : outcome.warnings.joined(separator: "; ")))
+                .map { .text($0) } ?? .null,
+        ])
+        try statement.step()
+    }
+
+    /// Records an applied table inside the caller's transaction, and updates the table summary.
+    func recordApplied(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity,
+                       on connection: SQLiteConnection) throws {
+        var applied = outcome
+        applied.status = .applied
+        try insert(applied, file: file, source: source, on: connection)
+        var rows = Int64(outcome.rows)
+        if outcome.mode != ExportMode.full.rawValue,
+           case .integer(let value) = try connection.scalar("SELECT count(*) FROM \(SQLiteConnection.quote(outcome.table))") {
+            rows = value
+        }
+        let statement = try connection.prepare("""
+            INSERT OR REPLACE INTO epf_tables (table_name, rows, export_date, mode, location, updated)
+            VALUES (?1, ?2, max(?3, coalesce((SELECT export_date FROM epf_tables WHERE table_name = ?1), 0)),
+                    ?4, ?5, ?6)
+            """)
+        try statement.bind([.text(outcome.table), .integer(rows), outcome.exportDate.map { .integer($0) } ?? .null,
+                            outcome.mode.map { .text($0) } ?? .null, .text(outcome.location),
+                            .text(StoreDatabase.now())])
+        try statement.step()
+    }
+
+    /// Records a refused table in its own transaction (best effort: the ledger must not hide the real error).
+    func record(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity) {
+        try? connection.transaction {
+            try insert(outcome, file: file, source: source, on: connection)
+        }
+    }
+}

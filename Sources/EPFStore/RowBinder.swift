@@ -1,0 +1,195 @@
+import EPFFormat
+import Foundation
+
+/// Why a record was not loaded.
+public struct RejectReason: Sendable, Equatable {
+    /// Short machine-readable kind: field-count, invalid-utf8, nul-byte, unterminated, bad-integer, bad-decimal,
+    /// bad-date, empty-key.
+    public let kind: String
+    /// Human-readable detail: the column and the offending value (truncated).
+    public let detail: String
+}
+
+/// Checks the typed values of a record against a schema and binds them to an INSERT statement, without
+/// allocating per field on the good path.
+final class RowBinder {
+    private enum Kind: UInt8 { case integer, decimal, text, datetime }
+    private let kinds: [Kind]
+    private let names: [String]
+    private let keyColumns: Set<Int>
+    private let rejectBadDates: Bool
+    /// Dates that could not be parsed and were stored as NULL.
+    private(set) var nulledDates = 0
+    /// Column index of `export_date`, if present.
+    let exportDateColumn: Int?
+    /// The column count the schema expects from the file.
+    let columnCount: Int
+
+    init(schema: TableSchema, fileColumns: Int, rejectBadDates: Bool) {
+        let fileSchema = schema.columns.prefix(fileColumns)
+        kinds = fileSchema.map { column in
+            switch column.type {
+            case .integer, .boolean: return .integer
+            case .decimal: return .decimal
+            case .text: return .text
+            case .datetime: return .datetime
+            }
+        }
+        names = fileSchema.map(\.name)
+        keyColumns = Set(schema.primaryKey.compactMap { key in fileSchema.firstIndex { $0.name == key } })
+        exportDateColumn = fileSchema.firstIndex { $0.name == "export_date" }
+        self.rejectBadDates = rejectBadDates
+        columnCount = fileSchema.count
+    }
+
+    private static func preview(_ field: UnsafeRawBufferPointer) -> String {
+        let text = String(decoding: field.prefix(40), as: UTF8.self)
+        let visible = text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f
+            ? String(format: "\\x%02x", $0.value) : String($0) }.joined()
+        return field.count > 40 ? visible + "..." : visible
+    }
+
+    /// The record-level problem, if any, as a reject reason.
+    func recordProblem(_ record: EPFRecord) -> RejectReason? {
+        let issues = record.issues
+        if issues.isEmpty { return nil }
+        if issues.contains(.unterminated) {
+            return RejectReason(kind: "unterminated", detail: "the file ends inside this record")
+        }
+        if issues.contains(.fieldCount) {
+            return RejectReason(kind: "field-count",
+                                detail: "\(record.fieldCount) fields, header has \(columnCount) "
+                                    + "(a stray 0x01 inside a value?)")
+        }
+        if issues.contains(.nulByte) { return RejectReason(kind: "nul-byte", detail: "a NUL byte inside the record") }
+        return RejectReason(kind: "invalid-utf8", detail: "bytes that are not UTF-8")
+    }
+
+    /// Validates every field and binds it to `statement` (parameters 1...n in file order). Returns the reason when
+    /// the record must be rejected; then the statement's bindings are incomplete and it must not be stepped.
+    @inline(__always)
+    func bind(_ record: EPFRecord, to statement: SQLiteStatement?) throws -> RejectReason? {
+        if let problem = recordProblem(record) { return problem }
+        for index in 0..<columnCount {
+            let field = record.field(index)
+            let parameter = Int32(index + 1)
+            if field.isEmpty {
+                if keyColumns.contains(index) {
+                    return RejectReason(kind: "empty-key", detail: "primary key column \(names[index]) is empty")
+                }
+                try statement?.bindNull(at: parameter)
+                continue
+            }
+            switch kinds[index] {
+            case .integer:
+                guard let value = EPFValues.integer(field) else {
+                    return RejectReason(kind: "bad-integer",
+                                        detail: "junk in integer column \(names[index]): '\(Self.preview(field))'")
+                }
+                try statement?.bind(value, at: parameter)
+            case .text:
+                if let base = field.baseAddress {
+                    try statement?.bindTextNoCopy(base, count: field.count, at: parameter)
+                }
+            case .decimal:
+                guard EPFValues.decimal(field), let base = field.baseAddress else {
+                    return RejectReason(kind: "bad-decimal",
+                                        detail: "not a decimal in column \(names[index]): '\(Self.preview(field))'")
+                }
+                try statement?.bindTextNoCopy(base, count: field.count, at: parameter)
+            case .datetime:
+                if let normalised = EPFValues.datetime(field) {
+                    try statement?.bind(normalised, at: parameter)
+                } else if rejectBadDates {
+                    return RejectReason(kind: "bad-date",
+                                        detail: "unparseable date in column \(names[index]): '\(Self.preview(field))'")
+                } else {
+                    nulledDates += 1
+                    try statement?.bindNull(at: parameter)
+                }
+            }
+        }
+        return nil
+    }
+
+    /// A hash of the primary key fields of a record, to count duplicate keys inside one file.
+    func keyHash(_ record: EPFRecord, keyIndexes: [Int]) -> Int {
+        var hasher = Hasher()
+        for index in keyIndexes {
+            let field = record.field(index)
+            hasher.combine(field.count)
+            hasher.combine(bytes: field)
+        }
+        return hasher.finalize()
+    }
+}
+
+/// Writes rejected records next to the database, in EPF format: `reason`, `record`, `offset`, `detail`, then the
+/// original record's bytes, and a `#recordsWritten:` footer.
+final class RejectsWriter {
+    let path: String
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private(set) var count = 0
+
+    /// Opens (creating) the rejects file. With `resumeAt`, keeps its first bytes and appends after them.
+    init(path: String, columns: [String], resumeAt: Int64?, resumedCount: Int) throws {
+        self.path = path
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ImportError.io(path: directory, message: "cannot create the rejects directory: \(error)")
+        }
+        if resumeAt == nil || !FileManager.default.fileExists(atPath: path) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+        }
+        guard let handle = FileHandle(forUpdatingAtPath: path) else {
+            throw ImportError.io(path: path, message: "cannot open the rejects file for writing")
+        }
+        self.handle = handle
+        if let resumeAt {
+            try handle.truncate(atOffset: UInt64(resumeAt))
+            try handle.seekToEnd()
+            count = resumedCount
+        } else {
+            try handle.truncate(atOffset: 0)
+            var header = "#reason\u{01}record\u{01}offset\u{01}detail\u{01}" + columns.joined(separator: "\u{01}")
+            header += "\u{02}\n#exportMode:REJECTS\u{02}\n"
+            buffer.append(contentsOf: header.utf8)
+        }
+    }
+
+    func write(_ record: EPFRecord, reason: RejectReason) {
+        count += 1
+        let prefix = "\(reason.kind)\u{01}\(record.number)\u{01}\(record.offset)\u{01}"
+            + reason.detail.replacingOccurrences(of: "\u{01}", with: " ") + "\u{01}"
+        buffer.append(contentsOf: prefix.utf8)
+        buffer.append(contentsOf: record.bytes)
+        buffer.append(contentsOf: [0x02, 0x0A])
+        if buffer.count > 1 << 20 { _ = try? flush() }
+    }
+
+    /// Writes buffered rejects; returns the file's length.
+    @discardableResult
+    func flush() throws -> Int64 {
+        if !buffer.isEmpty {
+            try handle.write(contentsOf: buffer)
+            buffer.removeAll(keepingCapacity: true)
+        }
+        return Int64(try handle.offset())
+    }
+
+    /// Writes the footer and closes.
+    func finish() throws {
+        buffer.append(contentsOf: "#recordsWritten:\(count)\u{02}\n".utf8)
+        try flush()
+        try handle.close()
+    }
+
+    /// Closes without a footer, removing the file when it holds no rejects.
+    func discardIfEmpty() {
+        try? handle.close()
+        if count == 0 { try? FileManager.default.removeItem(atPath: path) }
+    }
+}

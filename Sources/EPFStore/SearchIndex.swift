@@ -1,0 +1,180 @@
+import CSQLite
+
+/// The full-text index `epf_search` over titles and artist/seller names, used by `epf search`.
+///
+/// An FTS5 table with columns `kind` and `id` (unindexed), `title` and `names`, tokenized by
+/// `unicode61 remove_diacritics 2` so case and accents do not matter. Runs of CJK, Kana and Hangul
+/// characters would be one token each for unicode61, so `searchText(_:)` puts a space between such
+/// characters on both sides (index and query): any CJK word is then found as a phrase.
+public enum SearchIndex {
+    /// The entity kinds stored in the index's `kind` column, per source table.
+    public static let kinds = ["software", "ebook", "album", "song", "video", "artist"]
+
+    /// Rebuilds `epf_search` from whichever of application, collection, song, video and artist exist.
+    ///
+    /// Builds `epf_search_new` with one `INSERT ... SELECT` per table, then replaces `epf_search` with it.
+    /// The caller holds the write transaction, so readers see the old index or the new one, never half.
+    /// Throws `SQLiteError` (with the SQL) when a statement fails; the caller's rollback undoes everything.
+    public static func rebuild(_ connection: SQLiteConnection) throws {
+        try connection.registerCJKSpacingFunction()
+        try connection.execute("""
+            DROP TABLE IF EXISTS epf_search_new;
+            CREATE VIRTUAL TABLE epf_search_new USING fts5(kind UNINDEXED, id UNINDEXED, title, names,
+                tokenize = 'unicode61 remove_diacritics 2');
+            """)
+        let hasMediaType = try connection.tableExists("media_type")
+        for statement in insertStatements(hasMediaType: hasMediaType) {
+            guard try connection.tableExists(statement.table) else { continue }
+            try connection.execute(statement.sql)
+        }
+        try connection.execute("""
+            INSERT INTO epf_search_new(epf_search_new) VALUES ('optimize');
+            DROP TABLE IF EXISTS epf_search;
+            ALTER TABLE epf_search_new RENAME TO epf_search;
+            """)
+    }
+
+    private static func insertStatements(hasMediaType: Bool) -> [(table: String, sql: String)] {
+        let prefix = "INSERT INTO epf_search_new(kind, id, title, names) "
+        let collectionKind = hasMediaType
+            ? "CASE WHEN (SELECT m.name FROM media_type m WHERE m.media_type_id = c.media_type_id) LIKE '%book%' "
+                + "THEN 'ebook' ELSE 'album' END"
+            : "'album'"
+        return [
+            ("application", prefix + """
+                SELECT 'software', application_id, epf_cjk(title),
+                    epf_cjk(CASE WHEN seller_name IS NULL OR seller_name = artist_name THEN artist_name
+                                 WHEN artist_name IS NULL THEN seller_name
+                                 ELSE artist_name || ' ' || seller_name END)
+                FROM application
+                """),
+            ("collection", prefix + """
+                SELECT \(collectionKind), c.collection_id, epf_cjk(c.name), epf_cjk(c.artist_display_name)
+                FROM collection c
+                """),
+            ("song", prefix + """
+                SELECT 'song', song_id, epf_cjk(name), epf_cjk(artist_display_name) FROM song
+                """),
+            ("video", prefix + """
+                SELECT 'video', video_id, epf_cjk(name), epf_cjk(artist_display_name) FROM video
+                """),
+            ("artist", prefix + "SELECT 'artist', artist_id, epf_cjk(name), NULL FROM artist"),
+        ]
+    }
+
+    /// Puts a space between consecutive CJK ideographs, Kana and Hangul characters; other text is unchanged.
+    ///
+    /// "東京タワー" becomes "東 京 タ ワ ー", so each character is a token and the word is a phrase.
+    public static func searchText(_ text: String) -> String {
+        var text = text
+        return text.withUTF8 { utf8 in
+            guard let spaced = spaceCJK(UnsafeRawBufferPointer(utf8)) else { return String(decoding: utf8, as: UTF8.self) }
+            return String(decoding: spaced, as: UTF8.self)
+        }
+    }
+
+    /// Whether a Unicode scalar value is a CJK ideograph, Kana, Bopomofo or Hangul character.
+    @inline(__always)
+    static func isCJK(_ scalar: UInt32) -> Bool {
+        switch scalar {
+        case 0x1100...0x11FF, 0x2E80...0x2FDF, 0x3040...0x30FF, 0x3100...0x31FF, 0x3400...0x4DBF,
+             0x4E00...0x9FFF, 0xA960...0xA97F, 0xAC00...0xD7FF, 0xF900...0xFAFF, 0xFF66...0xFF9F,
+             0x20000...0x3FFFF:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The spaced bytes, or nil when the text holds no two adjacent CJK characters (the common case).
+    static func spaceCJK(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        // Every CJK scalar starts with a lead byte of 0xE1 or more (U+1100 is E1 84 80).
+        guard bytes.contains(where: { $0 >= 0xE1 }) else { return nil }
+        var output: [UInt8] = []
+        var changed = false
+        output.reserveCapacity(bytes.count + bytes.count / 2)
+        var index = 0
+        var previousCJK = false
+        while index < bytes.count {
+            let lead = bytes[index]
+            var length = 1
+            var scalar = UInt32(lead)
+            if lead >= 0xF0, index + 3 < bytes.count {
+                length = 4
+                scalar = (UInt32(lead & 0x07) << 18) | (UInt32(bytes[index + 1] & 0x3F) << 12)
+                    | (UInt32(bytes[index + 2] & 0x3F) << 6) | UInt32(bytes[index + 3] & 0x3F)
+            } else if lead >= 0xE0, index + 2 < bytes.count {
+                length = 3
+                scalar = (UInt32(lead & 0x0F) << 12) | (UInt32(bytes[index + 1] & 0x3F) << 6)
+                    | UInt32(bytes[index + 2] & 0x3F)
+            } else if lead >= 0xC0, index + 1 < bytes.count {
+                length = 2
+                scalar = (UInt32(lead & 0x1F) << 6) | UInt32(bytes[index + 1] & 0x3F)
+            }
+            let cjk = isCJK(scalar)
+            if cjk && previousCJK {
+                output.append(0x20)
+                changed = true
+            }
+            previousCJK = cjk
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<min(index + length, bytes.count)]))
+            index += length
+        }
+        return changed ? output : nil
+    }
+}
+
+/// The SQL function `epf_cjk(text)`: `SearchIndex.searchText` for use inside `INSERT ... SELECT`.
+private func cjkSpacingFunction(_ context: OpaquePointer?, _ count: Int32,
+                                _ values: UnsafeMutablePointer<OpaquePointer?>?) {
+    guard count == 1, let value = values?[0] else { return sqlite3_result_null(context) }
+    guard sqlite3_value_type(value) != SQLITE_NULL, let text = sqlite3_value_text(value) else {
+        return sqlite3_result_null(context)
+    }
+    let length = Int(sqlite3_value_bytes(value))
+    guard let spaced = SearchIndex.spaceCJK(UnsafeRawBufferPointer(start: text, count: length)) else {
+        return sqlite3_result_value(context, value)
+    }
+    spaced.withUnsafeBufferPointer { buffer in
+        buffer.withMemoryRebound(to: CChar.self) { chars in
+            sqlite3_result_text64(context, chars.baseAddress, UInt64(chars.count), sqliteTransient,
+                                  UInt8(SQLITE_UTF8))
+        }
+    }
+}
+
+extension SQLiteConnection {
+    /// Registers `epf_cjk(text)` on this connection (deterministic, innocuous). Calling it again replaces it.
+    ///
+    /// The corresponding C function is `sqlite3_create_function_v2(3)`.
+    public func registerCJKSpacingFunction() throws {
+        let rc = sqlite3_create_function_v2(handle, "epf_cjk", 1,
+                                            SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                            nil, cjkSpacingFunction, nil, nil, nil)
+        if rc != SQLITE_OK { throw error(rc, sql: "sqlite3_create_function_v2(epf_cjk)") }
+    }
+
+    /// Splits off the first SQL statement of `sql`: its text (empty when `sql` holds only whitespace or
+    /// comments) and the text after it.
+    ///
+    /// Lets callers refuse input holding more than one statement. The corresponding C function is
+    /// `sqlite3_prepare_v2(3)` with its tail pointer. Throws `SQLiteError` with the SQL on a syntax error.
+    public func splitFirstStatement(_ sql: String) throws -> (first: String, rest: String) {
+        var utf8 = Array(sql.utf8)
+        utf8.append(0)
+        return try utf8.withUnsafeBufferPointer { buffer -> (String, String) in
+            guard let base = buffer.baseAddress else { return ("", "") }
+            return try base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
+                var statement: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let rc = sqlite3_prepare_v2(handle, chars, Int32(buffer.count - 1), &statement, &tail)
+                defer { sqlite3_finalize(statement) }
+                guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
+                let consumed = tail.map { $0 - chars } ?? buffer.count - 1
+                let rest = String(decoding: buffer[consumed..<(buffer.count - 1)], as: UTF8.self)
+                guard statement != nil else { return ("", rest) }
+                return (String(decoding: buffer[0..<consumed], as: UTF8.self), rest)
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import CSQLite
+import Foundation
+
+/// Opening the database for the importer and the bookkeeping tables it keeps beside the EPF tables.
+///
+/// The database runs in WAL mode so that readers (`epf lookup`, `epf serve`) keep reading the previous data while
+/// an import writes, and see a replaced table only when its swap transaction commits.
+public enum StoreDatabase {
+    /// Bookkeeping tables, all named `epf_*`.
+    static let bookkeepingSchema = """
+    CREATE TABLE IF NOT EXISTS epf_ledger (
+        id INTEGER PRIMARY KEY,
+        source TEXT NOT NULL,
+        source_size INTEGER,
+        source_mtime INTEGER,
+        location TEXT NOT NULL,
+        feed TEXT,
+        feed_date TEXT,
+        table_name TEXT NOT NULL,
+        part INTEGER,
+        export_date INTEGER,
+        mode TEXT,
+        md5 TEXT,
+        rows INTEGER,
+        rejects INTEGER,
+        duplicates INTEGER,
+        bytes INTEGER,
+        started TEXT,
+        finished TEXT,
+        outcome TEXT NOT NULL,
+        message TEXT
+    );
+    CREATE INDEX IF NOT EXISTS epf_ledger_source ON epf_ledger(source, outcome);
+    CREATE TABLE IF NOT EXISTS epf_sources (
+        source TEXT PRIMARY KEY,
+        size INTEGER,
+        mtime INTEGER,
+        md5 TEXT,
+        feed_date TEXT,
+        finished TEXT,
+        outcome TEXT
+    );
+    CREATE TABLE IF NOT EXISTS epf_tables (
+        table_name TEXT PRIMARY KEY,
+        rows INTEGER,
+        export_date INTEGER,
+        mode TEXT,
+        location TEXT,
+        updated TEXT
+    );
+    CREATE TABLE IF NOT EXISTS epf_progress (
+        staging TEXT PRIMARY KEY,
+        table_name TEXT,
+        source TEXT,
+        source_size INTEGER,
+        source_mtime INTEGER,
+        part INTEGER,
+        location TEXT,
+        records_done INTEGER,
+        rows INTEGER,
+        rejects INTEGER,
+        duplicates INTEGER,
+        rejects_bytes INTEGER,
+        export_date INTEGER,
+        updated TEXT
+    );
+    """
+
+    /// Opens (creating if needed) the database for writing, in WAL mode, with the bookkeeping tables.
+    /// Throws `SQLiteError` when the file is not a database or cannot be written.
+    public static func openForWriting(_ path: String, cacheMegabytes: Int = 64) throws -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, mode: .readWriteCreate, busyTimeoutMilliseconds: 10_000)
+        try connection.execute("PRAGMA journal_mode = WAL")
+        try connection.execute("PRAGMA synchronous = NORMAL")
+        try connection.execute("PRAGMA cache_size = -\(cacheMegabytes * 1024)")
+        try connection.execute("PRAGMA temp_store = FILE")
+        try connection.execute("PRAGMA wal_autocheckpoint = 4000")
+        try connection.execute("PRAGMA journal_size_limit = 67108864")
+        try connection.execute(bookkeepingSchema)
+        return connection
+    }
+
+    /// ISO-8601 UTC timestamp for bookkeeping rows.
+    static func now() -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: Date())
+    }
+}
+
+/// An exclusive lock held for the whole import, on `<database>.lock`, so two imports never write at once.
+/// The kernel releases it when the process dies, even by `kill -9`.
+public final class ImportLock {
+    private let descriptor: Int32
+    /// The lock file's path.
+    public let path: String
+
+    /// Takes the lock without waiting. Throws `ImportError.locked` when another process holds it.
+    /// The corresponding C calls are `open(2)` and `flock(2)`.
+    public init(databasePath: String) throws {
+        path = databasePath + ".lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw ImportError.io(path: path, message: String(cString: strerror(errno))) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            close(fd)
+            if code == EWOULDBLOCK {
+                throw ImportError.locked(database: databasePath, lockFile: path)
+            }
+            throw ImportError.io(path: path, message: String(cString: strerror(code)))
+        }
+        descriptor = fd
+        let pid = "\(getpid())\n"
+        _ = ftruncate(fd, 0)
+        _ = pid.withCString { write(fd, $0, strlen($0)) }
+    }
+
+    deinit {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+}
+
+/// Errors of the import as a whole (per-table data problems are outcomes, not errors).
+public enum ImportError: Error, CustomStringConvertible, Equatable {
+    /// Another import holds the lock.
+    case locked(database: String, lockFile: String)
+    /// A file could not be opened or written.
+    case io(path: String, message: String)
+    /// An input path does not exist.
+    case missingInput(path: String)
+    /// A bad option value.
+    case badOption(String)
+
+    public var description: String {
+        switch self {
+        case .locked(let database, let lockFile):
+            return "another import is running on \(database) (lock \(lockFile) is held); try again when it ends"
+        case .io(let path, let message):
+            return "\(path): \(message)"
+        case .missingInput(let path):
+            return "\(path): no such file or directory"
+        case .badOption(let message):
+            return message
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import EPFFormat
+import Foundation
+
+/// What the database holds: tables with row counts and export dates, the last imports, the file size.
+public struct StoreStatus: Sendable, Codable {
+    /// One EPF table.
+    public struct Table: Sendable, Codable {
+        public var name: String
+        public var rows: Int64
+        public var exportDate: Int64?
+        public var mode: String?
+        public var updated: String?
+    }
+
+    /// One ledger row.
+    public struct Import: Sendable, Codable {
+        public var table: String
+        public var location: String
+        public var mode: String?
+        public var exportDate: Int64?
+        public var rows: Int64
+        public var rejects: Int64
+        public var duplicates: Int64
+        public var finished: String?
+        public var outcome: String
+        public var message: String?
+    }
+
+    public var database: String
+    public var sizeBytes: Int64
+    public var tables: [Table]
+    public var lastImports: [Import]
+    /// The newest export date over all tables (ms since 1970).
+    public var exportDate: Int64? { tables.compactMap(\.exportDate).max() }
+
+    /// Reads the status through any connection (read-only is enough). Tables without bookkeeping rows (made by an
+    /// older version or by hand) are counted directly.
+    public static func read(_ connection: SQLiteConnection, databasePath: String, lastImports: Int = 10) throws
+        -> StoreStatus {
+        var size: Int64 = 0
+        for suffix in ["", "-wal"] {
+            if let attributes = try? FileManager.default.attributesOfItem(atPath: databasePath + suffix),
+               let bytes = attributes[.size] as? NSNumber {
+                size += bytes.int64Value
+            }
+        }
+        var tables: [Table] = []
+        let hasBookkeeping = try connection.tableExists("epf_tables")
+        var known = Set<String>()
+        if hasBookkeeping {
+            let statement = try connection.prepare(
+                "SELECT table_name, rows, export_date, mode, updated FROM epf_tables ORDER BY table_name")
+            while try statement.step() {
+                let name = statement.text(at: 0) ?? ""
+                guard try connection.tableExists(name) else { continue }
+                known.insert(name)
+                tables.append(Table(name: name, rows: statement.int64(at: 1) ?? 0, exportDate: statement.int64(at: 2),
+                                    mode: statement.text(at: 3), updated: statement.text(at: 4)))
+            }
+        }
+        let others = try connection.query("""
+            SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'epf\\_%' ESCAPE '\\'
+            AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name
+            """)
+        for row in others {
+            guard case .text(let name) = row.first, !known.contains(name) else { continue }
+            let count = try connection.scalar("SELECT count(*) FROM \(SQLiteConnection.quote(name))")
+            var rows: Int64 = 0
+            if case .integer(let value) = count { rows = value }
+            tables.append(Table(name: name, rows: rows, exportDate: nil, mode: nil, updated: nil))
+        }
+        tables.sort { $0.name < $1.name }
+        var imports: [Import] = []
+        if try connection.tableExists("epf_ledger") {
+            let statement = try connection.prepare("""
+                SELECT table_name, location, mode, export_date, rows, rejects, duplicates, finished, outcome, message
+                FROM epf_ledger ORDER BY id DESC LIMIT ?1
+                """)
+            try statement.bind(.integer(Int64(lastImports)), at: 1)
+            while try statement.step() {
+                imports.append(Import(table: statement.text(at: 0) ?? "", location: statement.text(at: 1) ?? "",
+                                      mode: statement.text(at: 2), exportDate: statement.int64(at: 3),
+                                      rows: statement.int64(at: 4) ?? 0, rejects: statement.int64(at: 5) ?? 0,
+                                      duplicates: statement.int64(at: 6) ?? 0, finished: statement.text(at: 7),
+                                      outcome: statement.text(at: 8) ?? "", message: statement.text(at: 9)))
+            }
+        }
+        return StoreStatus(database: databasePath, sizeBytes: size, tables: tables, lastImports: imports)
+    }
+}

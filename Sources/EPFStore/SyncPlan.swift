@@ -1,0 +1,65 @@
+import EPFFormat
+import Foundation
+
+/// What `epf sync` will apply from a local mirror of Apple's EPF tree.
+///
+/// The mirror holds dated full exports, either as directories named `YYYYMMDD/` (holding `itunesYYYYMMDD.tbz`,
+/// `pricingYYYYMMDD/`, ...) or as feed entries named `<feed>YYYYMMDD` directly in the root; incrementals sit
+/// below in `incremental/YYYYMMDD/`, either inside the full's directory or in the root. Only the newest full
+/// and the incrementals dated after it matter: incrementals are cumulative since their full.
+public struct SyncPlan: Sendable {
+    /// The date of the newest full export, `YYYYMMDD`.
+    public var fullDate: String
+    /// The paths of the newest full export (one directory, or several feed entries).
+    public var fullPaths: [String]
+    /// Incremental exports after the full, oldest first.
+    public var incrementals: [(date: String, paths: [String])]
+
+    /// Every path in the order to apply them.
+    public var orderedPaths: [String] { fullPaths + incrementals.flatMap(\.paths) }
+
+    /// Reads the mirror at `root`. Throws `ImportError.missingInput` when the root is missing and
+    /// `ImportError.badOption` when it holds no dated full export.
+    public static func read(root: String) throws -> SyncPlan {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ImportError.missingInput(path: root)
+        }
+        let groups = datedEntries(in: root)
+        guard let newest = groups.keys.max(), let fullPaths = groups[newest] else {
+            throw ImportError.badOption("\(root): no dated full export (YYYYMMDD/ or itunesYYYYMMDD) found")
+        }
+        var incrementals: [String: [String]] = [:]
+        var incrementalRoots = [(root as NSString).appendingPathComponent("incremental")]
+        for path in fullPaths where isDirectoryPath(path) {
+            incrementalRoots.append((path as NSString).appendingPathComponent("incremental"))
+        }
+        for incrementalRoot in incrementalRoots where isDirectoryPath(incrementalRoot) {
+            for (date, paths) in datedEntries(in: incrementalRoot) where date > newest {
+                incrementals[date, default: []] += paths
+            }
+        }
+        return SyncPlan(fullDate: newest, fullPaths: fullPaths.sorted(),
+                        incrementals: incrementals.keys.sorted().map { ($0, (incrementals[$0] ?? []).sorted()) })
+    }
+
+    static func isDirectoryPath(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    /// Entries of a directory grouped by their date: `YYYYMMDD` directories, and `<feed>YYYYMMDD[.tbz]` entries.
+    static func datedEntries(in directory: String) -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where !name.hasPrefix(".") && !name.hasSuffix(".md5") && !name.hasSuffix(".partial") {
+            let path = (directory as NSString).appendingPathComponent(name)
+            if name.count == 8, name.allSatisfy({ $0.isASCII && $0.isNumber }), isDirectoryPath(path) {
+                result[name, default: []].append(path)
+            } else if let feed = FeedInput.feedAndDate(in: name) {
+                result[feed.date, default: []].append(path)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,418 @@
+import EPFFormat
+import Foundation
+
+/// Identity of an input file on disk, used by the ledger and by resume.
+struct SourceIdentity: Equatable {
+    var path: String
+    var size: Int64
+    var mtime: Int64
+
+    init(path: String) {
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        self.path = absolute
+        var info = stat()
+        if stat(absolute, &info) == 0 {
+            size = Int64(info.st_size)
+            mtime = Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec / 1_000_000)
+        } else {
+            size = -1
+            mtime = -1
+        }
+    }
+}
+
+/// Loads one table (all its parts) from EPF records into SQLite.
+///
+/// FULL: rows go into a staging table, committed every `checkpointRecords` with a progress row so a killed load
+/// resumes; indexes are built after loading; then one short transaction renames the old table away and the staging
+/// table into place, so readers see the whole old table or the whole new one.
+/// INCREMENTAL: rows are upserted by primary key inside one transaction that commits only when the file verifies,
+/// never replacing a row with one from an older `export_date`.
+final class TableLoad {
+    let connection: SQLiteConnection?
+    let options: ImportOptions
+    let file: TableFile
+    let source: SourceIdentity
+    let mode: ExportMode
+    let progress: ((ImportProgress) -> Void)?
+    let rejectsPath: String
+    private(set) var outcome: TableOutcome
+    private var schema: TableSchema
+    private var binder: RowBinder
+    private let started = Date()
+    private var staging: String { "epf_staging_\(schema.name)" }
+    private var statement: SQLiteStatement?
+    private var rejects: RejectsWriter?
+    private var resume: (part: Int, records: Int)?
+    private var seenKeys = Set<Int>()
+    private var keyIndexes: [Int] = []
+    private var fileColumns: [String]
+    private var failed = false
+    private var attempts = 0
+
+    var table: String { schema.name }
+
+    init(connection: SQLiteConnection?, options: ImportOptions, file: TableFile, header: EPFHeader,
+         source: SourceIdentity, rejectsDirectory: String, progress: ((ImportProgress) -> Void)?) throws {
+        self.connection = connection
+        self.options = options
+        self.file = file
+        self.source = source
+        self.progress = progress
+        mode = header.exportMode ?? .full
+        schema = KnownSchemas.resolve(table: file.table, header: header)
+        fileColumns = header.columns
+        binder = RowBinder(schema: schema, fileColumns: header.columns.count, rejectBadDates: options.rejectBadDates)
+        var name = file.table
+        if let feed = file.feed, let date = file.feedDate { name = "\(feed)\(date)-\(file.table)" }
+        rejectsPath = (rejectsDirectory as NSString).appendingPathComponent(name + ".rejects")
+        outcome = TableOutcome(table: file.table, location: file.location, status: .applied)
+        outcome.feed = file.feed
+        outcome.feedDate = file.feedDate
+        outcome.mode = mode.rawValue
+        outcome.parts = 0
+        outcome.warnings = schema.corrections
+        if header.exportMode == nil {
+            outcome.warnings.append(header.unknownExportMode.map { "unknown #exportMode '\($0)'; loading as FULL" }
+                                    ?? "no #exportMode; loading as FULL")
+        }
+        keyIndexes = schema.primaryKey.compactMap { schema.index(of: $0) }
+        if let connection, !options.dryRun {
+            try prepare(connection)
+        }
+    }
+
+    // MARK: - Preparing the target
+
+    private func quoted(_ name: String) -> String { SQLiteConnection.quote(name) }
+
+    private func existingColumns(_ connection: SQLiteConnection, _ table: String) throws -> [String] {
+        try connection.query("SELECT name FROM pragma_table_info(?1)", [.text(table)]).compactMap { row in
+            if case .text(let name) = row.first { return name }
+            return nil
+        }
+    }
+
+    private func createTableSQL(_ name: String, extraColumns: [String]) -> String {
+        var definitions: [String] = schema.columns.map { column in
+            var text = "\(quoted(column.name)) \(column.sqliteType)"
+            if schema.hasIntegerRowidKey && column.name == schema.primaryKey[0] { text += " PRIMARY KEY" }
+            return text
+        }
+        definitions += extraColumns.map { "\(quoted($0))" }
+        return "CREATE TABLE \(quoted(name)) (\(definitions.joined(separator: ", ")))"
+    }
+
+    private func indexToken() -> String {
+        String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36) + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+    }
+
+    private func prepare(_ connection: SQLiteConnection) throws {
+        switch mode {
+        case .full: try prepareFull(connection)
+        case .incremental: try prepareIncremental(connection)
+        }
+    }
+
+    private func prepareFull(_ connection: SQLiteConnection) throws {
+        let progressRows = try connection.query(
+            "SELECT source, source_size, source_mtime, part, records_done, rows, rejects, duplicates, rejects_bytes "
+            + "FROM epf_progress WHERE staging = ?1", [.text(staging)])
+        var resumeRejectsBytes: Int64?
+        if let row = progressRows.first, try connection.tableExists(staging),
+           row[0] == .text(source.path), row[1] == .integer(source.size), row[2] == .integer(source.mtime),
+           case .integer(let part) = row[3], case .integer(let done) = row[4] {
+            resume = (Int(part), Int(done))
+            if case .integer(let value) = row[5] { attempts = Int(value) }
+            if case .integer(let value) = row[6] { outcome.rejects = Int(value) }
+            if case .integer(let value) = row[8] { resumeRejectsBytes = value }
+            outcome.warnings.append("resuming an interrupted load after \(done) records of part \(part)")
+        } else {
+            try connection.execute("DROP TABLE IF EXISTS \(quoted(staging))")
+            try connection.execute("DELETE FROM epf_progress WHERE staging = \(sqlLiteral(staging))")
+            // Never drop a column silently: columns of the current table missing from the new file stay (NULL).
+            var kept: [String] = []
+            if try connection.tableExists(schema.name) {
+                let fileNames = Set(schema.columns.map(\.name))
+                kept = try existingColumns(connection, schema.name).filter { !fileNames.contains($0) }
+                if !kept.isEmpty {
+                    outcome.warnings.append("columns no longer in the feed kept as NULL: \(kept.joined(separator: ", "))")
+                }
+            }
+            try connection.execute(createTableSQL(staging, extraColumns: kept))
+        }
+        rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: resumeRejectsBytes,
+                                    resumedCount: outcome.rejects)
+        let columns = schema.columns.prefix(binder.columnCount).map { quoted($0.name) }
+        let placeholders = (1...max(1, columns.count)).map { "?\($0)" }
+        let verb = schema.hasIntegerRowidKey ? "INSERT OR REPLACE" : "INSERT"
+        statement = try connection.prepare("\(verb) INTO \(quoted(staging)) (\(columns.joined(separator: ", "))) "
+                                           + "VALUES (\(placeholders.prefix(columns.count).joined(separator: ", ")))")
+        try connection.execute("BEGIN IMMEDIATE")
+    }
+
+    private func prepareIncremental(_ connection: SQLiteConnection) throws {
+        if try !connection.tableExists(schema.name) {
+            outcome.warnings.append("incremental for a table that does not exist yet: created \(schema.name)")
+            try connection.execute(createTableSQL(schema.name, extraColumns: []))
+            try createIndexes(connection, on: schema.name)
+        } else {
+            let existing = Set(try existingColumns(connection, schema.name))
+            for column in schema.columns where !existing.contains(column.name) {
+                try connection.execute("ALTER TABLE \(quoted(schema.name)) ADD COLUMN \(quoted(column.name)) "
+                                       + column.sqliteType)
+                outcome.warnings.append("new column \(column.name) added to \(schema.name)")
+            }
+            if !schema.hasIntegerRowidKey && !keyIndexes.isEmpty {
+                let name = "\(schema.name)__pk"
+                let hasUnique = try connection.scalar("""
+                    SELECT 1 FROM pragma_index_list(?1) AS l
+                    WHERE l."unique" = 1 AND (SELECT group_concat(name, ',') FROM pragma_index_info(l.name)) = ?2
+                    """, [.text(schema.name), .text(schema.primaryKey.joined(separator: ","))]) != nil
+                if !hasUnique {
+                    try connection.execute("CREATE UNIQUE INDEX IF NOT EXISTS \(quoted(name)) ON "
+                                           + "\(quoted(schema.name)) (\(schema.primaryKey.map(quoted).joined(separator: ", ")))")
+                }
+            }
+        }
+        rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: nil, resumedCount: 0)
+        let fileColumnsInSchema = schema.columns.prefix(binder.columnCount)
+        let columns = fileColumnsInSchema.map { quoted($0.name) }
+        let placeholders = (1...max(1, columns.count)).map { "?\($0)" }
+        var sql = "INSERT INTO \(quoted(schema.name)) (\(columns.joined(separator: ", "))) "
+            + "VALUES (\(placeholders.prefix(columns.count).joined(separator: ", ")))"
+        if !keyIndexes.isEmpty {
+            let keys = Set(schema.primaryKey)
+            let updates = fileColumnsInSchema.filter { !keys.contains($0.name) }
+                .map { "\(quoted($0.name)) = excluded.\(quoted($0.name))" }
+            let conflict = "ON CONFLICT (\(schema.primaryKey.map(quoted).joined(separator: ", ")))"
+            if updates.isEmpty {
+                sql += " \(conflict) DO NOTHING"
+            } else {
+                sql += " \(conflict) DO UPDATE SET \(updates.joined(separator: ", "))"
+                if binder.exportDateColumn != nil {
+                    let target = quoted(schema.name)
+                    sql += " WHERE excluded.export_date >= \(target).export_date OR \(target).export_date IS NULL"
+                }
+            }
+        }
+        statement = try connection.prepare(sql)
+        try connection.execute("BEGIN IMMEDIATE")
+    }
+
+    private func sqlLiteral(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
+    private func createIndexes(_ connection: SQLiteConnection, on target: String) throws {
+        let token = indexToken()
+        if !schema.hasIntegerRowidKey && !keyIndexes.isEmpty {
+            try connection.execute("CREATE UNIQUE INDEX \(quoted("\(schema.name)__pk__\(token)")) ON \(quoted(target)) "
+                                   + "(\(schema.primaryKey.map(quoted).joined(separator: ", ")))")
+        }
+        for columns in KnownSchemas.indexes(for: schema) {
+            let name = "\(schema.name)__\(columns.joined(separator: "_"))__\(token)"
+            try connection.execute("CREATE INDEX \(quoted(name)) ON \(quoted(target)) "
+                                   + "(\(columns.map(quoted).joined(separator: ", ")))")
+        }
+    }
+
+    // MARK: - Loading a part
+
+    /// Loads the records of one part. Problems of the data are recorded in the outcome; thrown errors are I/O,
+    /// corrupt compression or SQLite failures, which the caller turns into a failed outcome.
+    func load(_ reader: EPFTableReader, part: TableFile) throws {
+        outcome.parts += 1
+        if outcome.parts > 1 && reader.header.columns != fileColumns {
+            throw LoadFailure("part \(part.location) has different columns than the first part")
+        }
+        let partNumber = part.part ?? 0
+        var skipRecords = 0
+        if let resume {
+            if partNumber < resume.part {
+                // Loaded completely before the interruption.
+                return
+            }
+            if partNumber == resume.part { skipRecords = resume.records }
+        }
+        let checkpointEvery = max(1, options.checkpointRecords)
+        var sinceCheckpoint = 0
+        var lastReport = Date()
+        var partRecords = 0
+        let statement = self.statement
+        let isFull = mode == .full
+        let countKeys = !isFull && !keyIndexes.isEmpty
+        let summary = try reader.forEachRecord { record in
+            partRecords = record.number
+            if record.number <= skipRecords {
+                outcome.resumedRecords += 1
+                return
+            }
+            if outcome.exportDate == nil, let column = binder.exportDateColumn, record.issues.isEmpty {
+                outcome.exportDate = EPFValues.integer(record.field(column))
+            }
+            if let reason = try binder.bind(record, to: statement) {
+                rejects?.write(record, reason: reason)
+                outcome.rejects += 1
+            } else {
+                if countKeys {
+                    let (inserted, _) = seenKeys.insert(binder.keyHash(record, keyIndexes: keyIndexes))
+                    if !inserted { outcome.duplicates += 1 }
+                }
+                if let statement {
+                    try statement.step()
+                    statement.reset()
+                }
+                attempts += 1
+            }
+            sinceCheckpoint += 1
+            if sinceCheckpoint >= checkpointEvery {
+                sinceCheckpoint = 0
+                if isFull, let connection, !options.dryRun {
+                    try checkpoint(connection, part: partNumber, recordsDone: record.number)
+                }
+                if Date().timeIntervalSince(lastReport) >= 0.5 {
+                    lastReport = Date()
+                    report(reader, records: record.number, finished: false)
+                }
+            } else if sinceCheckpoint & 0x3fff == 0 && Date().timeIntervalSince(lastReport) >= 0.5 {
+                lastReport = Date()
+                report(reader, records: record.number, finished: false)
+            }
+        }
+        outcome.records += summary.records
+        outcome.bytes += summary.bytes
+        outcome.nulledDates = binder.nulledDates
+        _ = partRecords
+        if summary.truncated {
+            failed = true
+            outcome.message = "\(part.location): truncated: no #recordsWritten footer; the file ends at byte "
+                + "\(summary.bytes) after \(summary.records) records"
+        } else if summary.countMismatch {
+            let text = "\(part.location): #recordsWritten says \(summary.declaredRecords ?? 0) but "
+                + "\(summary.records) records were read (file ends at byte \(summary.bytes))"
+            if options.allowCountMismatch {
+                outcome.warnings.append(text + "; accepted (--allow-count-mismatch)")
+            } else {
+                failed = true
+                outcome.message = text + "; use --allow-count-mismatch to accept it"
+            }
+        }
+        report(reader, records: summary.records, finished: true)
+    }
+
+    private func report(_ reader: EPFTableReader, records: Int, finished: Bool) {
+        guard let progress else { return }
+        let position: (read: Int64, total: Int64) = reader.inputPosition?() ?? (0, 0)
+        progress(ImportProgress(table: schema.name, location: file.location, records: records,
+                                bytes: outcome.bytes, inputRead: position.read, inputTotal: position.total,
+                                elapsed: Date().timeIntervalSince(started), finished: finished))
+    }
+
+    private func checkpoint(_ connection: SQLiteConnection, part: Int, recordsDone: Int) throws {
+        let rejectsBytes = try rejects?.flush() ?? 0
+        let update = try connection.prepare("""
+            INSERT OR REPLACE INTO epf_progress (staging, table_name, source, source_size, source_mtime, part,
+                location, records_done, rows, rejects, duplicates, rejects_bytes, export_date, updated)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+            """)
+        try update.bind([.text(staging), .text(schema.name), .text(source.path), .integer(source.size),
+                         .integer(source.mtime), .integer(Int64(part)), .text(file.location),
+                         .integer(Int64(recordsDone)), .integer(Int64(attempts)), .integer(Int64(outcome.rejects)),
+                         .integer(0), .integer(rejectsBytes), outcome.exportDate.map { .integer($0) } ?? .null,
+                         .text(StoreDatabase.now())])
+        try update.step()
+        try connection.execute("COMMIT")
+        try connection.execute("BEGIN IMMEDIATE")
+    }
+
+    // MARK: - Finishing
+
+    /// Verifies and makes the table visible (or keeps the old data). Returns the final outcome.
+    func finish(ledger: Ledger?) -> TableOutcome {
+        statement = nil
+        outcome.seconds = Date().timeIntervalSince(started)
+        if outcome.rejects > options.maxRejects && !failed {
+            failed = true
+            outcome.message = "\(outcome.rejects) rejected records exceed --max-rejects \(options.maxRejects); "
+                + "see \(rejectsPath)"
+        }
+        if outcome.rejects > 0 { outcome.rejectsFile = rejectsPath }
+        if options.dryRun || connection == nil {
+            outcome.status = failed ? .failed : .validated
+            outcome.rows = attempts
+            return outcome
+        }
+        guard let connection else { return outcome }
+        do {
+            if failed {
+                throw LoadFailure(outcome.message ?? "verification failed")
+            }
+            try rejects?.finish()
+            if outcome.rejects == 0 { try? FileManager.default.removeItem(atPath: rejectsPath) }
+            switch mode {
+            case .full: try finishFull(connection, ledger: ledger)
+            case .incremental: try finishIncremental(connection, ledger: ledger)
+            }
+            outcome.status = .applied
+        } catch {
+            abort()
+            outcome.status = .failed
+            if outcome.message == nil || !(error is LoadFailure) { outcome.message = "\(error)" }
+            ledger?.record(outcome, file: file, source: source)
+        }
+        outcome.seconds = Date().timeIntervalSince(started)
+        return outcome
+    }
+
+    private func finishFull(_ connection: SQLiteConnection, ledger: Ledger?) throws {
+        // Duplicates of composite keys: the later row wins, the earlier ones are counted and removed.
+        if !schema.hasIntegerRowidKey && !keyIndexes.isEmpty {
+            let keys = schema.primaryKey.map(quoted).joined(separator: ", ")
+            try connection.execute("DELETE FROM \(quoted(staging)) WHERE rowid NOT IN "
+                                   + "(SELECT max(rowid) FROM \(quoted(staging)) GROUP BY \(keys))")
+            outcome.duplicates = Int(connection.changes)
+        }
+        try createIndexes(connection, on: staging)
+        let count = try connection.scalar("SELECT count(*) FROM \(quoted(staging))")
+        if case .integer(let rows) = count { outcome.rows = Int(rows) }
+        if schema.hasIntegerRowidKey { outcome.duplicates = max(0, attempts - outcome.rows) }
+        try connection.execute("COMMIT")
+        // The swap: one short transaction.
+        let retired = "epf_retired_\(schema.name)"
+        try connection.transaction {
+            try connection.execute("DROP TABLE IF EXISTS \(quoted(retired))")
+            if try connection.tableExists(schema.name) {
+                try connection.execute("ALTER TABLE \(quoted(schema.name)) RENAME TO \(quoted(retired))")
+            }
+            try connection.execute("ALTER TABLE \(quoted(staging)) RENAME TO \(quoted(schema.name))")
+            try connection.execute("DELETE FROM epf_progress WHERE staging = \(sqlLiteral(staging))")
+            try ledger?.recordApplied(outcome, file: file, source: source, on: connection)
+        }
+        try connection.execute("DROP TABLE IF EXISTS \(quoted(retired))")
+    }
+
+    private func finishIncremental(_ connection: SQLiteConnection, ledger: Ledger?) throws {
+        outcome.rows = attempts
+        try ledger?.recordApplied(outcome, file: file, source: source, on: connection)
+        try connection.execute("COMMIT")
+    }
+
+    /// Rolls back and, for a full load, drops the staging table: the previous data stays untouched.
+    func abort() {
+        statement = nil
+        rejects?.discardIfEmpty()
+        guard let connection, !options.dryRun else { return }
+        try? connection.execute("ROLLBACK")
+        if mode == .full {
+            try? connection.execute("DROP TABLE IF EXISTS \(quoted(staging))")
+            try? connection.execute("DELETE FROM epf_progress WHERE staging = \(sqlLiteral(staging))")
+        }
+    }
+}
+
+/// A table could not be applied for a reason the outcome message explains.
+struct LoadFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}

@@ -1,0 +1,73 @@
+import EPFQuery
+
+/// `epf genres`: the genre tree, or the apps of one genre with their popularity rank.
+enum GenresCommand: Command {
+    static let name = "genres"
+    static let summary = "The genre tree, or the apps of one genre ranked by popularity"
+    static let help = """
+    USAGE: epf genres [GENRE_ID] [--country CC] [--limit N] [--json] [--db FILE]
+
+    Without GENRE_ID: every genre, indented under its parent. With GENRE_ID: the genre's apps, ranked
+    by the popularity feed (application_popularity_per_genre) in the storefront of --country when
+    present, then unranked apps by ID.
+
+    OPTIONS:
+      --country CC   Storefront whose ranks are shown (ISO 3166 alpha-2). Default: us.
+      --limit N      At most N apps, 1 to 100000. Default: 50.
+      --json         Tree: [{"genreId", "parentId", "name", "depth"}]; with GENRE_ID:
+                     {"genre", "country", "total", "apps": [{"trackId", "trackName", "rank", "isPrimary"}]}.
+      --db FILE      Database (default: $EPF_DB, else ./epf.sqlite).
+
+    EXAMPLES:
+      epf genres
+      epf genres 6014 --country gb --limit 10
+    """
+
+    static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        let path = try databasePath(&arguments)
+        let country = try arguments.option("country")
+        let limit = try arguments.intOption("limit", default: 50, range: 1...100_000)
+        let json = arguments.flag("json")
+        let positionals = try arguments.finish()
+        guard positionals.count <= 1 else { throw UsageError("give at most one genre id") }
+        let width = terminalWidth()
+        if let text = positionals.first {
+            guard let id = Int64(text), id >= 0 else { throw UsageError("'\(text)' is not a genre id") }
+            let answer = try QueryCLI.run {
+                try QueryEngine(databasePath: path).genreApps(id: id, country: country, limit: limit)
+            }
+            guard let answer else {
+                printError("epf genres: no genre \(id)")
+                return .notFound
+            }
+            if json {
+                QueryCLI.writeJSON(answer.json)
+                return .ok
+            }
+            let ranks = answer.country.map { " ranked in \($0)" } ?? ""
+            say(QueryCLI.bold(QueryCLI.truncate("\(answer.genre.id)  \(answer.genre.name): \(answer.total) apps\(ranks)",
+                                                to: width)))
+            QueryCLI.printTable(["RANK", "ID", "PRIMARY", "TITLE"], answer.apps.map {
+                [$0.rank.map { String($0) } ?? "-", String($0.id), $0.isPrimary ? "yes" : "", $0.title ?? ""]
+            }, width: width, rightAligned: [0, 1])
+            return .ok
+        }
+        let genres = try QueryCLI.run { try QueryEngine(databasePath: path).genres() }
+        if json {
+            QueryCLI.writeJSON(.array(genres.map(\.json)))
+            return .ok
+        }
+        guard !genres.isEmpty else {
+            printError("epf genres: the database has no genres (genre table absent or empty)")
+            return .notFound
+        }
+        let idWidth = genres.map { String($0.id).count }.max() ?? 1
+        for genre in genres {
+            let id = String(genre.id)
+            let line = String(repeating: " ", count: idWidth - id.count) + id + "  "
+                + String(repeating: "  ", count: genre.depth) + QueryCLI.oneLine(genre.name)
+            say(QueryCLI.truncate(line, to: width))
+        }
+        return .ok
+    }
+}

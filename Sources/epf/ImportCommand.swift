@@ -1,0 +1,304 @@
+import EPFFormat
+import EPFStore
+import Foundation
+
+/// Shows import progress: a live line per table on a terminal, a plain log line every few seconds otherwise.
+final class ProgressPrinter: @unchecked Sendable {
+    private let live = isTerminal(STDERR_FILENO)
+    private var lastLog = Date.distantPast
+    private let quiet: Bool
+
+    init(quiet: Bool) { self.quiet = quiet }
+
+    func report(_ progress: ImportProgress) {
+        guard !quiet else { return }
+        let megabytes = Double(progress.bytes) / 1_000_000
+        let rate = progress.elapsed > 0 ? megabytes / progress.elapsed : 0
+        var text = "\(progress.table): \(progress.records) rows, "
+            + String(format: "%.1f MB, %.1f MB/s", megabytes, rate)
+        if progress.inputTotal > 0 && !progress.finished {
+            let fraction = min(1, Double(progress.inputRead) / Double(progress.inputTotal))
+            text += String(format: ", %.0f%%", fraction * 100)
+            if fraction > 0.01 {
+                let remaining = progress.elapsed / fraction - progress.elapsed
+                text += String(format: ", ETA %.0fs", remaining)
+            }
+        }
+        if live {
+            let line = progress.finished ? "\r\u{1B}[K" + text + "\n" : "\r\u{1B}[K" + text
+            FileHandle.standardError.write(Data(line.utf8))
+        } else if progress.finished || Date().timeIntervalSince(lastLog) >= 5 {
+            lastLog = Date()
+            let stamp = ISO8601DateFormatter().string(from: Date())
+            FileHandle.standardError.write(Data("\(stamp) \(text)\n".utf8))
+        }
+    }
+}
+
+/// Shared by `import` and `sync`: options, running, and the summary.
+enum ImportRunner {
+    static func options(_ arguments: inout Arguments) throws -> ImportOptions {
+        var options = ImportOptions()
+        options.only = try arguments.option("only")
+        options.skip = try arguments.option("skip")
+        options.dryRun = arguments.flag("dry-run")
+        options.force = arguments.flag("force")
+        options.allowCountMismatch = arguments.flag("allow-count-mismatch")
+        options.maxRejects = try arguments.intOption("max-rejects", default: 1000, range: 0...Int.max)
+        options.checkpointRecords = try arguments.intOption("checkpoint-records", default: 250_000,
+                                                            range: 1...100_000_000)
+        if let policy = try arguments.option("bad-dates") {
+            guard policy == "null" || policy == "reject" else {
+                throw UsageError("--bad-dates must be 'null' or 'reject', got '\(policy)'")
+            }
+            options.rejectBadDates = policy == "reject"
+        }
+        return options
+    }
+
+    static let optionsHelp = """
+      --db FILE               Database (default $EPF_DB or ./epf.sqlite).
+      --only REGEX            Only tables whose name matches.
+      --skip REGEX            Skip tables whose name matches.
+      --dry-run               Read and check everything; write nothing.
+      --force                 Re-apply files the ledger says are already applied.
+      --allow-count-mismatch  Accept tables whose rows differ from #recordsWritten (with a warning).
+      --max-rejects N         Refuse a table with more than N rejected rows (default 1000).
+      --bad-dates null|reject Unparseable DATETIME values: store NULL (default) or reject the row.
+      --checkpoint-records N  Commit a full load every N records so a killed import resumes (default 250000).
+      --json                  Print the summary as JSON.
+      --quiet                 No progress lines.
+    """
+
+    static func run(paths: [String], database: String, options: ImportOptions, json: Bool, quiet: Bool)
+        throws -> ExitCode {
+        let printer = ProgressPrinter(quiet: quiet || json && !isTerminal(STDERR_FILENO))
+        let importer: Importer
+        do {
+            importer = try Importer(databasePath: database, options: options) { printer.report($0) }
+        } catch let error as ImportError {
+            throw UsageError(error.description)
+        }
+        let report: ImportReport
+        do {
+            report = try importer.run(paths: paths)
+        } catch let error as ImportError {
+            switch error {
+            case .locked: throw CommandFailure(.tempFail, error.description)
+            case .missingInput: throw CommandFailure(.noInput, error.description)
+            case .badOption: throw UsageError(error.description)
+            case .io: throw CommandFailure(.cannotCreate, error.description)
+            }
+        } catch let error as SQLiteError {
+            throw CommandFailure(.cannotCreate, "\(database): \(error)")
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let data = try encoder.encode(report)
+            Output.shared.write(String(decoding: data, as: UTF8.self) + "\n")
+        } else {
+            printSummary(report)
+        }
+        return report.succeeded ? .ok : .dataError
+    }
+
+    static func printSummary(_ report: ImportReport) {
+        for source in report.unchangedSources {
+            say("unchanged  \(source) (already applied; --force to apply again)")
+        }
+        let rows = report.outcomes.map { outcome -> [String] in
+            [outcome.status.rawValue, outcome.table, outcome.mode ?? "-", "\(outcome.records)", "\(outcome.rows)",
+             "\(outcome.rejects)", "\(outcome.duplicates)", String(format: "%.2f", outcome.seconds),
+             outcome.records > 0 ? String(format: "%.0f", outcome.rowsPerSecond) : "-"]
+        }
+        if !rows.isEmpty {
+            printTable(header: ["status", "table", "mode", "records", "rows", "rejects", "dupes", "seconds", "rows/s"],
+                       rows: rows, rightAligned: [3, 4, 5, 6, 7, 8])
+        }
+        for outcome in report.outcomes {
+            for warning in outcome.warnings { printError("warning: \(outcome.table): \(warning)") }
+            if outcome.nulledDates > 0 {
+                printError("warning: \(outcome.table): \(outcome.nulledDates) unparseable dates stored as NULL "
+                           + "(--bad-dates reject to refuse them)")
+            }
+            if let file = outcome.rejectsFile { printError("rejects: \(outcome.table): \(outcome.rejects) in \(file)") }
+            if outcome.status == .failed {
+                printError("error: \(outcome.table) NOT applied, previous data kept: \(outcome.message ?? "")")
+            }
+        }
+        for error in report.fileErrors { printError("error: \(error)") }
+        let applied = report.outcomes.filter { $0.status == .applied }.count
+        let failed = report.outcomes.filter { $0.status == .failed }.count + report.fileErrors.count
+        say(String(format: "%d applied, %d failed, %d unchanged in %.1f s -> %@", applied, failed,
+                   report.unchangedSources.count + report.outcomes.filter { $0.status == .unchanged }.count,
+                   report.seconds, report.database))
+    }
+}
+
+/// Prints an aligned table, cut to the terminal width on a terminal.
+func printTable(header: [String], rows: [[String]], rightAligned: Set<Int> = []) {
+    var widths = header.map(\.count)
+    for row in rows {
+        for (index, cell) in row.enumerated() where index < widths.count {
+            widths[index] = max(widths[index], cell.count)
+        }
+    }
+    let limit = terminalWidth()
+    func line(_ cells: [String]) -> String {
+        var parts: [String] = []
+        for (index, cell) in cells.enumerated() {
+            let width = index < widths.count ? widths[index] : cell.count
+            let padding = String(repeating: " ", count: max(0, width - cell.count))
+            parts.append(rightAligned.contains(index) ? padding + cell : cell + padding)
+        }
+        var text = parts.joined(separator: "  ")
+        while text.last == " " { text.removeLast() }
+        if let limit, text.count > limit { text = String(text.prefix(max(1, limit - 1))) + "…" }
+        return text
+    }
+    say(line(header))
+    for row in rows { say(line(row)) }
+}
+
+/// `epf import`: applies feed files to the database.
+enum ImportCommand: Command {
+    static let name = "import"
+    static let summary = "Load EPF files (full or incremental) into the database, verified and atomic"
+    static let help = """
+    USAGE: epf import PATH... [--db FILE] [options]
+
+    Applies each PATH (a table file, .gz, .tbz archive, or a v3/v4/v5 feed directory) in export-date order, full
+    exports before incrementals. A FULL table is built aside and swapped in atomically; an INCREMENTAL upserts by
+    primary key and never replaces a row with an older export_date. A table whose row count differs from
+    #recordsWritten, whose file is truncated or whose .md5 does not match is not applied: the old data stays.
+    Bad rows go to <db>.rejects/. A killed import resumes from its last checkpoint when run again; re-running a
+    finished import is a no-op.
+
+    OPTIONS:
+    \(ImportRunner.optionsHelp)
+
+    EXIT STATUS:
+      0 all applied; 65 some tables not applied (the rest were); 66 missing input; 64 usage; 75 another import
+      is running on the database.
+
+    EXAMPLES:
+      epf import feeds/itunes20260105 feeds/pricing20260105 --db epf.sqlite
+      epf import /mirror/20260105/itunes20260105.tbz --only '^application'
+      epf import feeds/incremental/20260106/itunes20260106 --json
+      epf import feeds/itunes20260105 --dry-run
+    """
+
+    static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        let database = try databasePath(&arguments)
+        let options = try ImportRunner.options(&arguments)
+        let json = arguments.flag("json")
+        let quiet = arguments.flag("quiet")
+        let paths = try arguments.finish()
+        guard !paths.isEmpty else { throw UsageError("give at least one PATH to import") }
+        return try ImportRunner.run(paths: paths, database: database, options: options, json: json, quiet: quiet)
+    }
+}
+
+/// `epf sync`: applies what is missing from a local mirror of Apple's EPF tree.
+enum SyncCommand: Command {
+    static let name = "sync"
+    static let summary = "Apply the newest full export and its incrementals from a mirror (for cron)"
+    static let help = """
+    USAGE: epf sync ROOT [--db FILE] [options]
+
+    ROOT is a local mirror of Apple's EPF tree: dated full exports (YYYYMMDD/ directories holding
+    itunesYYYYMMDD.tbz and the other feeds, or itunesYYYYMMDD entries directly in ROOT) with incremental/YYYYMMDD/
+    below. sync finds the newest full export and the incrementals after it, skips what the ledger shows applied,
+    applies the rest in order, and prints what it did. Safe to run every hour.
+
+    OPTIONS:
+      --plan                  Only print what would be applied, in order.
+    \(ImportRunner.optionsHelp)
+
+    EXAMPLES:
+      epf sync /srv/epf-mirror --db /srv/epf/epf.sqlite
+      epf sync /srv/epf-mirror --plan
+    """
+
+    static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        let database = try databasePath(&arguments)
+        let options = try ImportRunner.options(&arguments)
+        let json = arguments.flag("json")
+        let quiet = arguments.flag("quiet")
+        let planOnly = arguments.flag("plan")
+        let positionals = try arguments.finish()
+        guard positionals.count == 1, let root = positionals.first else { throw UsageError("give exactly one ROOT") }
+        let plan: SyncPlan
+        do {
+            plan = try SyncPlan.read(root: root)
+        } catch let error as ImportError {
+            if case .missingInput = error { throw CommandFailure(.noInput, error.description) }
+            throw CommandFailure(.noInput, error.description)
+        }
+        if planOnly || !quiet {
+            say("full \(plan.fullDate): \(plan.fullPaths.joined(separator: ", "))")
+            for incremental in plan.incrementals {
+                say("incremental \(incremental.date): \(incremental.paths.joined(separator: ", "))")
+            }
+        }
+        if planOnly { return .ok }
+        return try ImportRunner.run(paths: plan.orderedPaths, database: database, options: options, json: json,
+                                    quiet: quiet)
+    }
+}
+
+/// `epf status`: what the database holds.
+enum StatusCommand: Command {
+    static let name = "status"
+    static let summary = "Tables, row counts, export dates, last imports, database size"
+    static let help = """
+    USAGE: epf status [--db FILE] [--json] [--imports N]
+
+    EXAMPLES:
+      epf status
+      epf status --db /srv/epf/epf.sqlite --json
+    """
+
+    static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        let database = try databasePath(&arguments)
+        let json = arguments.flag("json")
+        let count = try arguments.intOption("imports", default: 10, range: 0...10_000)
+        _ = try arguments.finish()
+        guard FileManager.default.fileExists(atPath: database) else {
+            throw CommandFailure(.noInput, "\(database): no database here. Create it with: "
+                                 + "epf import <feed directory or file> --db \(database)")
+        }
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        let status = try StoreStatus.read(connection, databasePath: database, lastImports: count)
+        if status.tables.isEmpty {
+            throw CommandFailure(.noInput, "\(database) holds no EPF tables. Load some with: "
+                                 + "epf import <feed directory or file> --db \(database)")
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            Output.shared.write(String(decoding: try encoder.encode(status), as: UTF8.self) + "\n")
+            return .ok
+        }
+        say("database: \(database) (\(String(format: "%.1f", Double(status.sizeBytes) / 1_000_000)) MB)")
+        if let exportDate = status.exportDate {
+            say("data as of: \(EPFValues.isoTimestamp(milliseconds: exportDate))")
+        }
+        say()
+        printTable(header: ["table", "rows", "export date", "mode", "updated"], rows: status.tables.map { table in
+            [table.name, "\(table.rows)", table.exportDate.map { EPFValues.isoTimestamp(milliseconds: $0) } ?? "-",
+             table.mode ?? "-", table.updated ?? "-"]
+        }, rightAligned: [1])
+        if !status.lastImports.isEmpty {
+            say()
+            say("last imports:")
+            printTable(header: ["finished", "outcome", "table", "mode", "rows", "rejects", "dupes", "location"],
+                       rows: status.lastImports.map { entry in
+                [entry.finished ?? "-", entry.outcome, entry.table, entry.mode ?? "-", "\(entry.rows)",
+                 "\(entry.rejects)", "\(entry.duplicates)", entry.location]
+            }, rightAligned: [4, 5, 6])
+        }
+        return .ok
+    }
+}

@@ -1,0 +1,253 @@
+import EPFQuery
+import EPFStore
+
+/// `epf lookup`: what an Apple ID or store link is, like Apple's Lookup API but from the local database.
+enum LookupCommand: Command {
+    static let name = "lookup"
+    static let summary = "Look up Apple IDs or store links (apps, books, albums, songs, videos, artists)"
+    static let help = """
+    USAGE: epf lookup ID_OR_LINK... [--country CC] [--lang LL] [--json] [--db FILE]
+
+    Each argument is an Apple ID or a store link (apps.apple.com, itunes.apple.com, books.apple.com,
+    music.apple.com; /app/, /book/, /album/ (?i= means the song), /artist/, /movie/, /tv-season/,
+    /music-video/). The ID is looked up in every table the database holds; the answer says its kind.
+
+    OPTIONS:
+      --country CC   Storefront for the price (ISO 3166 alpha-2, e.g. us, gb, jp). Default: the link's
+                     country; with neither, prices in every storefront are listed.
+      --lang LL      Show the title and description localised for this language (application_detail).
+      --json         Print {"resultCount", "results", "invalidIds"} shaped like Apple's Lookup API.
+      --db FILE      Database (default: $EPF_DB, else ./epf.sqlite).
+
+    IDs not found are listed on stderr; exit status 0 when all were found, 1 when any was not.
+
+    EXAMPLES:
+      epf lookup 364709193
+      epf lookup https://apps.apple.com/gb/app/ibooks/id364709193 --lang fr
+      epf lookup 364709193 284882215 --country jp --json
+    """
+
+    static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        let path = try databasePath(&arguments)
+        let country = try arguments.option("country")
+        let language = try arguments.option("lang")
+        let json = arguments.flag("json")
+        let items = try arguments.finish()
+        guard !items.isEmpty else { throw UsageError("give at least one Apple ID or store link") }
+        let result = try QueryCLI.run {
+            let engine = try QueryEngine(databasePath: path)
+            return try engine.lookup(items, country: country, language: language, allPrices: country == nil)
+        }
+        if json {
+            QueryCLI.writeJSON(result.json)
+        } else {
+            let width = terminalWidth()
+            for (index, item) in result.items.enumerated() {
+                if index > 0 { say() }
+                QueryCLI.printItem(item, width: width)
+            }
+        }
+        if !result.invalidIds.isEmpty {
+            Output.shared.flush()
+            printError("epf lookup: not found: " + result.invalidIds.joined(separator: ", "))
+            return .notFound
+        }
+        return .ok
+    }
+}
+
+/// Helpers shared by the query commands (lookup, search, prices, genres, storefronts, sql).
+enum QueryCLI {
+    /// Runs a query, turning `QueryError` into the CLI's errors and exit statuses.
+    ///
+    /// Missing or empty database: 66. Bad option value: usage error (64). Refused or failing SQL: 65.
+    static func run<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as QueryError {
+            switch error {
+            case .databaseMissing, .databaseEmpty: throw CommandFailure(.noInput, error.description)
+            case .badArgument: throw UsageError(error.description)
+            case .refused, .sqlite: throw CommandFailure(.dataError, error.description)
+            }
+        }
+    }
+
+    /// Writes compact JSON and a newline to stdout.
+    static func writeJSON(_ value: JSONValue) {
+        var bytes = value.serialized()
+        bytes.append(0x0A)
+        Output.shared.write(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// Bold text when colour is allowed.
+    static func bold(_ text: String) -> String {
+        colorAllowed ? "\u{1B}[1m" + text + "\u{1B}[0m" : text
+    }
+
+    /// Columns a string takes on a terminal: wide (CJK, fullwidth, emoji) count 2, combining marks 0.
+    static func displayWidth(_ text: String) -> Int {
+        var width = 0
+        for scalar in text.unicodeScalars {
+            width += scalarWidth(scalar.value)
+        }
+        return width
+    }
+
+    static func scalarWidth(_ value: UInt32) -> Int {
+        switch value {
+        case 0x0300...0x036F, 0x200B...0x200F, 0xFE00...0xFE0F: return 0
+        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
+             0xA000...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
+             0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD:
+            return 2
+        default: return value < 0x20 ? 0 : 1
+        }
+    }
+
+    /// Cuts text to `width` columns, ending with "…" when cut; unchanged when width is nil.
+    static func truncate(_ text: String, to width: Int?) -> String {
+        guard let width, displayWidth(text) > width else { return text }
+        var result = ""
+        var used = 0
+        for character in text {
+            let columns = displayWidth(String(character))
+            if used + columns > width - 1 { break }
+            result.append(character)
+            used += columns
+        }
+        return result + "…"
+    }
+
+    /// One line: control characters (newlines, tabs) shown as spaces.
+    static func oneLine(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 ? " " : $0 }))
+    }
+
+    /// Prints rows as aligned columns with a header; every line cut to the terminal width when given.
+    ///
+    /// `rightAligned` lists the columns to align right (numbers, prices).
+    static func printTable(_ header: [String], _ rows: [[String]], width: Int?, rightAligned: Set<Int> = []) {
+        let cleaned = rows.map { $0.map(oneLine) }
+        var widths = header.map(displayWidth)
+        for row in cleaned {
+            for (index, cell) in row.enumerated() where index < widths.count {
+                widths[index] = max(widths[index], displayWidth(cell))
+            }
+        }
+        func line(_ cells: [String]) -> String {
+            var text = ""
+            for (index, cell) in cells.enumerated() {
+                let isLast = index == cells.count - 1
+                let pad = String(repeating: " ", count: max(0, widths[index] - displayWidth(cell)))
+                if rightAligned.contains(index) {
+                    text += pad + cell
+                } else {
+                    text += isLast ? cell : cell + pad
+                }
+                if !isLast { text += "  " }
+            }
+            return truncate(text, to: width)
+        }
+        say(bold(line(header)))
+        for row in cleaned { say(line(row)) }
+    }
+
+    /// Prints one lookup or search result as a titled block of aligned fields.
+    static func printItem(_ item: LookupItem, width: Int?) {
+        let value = item.value
+        let title = value["trackName"]?.stringValue ?? value["collectionName"]?.stringValue
+            ?? value["artistName"]?.stringValue ?? ""
+        let kindName = value["kind"]?.stringValue ?? value["wrapperType"]?.stringValue ?? item.kind.rawValue
+        say(bold(truncate(oneLine("\(item.id)  \(title)  (\(kindName))"), to: width)))
+        var lines: [(String, String)] = []
+        func add(_ label: String, _ text: String?) {
+            if let text, !text.isEmpty { lines.append((label, text)) }
+        }
+        func join(_ key: String, drop: Int = 0) -> String? {
+            guard let array = value[key]?.arrayValue else { return nil }
+            return array.dropFirst(drop).compactMap(\.stringValue).joined(separator: ", ")
+        }
+        if value["sellerName"]?.stringValue != value["artistName"]?.stringValue {
+            add("Seller", value["sellerName"]?.stringValue)
+        }
+        if item.kind != .artist { add("Artist", value["artistName"]?.stringValue) }
+        add("Artist type", value["artistType"]?.stringValue)
+        if item.kind != .album { add("Collection", value["collectionName"]?.stringValue) }
+        add("Age", value["contentAdvisoryRating"]?.stringValue)
+        add("Released", value["releaseDate"]?.stringValue.map { String($0.prefix(10)) })
+        add("Version", value["version"]?.stringValue)
+        add("Size", value["fileSizeBytes"]?.stringValue.flatMap { Int64($0) }.map(humanBytes))
+        add("Duration", value["trackTimeMillis"]?.intValue.map(duration))
+        add("Tracks", value["trackCount"]?.intValue.map { String($0) })
+        add("Genre", value["primaryGenreName"]?.stringValue)
+        add("Other genres", join("genres", drop: 1))
+        add("Devices", join("supportedDevices"))
+        add("Languages", join("languageCodesISO2A"))
+        add("Language", value["languageCode"]?.stringValue)
+        add("URL", (value["trackViewUrl"] ?? value["collectionViewUrl"] ?? value["artistLinkUrl"])?.stringValue)
+        add("Artwork", value["artworkUrl512"]?.stringValue ?? value["artworkUrl100"]?.stringValue)
+        if let formatted = value["formattedPrice"]?.stringValue {
+            let currency = value["currency"]?.stringValue ?? ""
+            add("Price", "\(formatted)  (\(currency), \(item.country ?? "?"))")
+        }
+        let description = (value["description"] ?? value["longDescription"] ?? value["shortDescription"])?
+            .stringValue
+        let labelWidth = (lines.map { displayWidth($0.0) } + [11]).max() ?? 11
+        func pad(_ label: String) -> String {
+            "  " + label + String(repeating: " ", count: labelWidth - displayWidth(label)) + "  "
+        }
+        for (label, text) in lines { say(truncate(pad(label) + oneLine(text), to: width)) }
+        if let description, !description.isEmpty {
+            if width != nil {
+                say(truncate(pad("Description") + oneLine(description), to: width))
+            } else {
+                let indent = String(repeating: " ", count: labelWidth + 4)
+                let body = description.split(separator: "\n", omittingEmptySubsequences: false)
+                    .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
+                    .joined(separator: "\n" + indent)
+                say(pad("Description") + body)
+            }
+        }
+        if let notes = value["releaseNotes"]?.stringValue, !notes.isEmpty {
+            say(truncate(pad("Notes") + oneLine(notes), to: width))
+        }
+        if let prices = value["prices"]?.arrayValue {
+            if prices.isEmpty {
+                say(pad("Prices") + "none")
+            } else {
+                say(pad("Prices") + "\(prices.count) storefronts")
+                let rows = prices.map { price -> [String] in
+                    ["  " + (price["country"]?.stringValue ?? "?"), price["storefrontName"]?.stringValue ?? "",
+                     price["currency"]?.stringValue ?? "", price["formattedPrice"]?.stringValue ?? ""]
+                }
+                printTable(["  CC", "STOREFRONT", "CURRENCY", "PRICE"], rows, width: width, rightAligned: [3])
+            }
+        }
+    }
+
+    /// 1234567 -> "1.2 MB (1234567 bytes)".
+    static func humanBytes(_ count: Int64) -> String {
+        let units = ["bytes", "KB", "MB", "GB", "TB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        if unit == 0 { return "\(count) bytes" }
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) \(units[unit]) (\(count) bytes)"
+    }
+
+    /// 245000 -> "4:05".
+    static func duration(_ milliseconds: Int64) -> String {
+        let seconds = milliseconds / 1000
+        let rest = seconds % 60
+        if seconds >= 3600 {
+            let minutes = (seconds / 60) % 60
+            return "\(seconds / 3600):\(minutes < 10 ? "0" : "")\(minutes):\(rest < 10 ? "0" : "")\(rest)"
+        }
+        return "\(seconds / 60):\(rest < 10 ? "0" : "")\(rest)"
+    }
+}

@@ -1,0 +1,74 @@
+import EPFQuery
+
+/// `epf search`: full-text search over titles and artist/seller names.
+enum SearchCommand: Command {
+    static let name = "search"
+    static let summary = "Search titles and artist/seller names (prefix, accent- and case-insensitive)"
+    static let help = """
+    USAGE: epf search TERM... [--entity KIND] [--country CC] [--limit N] [--json] [--db FILE]
+
+    Finds apps, books, albums, songs, videos and artists whose title or artist/seller name holds every
+    word of TERM; the last word may be a prefix. Case and accents do not matter ("cafe ole" finds
+    "Café Olé"); Chinese, Japanese and Korean words are found as phrases. Exact titles come first,
+    then the best matches (bm25). Needs the search index the importer builds.
+
+    OPTIONS:
+      --entity KIND  Only one kind: software, ebook, album, song, video or artist.
+      --country CC   Storefront for the prices shown (ISO 3166 alpha-2). Default: us.
+      --limit N      At most N results, 1 to 1000. Default: 20.
+      --json         Print {"resultCount", "results"} shaped like Apple's Search API.
+      --db FILE      Database (default: $EPF_DB, else ./epf.sqlite).
+
+    Exit status 0 when something was found, 1 when nothing was.
+
+    EXAMPLES:
+      epf search angry birds
+      epf search "cafe ole" --entity album --limit 5
+      epf search 東京 --country jp --json
+    """
+
+    static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        let path = try databasePath(&arguments)
+        let entityText = try arguments.option("entity")
+        let country = try arguments.option("country")
+        let limit = try arguments.intOption("limit", default: 20, range: 1...1000)
+        let json = arguments.flag("json")
+        let words = try arguments.finish()
+        guard !words.isEmpty else { throw UsageError("give a search term") }
+        var entity: EntityKind?
+        if let entityText {
+            guard let kind = EntityKind(rawValue: entityText.lowercased()) else {
+                let kinds = EntityKind.allCases.map(\.rawValue).joined(separator: ", ")
+                throw UsageError("--entity must be one of \(kinds), got '\(entityText)'")
+            }
+            entity = kind
+        }
+        let term = words.joined(separator: " ")
+        let (result, indexed) = try QueryCLI.run {
+            let engine = try QueryEngine(databasePath: path)
+            return (try engine.search(term: term, entity: entity, country: country, limit: limit),
+                    engine.hasTable("epf_search"))
+        }
+        if json {
+            QueryCLI.writeJSON(.object([("resultCount", .int(Int64(result.items.count))),
+                                        ("results", .array(result.items.map(\.value)))]))
+        } else if !result.items.isEmpty {
+            let rows = result.items.map { item -> [String] in
+                let value = item.value
+                let title = value["trackName"]?.stringValue ?? value["collectionName"]?.stringValue
+                    ?? value["artistName"]?.stringValue ?? ""
+                let by = item.kind == .artist ? "" : value["artistName"]?.stringValue ?? ""
+                return [String(item.id), item.kind.rawValue, value["formattedPrice"]?.stringValue ?? "", title, by]
+            }
+            QueryCLI.printTable(["ID", "KIND", "PRICE", "TITLE", "BY"], rows, width: terminalWidth(),
+                                rightAligned: [0, 2])
+        }
+        if result.items.isEmpty {
+            Output.shared.flush()
+            printError(indexed ? "epf search: nothing matches '\(term)'"
+                : "epf search: the database has no search index (epf_search); re-run 'epf import' to build it")
+            return .notFound
+        }
+        return .ok
+    }
+}

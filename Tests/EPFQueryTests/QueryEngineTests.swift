@@ -1,0 +1,320 @@
+import EPFStore
+import Foundation
+import Testing
+@testable import EPFQuery
+
+@Suite struct LookupTests {
+    @Test func findsEveryKindAndSaysWhichItIs() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        let result = try engine.lookup(["364709193", "500000001", "500000002", "600000001", "800000001",
+                                        "284417353"], country: "us", language: nil)
+        #expect(result.items.map(\.kind) == [.software, .album, .ebook, .song, .video, .artist])
+        #expect(result.invalidIds.isEmpty)
+        let wrappers = result.items.map { $0.value["wrapperType"]?.stringValue }
+        #expect(wrappers == ["software", "collection", "ebook", "track", "track", "artist"])
+        #expect(result.items[3].value["kind"] == .string("song"))
+        #expect(result.items[3].value["collectionId"] == .int(500000001))
+        #expect(result.items[4].value["kind"] == .string("feature-movie"))
+        #expect(result.items[1].value["trackCount"] == .int(1))
+    }
+
+    @Test func linksChooseKindAndCountry() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        let song = try engine.lookup(["https://itunes.apple.com/fr/album/x/id500000001?i=600000001"],
+                                     country: nil, language: nil)
+        #expect(song.items.map(\.kind) == [.song])
+        let app = try engine.lookup(["https://apps.apple.com/jp/app/x/id562148264"], country: nil, language: nil)
+        #expect(app.items.first?.value["formattedPrice"] == .string("¥120"))
+        #expect(app.items.first?.country == "jp")
+        #expect(app.items.first?.value["trackViewUrl"]
+                == .string("http://itunes.apple.com/jp/app/baby-snap-date/id562148264?uo=5"))
+        let overridden = try engine.lookup(["https://apps.apple.com/jp/app/x/id562148264"], country: "GB",
+                                           language: nil)
+        #expect(overridden.items.first?.value["formattedPrice"] == .string("£0.79"))
+        #expect(try engine.resolve("https://apps.apple.com/us/app/ibooks/id364709193")?.jsonText
+                == #"{"id":364709193,"kind":"software","country":"us"}"#)
+        #expect(try engine.resolve("http://x/app/id1") == nil)
+    }
+
+    @Test func unknownIDsAreInvalidAndFoundOnesStillAnswer() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        let result = try engine.lookup(["1", "364709193", "not-an-id", "https://apps.apple.com/us/app/x/id2"],
+                                       country: nil, language: nil)
+        #expect(result.items.map(\.id) == [364709193])
+        #expect(result.invalidIds == ["1", "not-an-id", "https://apps.apple.com/us/app/x/id2"])
+        let json = try #require(try Fixture.parse(result.json.serialized()) as? [String: Any])
+        #expect(json["resultCount"] as? Int == 1)
+        #expect(json["invalidIds"] as? [String] == ["1", "not-an-id", "https://apps.apple.com/us/app/x/id2"])
+    }
+
+    @Test func appJSONHasApplesFieldNamesAndTypes() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        let result = try engine.lookup(["364709193"], country: "us", language: nil)
+        let json = try #require(try Fixture.parse(result.json.serialized()) as? [String: Any])
+        let app = try #require((json["results"] as? [[String: Any]])?.first)
+        #expect(app["wrapperType"] as? String == "software")
+        #expect(app["kind"] as? String == "software")
+        #expect(app["trackId"] as? Int == 364709193)
+        #expect(app["trackName"] as? String == "iBooks")
+        #expect(app["artistId"] as? Int == 284417353)
+        #expect(app["artistName"] as? String == "Apple")
+        #expect(app["sellerName"] as? String == "Apple Inc.")
+        #expect(app["price"] as? NSNumber == 0)
+        #expect(app["formattedPrice"] as? String == "Free")
+        #expect(app["currency"] as? String == "USD")
+        #expect(app["fileSizeBytes"] as? String == "51234567")
+        #expect(app["releaseDate"] as? String == "2010-04-03T00:00:00Z")
+        #expect(app["primaryGenreName"] as? String == "Books")
+        #expect(app["primaryGenreId"] as? Int == 6018)
+        #expect(app["genres"] as? [String] == ["Books", "Reference"])
+        #expect(app["genreIds"] as? [String] == ["6018", "6006"])
+        #expect(app["contentAdvisoryRating"] as? String == "4+")
+        #expect(app["trackContentRating"] as? String == "4+")
+        #expect(app["supportedDevices"] as? [String] == ["iPhone", "iPad"])
+        #expect(app["languageCodesISO2A"] as? [String] == ["EN", "FR"])
+        #expect(app["version"] as? String == "4.1")
+        #expect(app["description"] as? String == "Read books.\nLine two.")
+        #expect(app["artworkUrl100"] as? String == "http://a1.mzstatic.com/small.png")
+        #expect(app["artworkUrl512"] as? String == "http://a1.mzstatic.com/large.png")
+        #expect(app["trackViewUrl"] as? String == "http://itunes.apple.com/us/app/ibooks/id364709193?uo=5")
+        let paid = try engine.lookup(["562148264"], country: "us", language: nil)
+        let paidJSON = try #require(try Fixture.parse(paid.items[0].value.serialized()) as? [String: Any])
+        #expect((paidJSON["price"] as? NSNumber)?.doubleValue == 0.99)
+        #expect(paidJSON["formattedPrice"] as? String == "$0.99")
+        #expect(paidJSON["releaseDate"] as? String == "2012-01-01T00:00:00Z")
+        let time = try engine.lookup(["700000001"], country: "us", language: nil)
+        #expect(time.items[0].value["releaseDate"] == .string("2012-09-25T10:00:00Z"))
+    }
+
+    @Test func pricesInEveryStorefrontWhenNoCountry() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        let result = try engine.lookup(["562148264"], country: nil, language: nil, allPrices: true)
+        let prices = try #require(result.items.first?.value["prices"]?.arrayValue)
+        let formatted = prices.map { "\($0["country"]?.stringValue ?? "?") \($0["formattedPrice"]?.stringValue ?? "")" }
+        #expect(formatted == ["de 0,99 €", "fr 1.234,50 €", "gb £0.79", "jp ¥120", "kr ₩1,200", "us $0.99"])
+        let list = try #require(try engine.prices(id: 562148264))
+        #expect(list.kind == .software && list.title == "Baby Snap Date" && list.rows.count == 6)
+        #expect(list.rows.first { $0.country == "jp" }?.price == "120")
+        #expect(list.rows.first { $0.country == "us" }?.retailPrice == "0.990")
+        #expect(try engine.prices(id: 4242) == nil)
+        #expect(try engine.prices(id: 800000001)?.rows.isEmpty == true)
+    }
+
+    @Test func languageSelectsLocalisedDetail() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        for code in ["fr", "FR", "fr-CA", "fr_FR"] {
+            let result = try engine.lookup(["364709193"], country: "fr", language: code)
+            let value = try #require(result.items.first?.value)
+            if code == "fr" || code == "FR" {
+                #expect(value["trackName"] == .string("iBooks (français)"))
+                #expect(value["description"] == .string("Lire des livres."))
+                #expect(value["releaseNotes"] == .string("Corrections"))
+            } else {
+                // "fr-CA" is not in the table and does not fall back to "fr": the default text stays.
+                #expect(value["trackName"] == .string("iBooks"))
+            }
+        }
+        let english = try engine.entity(kind: .software, id: 364709193, country: nil, language: "en")
+        #expect(english?["releaseNotes"] == .string("Fixes"))
+        #expect(throws: QueryError.self) { try engine.lookup(["1"], country: nil, language: "e n") }
+        #expect(throws: QueryError.self) { try engine.lookup(["1"], country: "zz", language: nil) }
+    }
+
+    @Test func entityByKindAndMissingTables() throws {
+        let fixture = try Fixture(extraSQL: "DROP TABLE video; DROP TABLE application_device_type;")
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        #expect(try engine.entity(kind: .video, id: 800000001, country: nil, language: nil) == nil)
+        let app = try engine.entity(kind: .software, id: 364709193, country: nil, language: nil)
+        #expect(app?["supportedDevices"] == nil)
+        #expect(app?["formattedPrice"] == .string("Free"))
+        #expect(try engine.entity(kind: .artist, id: 364709193, country: nil, language: nil) == nil)
+        #expect(try engine.lookup(["800000001"], country: nil, language: nil).invalidIds == ["800000001"])
+        #expect(try engine.dataExportDate() == 1452074401007)
+    }
+
+    @Test func missingOrEmptyDatabaseSaysHowToImport() throws {
+        let fixture = try Fixture(rows: false, index: false)
+        defer { fixture.remove() }
+        let missing = fixture.directory.appendingPathComponent("nothing.sqlite").path
+        do {
+            _ = try QueryEngine(databasePath: missing)
+            Issue.record("expected databaseMissing")
+        } catch let error as QueryError {
+            guard case .databaseMissing = error else { throw error }
+            #expect(error.description.contains("epf import"))
+        }
+        let empty = fixture.directory.appendingPathComponent("empty.sqlite").path
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
+        #expect(throws: QueryError.self) { try QueryEngine(databasePath: empty) }
+        let other = fixture.directory.appendingPathComponent("other.sqlite").path
+        try SQLiteConnection(path: other, mode: .readWriteCreate).execute("CREATE TABLE x(a)")
+        do {
+            _ = try QueryEngine(databasePath: other)
+            Issue.record("expected databaseEmpty")
+        } catch let error as QueryError {
+            guard case .databaseEmpty = error else { throw error }
+        }
+    }
+}
+
+@Suite struct SearchTests {
+    func titles(_ engine: QueryEngine, _ term: String, entity: EntityKind? = nil) throws -> [String] {
+        try engine.search(term: term, entity: entity, country: nil, limit: 20).items.map {
+            $0.value["trackName"]?.stringValue ?? $0.value["collectionName"]?.stringValue
+                ?? $0.value["artistName"]?.stringValue ?? "?"
+        }
+    }
+
+    @Test func ignoresCaseAndDiacritics() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        #expect(try titles(engine, "cafe ole") == ["Café Olé"])
+        #expect(try titles(engine, "CAFÉ OLE") == ["Café Olé"])
+        #expect(try titles(engine, "zoe") == ["Café Olé"])  // by the seller's name
+        #expect(try titles(engine, "edith piaf", entity: .artist) == ["Édith Piaf"])
+    }
+
+    @Test func prefixesRankExactTitleFirst() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        #expect(Set(try titles(engine, "caf")) == ["Café Olé", "Cafeteria Manager"])
+        #expect(try titles(engine, "la vie en rose").prefix(2) == ["La Vie en rose", "La Vie en rose"])
+        #expect(try titles(engine, "la vie", entity: .song) == ["La Vie en rose"])
+        #expect(try titles(engine, "book of", entity: .ebook) == ["A Book of Things"])
+        #expect(try titles(engine, "ibooks") == ["iBooks"])
+    }
+
+    @Test func findsCJKWords() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        #expect(try titles(engine, "東京") == ["東京タワー案内"])
+        #expect(try titles(engine, "タワー") == ["東京タワー案内"])
+        #expect(try titles(engine, "案内") == ["東京タワー案内"])
+        #expect(try titles(engine, "京東").isEmpty)
+        #expect(try titles(engine, "지하철") == ["서울 지하철"])
+        #expect(try titles(engine, "日本") == ["東京タワー案内"])
+        #expect(SearchIndex.searchText("東京タワー abc") == "東 京 タ ワ ー abc")
+    }
+
+    @Test(arguments: ["\"", "AND(", "\"quotes\" AND( OR", "*", "NEAR(a b)", "title:x", "-", "^a", "a OR",
+                      "{title}: x", "()", "\"\"\"", "NOT", "a\"b"])
+    func hostileTermsDoNotError(term: String) throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        _ = try engine.search(term: term, entity: nil, country: nil, limit: 10)
+    }
+
+    @Test func hostileTitleIsFindable() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        #expect(try titles(engine, "\"quotes\" AND( OR") == ["Angry \"Quotes\" AND( OR"])
+        #expect(QueryEngine.ftsQuery("a\"b c") == #""a""b" "c"*"#)
+        #expect(QueryEngine.ftsQuery("  - * ") == nil)
+    }
+
+    @Test func withoutIndexSearchFindsNothing() throws {
+        let fixture = try Fixture(index: false)
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        #expect(try engine.search(term: "ibooks", entity: nil, country: nil, limit: 5).items.isEmpty)
+        #expect(throws: QueryError.self) { try engine.search(term: "x", entity: nil, country: nil, limit: 0) }
+    }
+
+    @Test func rebuildReplacesTheIndex() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let writer = try SQLiteConnection(path: fixture.path, mode: .readWrite)
+        try writer.execute("UPDATE application SET title = 'Renamed Reader' WHERE application_id = 364709193")
+        try writer.transaction { try SearchIndex.rebuild(writer) }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        #expect(try titles(engine, "renamed") == ["Renamed Reader"])
+        #expect(try titles(engine, "ibooks").isEmpty)
+        #expect(try writer.tableExists("epf_search_new") == false)
+    }
+}
+
+@Suite struct GenreAndStorefrontTests {
+    @Test func treeAndRankedApps() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        let tree = try engine.genres()
+        #expect(tree.map(\.name) == ["App Store", "Books", "Games", "Action", "Reference"])
+        #expect(tree.map(\.depth) == [0, 1, 1, 2, 1])
+        let games = try #require(try engine.genreApps(id: 6014, country: nil, limit: 10))
+        #expect(games.apps.map(\.id) == [700000003, 562148264, 700000001])
+        #expect(games.apps.map(\.rank) == [1, 2, nil])
+        #expect(games.total == 3 && games.country == "us")
+        let japan = try #require(try engine.genreApps(id: 6014, country: "jp", limit: 2))
+        #expect(japan.apps.map(\.id) == [562148264, 700000001] && japan.apps.allSatisfy { $0.rank == nil })
+        #expect(try engine.genreApps(id: 1, country: nil, limit: 10) == nil)
+        let storefronts = try engine.storefronts()
+        #expect(storefronts.map(\.country) == ["de", "fr", "gb", "jp", "kr", "us"])
+        #expect(storefronts.last?.json.jsonText
+                == #"{"storefrontId":143441,"country":"us","countryCode":"USA","name":"United States"}"#)
+    }
+}
+
+@Suite struct SQLTests {
+    @Test func readsRows() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        let result = try engine.sql("SELECT application_id, title, NULL AS n, 1.5 AS r FROM application "
+                                    + "ORDER BY application_id LIMIT 2; -- trailing comment")
+        #expect(result.columns == ["application_id", "title", "n", "r"])
+        #expect(result.rows.first == [.integer(364709193), .text("iBooks"), .null, .real(1.5)])
+        #expect(result.json.arrayValue?.first?.jsonText == #"{"application_id":364709193,"title":"iBooks","n":null,"r":1.5}"#)
+        #expect(try engine.sql("SELECT 1 UNION ALL SELECT 2", maxRows: 1).truncated)
+        #expect(try engine.sql("PRAGMA table_info(application)").rows.count == 17)
+    }
+
+    @Test(arguments: [
+        "DELETE FROM application", "UPDATE application SET title = 'x'", "INSERT INTO genre VALUES (1, 2, 3, 'x')",
+        "DROP TABLE application", "CREATE TABLE t(a)", "ATTACH DATABASE ':memory:' AS other", "DETACH DATABASE main",
+        "PRAGMA writable_schema = 1", "PRAGMA writable_schema=ON", "VACUUM", "VACUUM INTO '/tmp/epf-should-not-exist.db'",
+        "SELECT 1; DELETE FROM application", "REINDEX", "ANALYZE", "PRAGMA journal_mode = DELETE",
+        "CREATE TEMP TABLE t(a)", "PRAGMA user_version = 5",
+    ])
+    func refusesWrites(sql: String) throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        do {
+            _ = try engine.sql(sql)
+            Issue.record("expected a refusal for \(sql)")
+        } catch let error as QueryError {
+            if case .refused = error {} else { Issue.record("expected .refused for \(sql), got \(error)") }
+        }
+        #expect(try engine.sql("SELECT count(*) FROM application").rows == [[.integer(7)]])
+        #expect(try engine.sql("PRAGMA writable_schema").rows == [[.integer(0)]])
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/epf-should-not-exist.db"))
+    }
+
+    @Test func syntaxErrorsAreSQLiteErrors() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        #expect(throws: QueryError.self) { try engine.sql("SELEC 1") }
+        #expect(throws: QueryError.self) { try engine.sql("SELECT * FROM nope") }
+        #expect(throws: QueryError.self) { try engine.sql("   -- nothing") }
+    }
+}
