@@ -426,14 +426,26 @@ def lookup_database(epf, apps):
     """A database of a whole generated feed with `apps` apps, imported by epf; cached per commit."""
     key = f"{epf.tag}epf-lookup-a{apps}-s{SEED}-{git_head()}"
 
+    use_epf = epf.has("generate")
+    key += "" if use_epf else "-synth"
+
     def make(directory):
         feed = os.path.join(directory, "feed")
-        run([epf.path, "generate", feed, "--apps", str(apps), "--seed", str(SEED), "--layout", "v3"])
+        if use_epf:
+            run([epf.path, "generate", feed, "--apps", str(apps), "--seed", str(SEED), "--layout", "v3"])
+        else:
+            # Without epf generate: apps and their prices in a few storefronts, from epf_tools synth.
+            for table, rows in (("application", apps), ("application_price", apps * 5)):
+                path = os.path.join(feed, f"{feed_of(table)}20250105", table)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                run([os.path.join(BIN, "epf_tools"), "synth", table, path, "--rows", str(rows), "--seed", str(SEED),
+                     "--storefronts", "5"])
         db = os.path.join(directory, "lookup.sqlite")
         feeds = sorted(glob.glob(os.path.join(feed, "*")))
         log(f"importing {len(feeds)} feed directories for the lookup database")
         run([epf.path, "import"] + feeds + ["--db", db])
-        return dict(db=db, application=find_table_file(feed, "application"), apps=apps)
+        return dict(db=db, application=find_table_file(feed, "application"), apps=apps,
+                    source="epf generate" if use_epf else "synth: application + application_price")
 
     return cached(key, make)
 
@@ -699,9 +711,7 @@ def bench_lookup(epf, profile, state):
                (f"epf search TERM: one process, start to exit ({apps:,} apps)", "< 50 ms", "search"),
                (f"{profile['lookups']:,} lookups in one process (epf-bench lookups)", "≥ 20,000/s", "bench")]
     reason = None
-    if not epf.has("generate"):
-        reason = epf.missing("generate") + " (needed for the lookup database)"
-    elif not epf.has("import"):
+    if not epf.has("import"):
         reason = epf.missing("import")
     if reason:
         for figure, target, _ in figures:
@@ -755,9 +765,12 @@ def bench_lookup(epf, profile, state):
     if result.returncode != 0:
         add(Row(figure, "", base_text, "", target, "error", result.failure()))
         return
-    rate = float(result.kv()["per_s"])
+    values = result.kv()
+    rate = float(values["per_s"])
+    found = int(values.get("found", values["lookups"]))
+    note = "" if found == int(values["lookups"]) else f"only {found:,} of {values['lookups']} ids found"
     add(Row(figure, fmt_rate(rate, "/s"), base_text, fmt_ratio(rate / baseline) if baseline else "", target,
-            verdict(rate >= 20_000)))
+            verdict(rate >= 20_000 and not note), note))
 
 
 def python_lookups(db, ids):
