@@ -1058,6 +1058,8 @@ def main():
             parser.error(f"unknown section '{section}'; choose from {', '.join(SECTIONS)}")
     os.makedirs(WORK, exist_ok=True)
     os.makedirs(INPUTS, exist_ok=True)
+    # SIGTERM unwinds like an exception, so the finally blocks stop epf serve and nginx.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     ensure_tools()
     build_c()
