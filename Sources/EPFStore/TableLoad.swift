@@ -44,7 +44,9 @@ final class TableLoad {
     private var statement: SQLiteStatement?
     private var rejects: RejectsWriter?
     private var resume: (part: Int, records: Int)?
-    private var seenKeys = Set<Int>()
+    private var seenKeys = KeyHashSet()
+    /// Rows an incremental inserted (not updated), to keep the row count without a count(*).
+    private var insertedRows = 0
     private var keyIndexes: [Int] = []
     private var fileColumns: [String]
     private var failed = false
@@ -256,12 +258,13 @@ final class TableLoad {
                 outcome.rejects += 1
             } else {
                 if countKeys {
-                    let (inserted, _) = seenKeys.insert(binder.keyHash(record, keyIndexes: keyIndexes))
-                    if !inserted { outcome.duplicates += 1 }
+                    if !seenKeys.insert(KeyHashSet.hash(record, keyIndexes: keyIndexes)) { outcome.duplicates += 1 }
                 }
                 if let statement {
+                    let before = connection?.lastInsertRowid
                     try statement.step()
                     statement.reset()
+                    if !isFull && connection?.lastInsertRowid != before { insertedRows += 1 }
                 }
                 attempts += 1
             }
@@ -403,6 +406,7 @@ final class TableLoad {
 
     private func finishIncremental(_ connection: SQLiteConnection, ledger: Ledger?) throws {
         outcome.rows = attempts
+        outcome.insertedRows = insertedRows
         try ledger?.recordApplied(outcome, file: file, source: source, on: connection)
         try connection.execute("COMMIT")
     }
