@@ -2,7 +2,7 @@ import EPFFormat
 
 /// Sizes, ID ranges and per-row facts derived from the options; every fact is a pure function of
 /// `(seed, index)` so any row can be regenerated without the others.
-struct Plan: Sendable {
+final class Plan: Sendable {
     let options: GeneratorOptions
     let seed: UInt64
     let exportDate: Int64
