@@ -70,6 +70,20 @@ import Testing
         }
     }
 
+    @Test func archivesCarryTheSameDirtAtTheSameOffsets() throws {
+        let plain = try TemporaryDirectory()
+        let archived = try TemporaryDirectory()
+        var options = smallOptions(apps: 100)
+        options.dirt = true
+        options.tables = ["application", "genre", "artist_type"]
+        let v3 = try FeedGenerator.write(options, to: plain.url)
+        options.layout = .v5
+        let v5 = try FeedGenerator.write(options, to: archived.url)
+        #expect(!v3.dirt.isEmpty && v5.dirt == v3.dirt)
+        let member = try run("/usr/bin/tar", ["-xjOf", archived.path("itunes20260105", "application.tbz")])
+        #expect(member.output == (try readBytes(plain.path("itunes20260105", "application"))))
+    }
+
     @Test func incrementalDirtHasAZeroRowStorefront() throws {
         let directory = try TemporaryDirectory()
         var options = smallOptions()
