@@ -32,7 +32,7 @@ let package = Package(
         .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator"]),
         .testTarget(name: "EPFQueryTests", dependencies: ["EPFQuery", "EPFStore"]),
         .testTarget(name: "EPFServerTests", dependencies: ["EPFServer", "EPFQuery"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFStore"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat"]),
     ],
     swiftLanguageModes: [.v6]

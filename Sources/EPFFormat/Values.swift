@@ -112,35 +112,43 @@ public enum UTF8Validator {
     @inline(__always)
     public static func isValid(_ start: UnsafeRawPointer, count: Int) -> Bool {
         var index = 0
-        // ASCII fast path, 8 bytes at a time.
-        while index &+ 8 <= count {
-            let word = start.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            if word & 0x8080_8080_8080_8080 != 0 { break }
-            index &+= 8
-        }
         while index < count {
+            // ASCII runs, 8 bytes at a time, wherever they start.
+            while index &+ 8 <= count {
+                let word = start.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                if word & 0x8080_8080_8080_8080 != 0 { break }
+                index &+= 8
+            }
+            guard index < count else { return true }
             let byte = start.load(fromByteOffset: index, as: UInt8.self)
             if byte < 0x80 {
                 index &+= 1
                 continue
             }
-            let length: Int
-            var minimum: UInt32
-            var value: UInt32
-            switch byte {
-            case 0xc2...0xdf: length = 2; minimum = 0x80; value = UInt32(byte & 0x1f)
-            case 0xe0...0xef: length = 3; minimum = 0x800; value = UInt32(byte & 0x0f)
-            case 0xf0...0xf4: length = 4; minimum = 0x10000; value = UInt32(byte & 0x07)
-            default: return false
-            }
-            guard index &+ length <= count else { return false }
-            for offset in 1..<length {
+            @inline(__always) func continuation(_ offset: Int) -> UInt8? {
+                guard index &+ offset < count else { return nil }
                 let next = start.load(fromByteOffset: index &+ offset, as: UInt8.self)
-                guard next & 0xc0 == 0x80 else { return false }
-                value = (value << 6) | UInt32(next & 0x3f)
+                return next & 0xc0 == 0x80 ? next : nil
             }
-            guard value >= minimum, value <= 0x10ffff, !(0xd800...0xdfff).contains(value) else { return false }
-            index &+= length
+            switch byte {
+            case 0xc2...0xdf:
+                guard continuation(1) != nil else { return false }
+                index &+= 2
+            case 0xe0...0xef:
+                guard let second = continuation(1), continuation(2) != nil else { return false }
+                // No overlongs (E0 80..9F) and no surrogates (ED A0..BF).
+                if byte == 0xe0 && second < 0xa0 { return false }
+                if byte == 0xed && second > 0x9f { return false }
+                index &+= 3
+            case 0xf0...0xf4:
+                guard let second = continuation(1), continuation(2) != nil, continuation(3) != nil else { return false }
+                // No overlongs (F0 80..8F) and nothing above U+10FFFF (F4 90..BF).
+                if byte == 0xf0 && second < 0x90 { return false }
+                if byte == 0xf4 && second > 0x8f { return false }
+                index &+= 4
+            default:
+                return false
+            }
         }
         return true
     }

@@ -57,7 +57,8 @@ public final class QueryEngine {
     /// Each argument is an ID or a link (see `StoreLink.parse`). A link's kind is tried alone first; a bare ID
     /// returns every kind that holds it (real Apple IDs are unique, so normally one). The country is `country`,
     /// else the link's country, else "us" for the price fields; with `allPrices` the item also lists its
-    /// price in every storefront (`prices`). Arguments that are not IDs or match nothing go to `invalidIds`.
+    /// price in every storefront (`prices`) when no country was chosen. Arguments that are not IDs or
+    /// match nothing go to `invalidIds`.
     /// Throws `QueryError.badArgument` for an unknown country or malformed language code.
     public func lookup(_ arguments: [String], country: String?, language: String?,
                        allPrices: Bool = false) throws -> LookupResult {
@@ -71,8 +72,8 @@ public final class QueryEngine {
                     invalid.append(argument)
                     continue
                 }
-                let found = try find(link, country: country ?? link.country, language: language,
-                                     allPrices: allPrices)
+                let chosen = country ?? link.country
+                let found = try find(link, country: chosen, language: language, allPrices: allPrices && chosen == nil)
                 if found.isEmpty { invalid.append(argument) } else { items += found }
             }
             return LookupResult(items: items, invalidIds: invalid)
@@ -612,8 +613,9 @@ public final class QueryEngine {
     /// Tries apps, then collections, songs and videos. Rows are sorted by country code.
     public func prices(id: Int64) throws -> PriceList? {
         try reading {
-            let sources: [(String, String)] = [("application", "application_price"), ("collection", "collection_price"),
-                                               ("song", "song_price"), ("video", "video_price")]
+            let sources: [(String, String)] = [("application", "application_price"),
+                                               ("collection", "collection_price"), ("song", "song_price"),
+                                               ("video", "video_price")]
             var fallback: (EntityKind, String?)?
             for (table, priceTable) in sources {
                 let kind = try exists(table, id: id)
@@ -737,14 +739,20 @@ public final class QueryEngine {
 
     /// The newest `export_date` (ms since 1970 UTC) over the catalogue tables, for HTTP `Last-Modified`.
     ///
-    /// Scans the tables once and caches the answer until another connection commits. Nil when no table
-    /// has rows.
+    /// Reads the importer's summary (`epf_tables`) when present; otherwise scans the catalogue tables (not
+    /// prices or details) once. Cached until another connection commits. Nil when no table has rows.
     public func dataExportDate() throws -> Int64? {
         try reading {
             if let cached = exportDateCache { return cached }
             var newest: Int64?
-            for table in ["application", "collection", "song", "video", "artist", "application_price",
-                          "storefront", "genre", "application_detail"] where tables.contains(table) {
+            if tables.contains("epf_tables"),
+               case .integer(let number) = try connection.scalar("SELECT max(export_date) FROM epf_tables") {
+                // The importer's per-table summary: no need to scan the tables themselves.
+                exportDateCache = .some(number)
+                return number
+            }
+            for table in ["application", "collection", "song", "video", "artist", "storefront", "genre"]
+            where tables.contains(table) {
                 guard let value = try connection.scalar("SELECT max(export_date) FROM \(table)"),
                       case .integer(let number) = value else { continue }
                 newest = max(newest ?? number, number)
@@ -981,9 +989,11 @@ public final class QueryEngine {
         guard let language else { return nil }
         let lower = language.lowercased()
         let valid = (2...12).contains(lower.utf8.count)
-            && lower.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F || ($0 >= 0x30 && $0 <= 0x39) }
+            && lower.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D
+                || $0 == 0x5F }
         guard valid else {
-            throw QueryError.badArgument(name: "lang", message: "'\(language)' is not a language code (e.g. en, fr, pt-BR)")
+            throw QueryError.badArgument(name: "lang",
+                                         message: "'\(language)' is not a language code (e.g. en, fr, pt-BR)")
         }
         return lower
     }

@@ -18,7 +18,8 @@ public enum QueryError: Error, CustomStringConvertible, Sendable {
         case .databaseMissing(let path):
             return "no database at '\(path)': import a feed first with 'epf import FEED_PATH --db \(path)'"
         case .databaseEmpty(let path):
-            return "database '\(path)' holds no EPF tables: import a feed first with 'epf import FEED_PATH --db \(path)'"
+            return "database '\(path)' holds no EPF tables: "
+                + "import a feed first with 'epf import FEED_PATH --db \(path)'"
         case .badArgument(let name, let message):
             return "--\(name): \(message)"
         case .refused(let sql, let reason):

@@ -258,7 +258,8 @@ enum HTTPParser {
                                      _ range: Range<Int>) -> Result<HTTPVersion, Failure> {
         let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
         guard range.count == 8,
-              UnsafeBufferPointer(rebasing: bytes[range.lowerBound..<(range.lowerBound + 5)]).elementsEqual("HTTP/".utf8),
+              UnsafeBufferPointer(rebasing: bytes[range.lowerBound..<(range.lowerBound + 5)])
+                .elementsEqual("HTTP/".utf8),
               digits.contains(bytes[range.lowerBound + 5]), bytes[range.lowerBound + 6] == UInt8(ascii: "."),
               digits.contains(bytes[range.lowerBound + 7]) else {
             return .failure(Failure(400, "malformed request line: bad HTTP version"))
@@ -299,7 +300,8 @@ enum HTTPParser {
         }
         var query: [(name: String, value: String)] = []
         if queryStart < target.count {
-            for piece in target[(queryStart + 1)...].split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let pieces = target[(queryStart + 1)...].split(separator: UInt8(ascii: "&"))
+            for piece in pieces {
                 let equals = piece.firstIndex(of: UInt8(ascii: "=")) ?? piece.endIndex
                 guard let name = percentDecode(piece[piece.startIndex..<equals], plusIsSpace: true) else {
                     return .failure(Failure(400, "malformed percent-encoding or UTF-8 in a query parameter name"))
@@ -334,7 +336,8 @@ enum HTTPParser {
         while index < bytes.endIndex {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else {
+                guard index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]),
+                      let low = hexValue(bytes[index + 2]) else {
                     return nil
                 }
                 output.append(high << 4 | low)

@@ -1,4 +1,5 @@
 import EPFQuery
+import EPFStore
 import Glibc
 
 /// Settings of the EPF HTTP API on top of the transport's.
@@ -11,6 +12,12 @@ public struct EPFServerConfiguration: Sendable {
     public var maxLookupIds = 200
     /// Seconds between checks that the database file is still the same (inode and device).
     public var fileCheckInterval = 1.0
+    /// Most rendered responses each worker keeps for repeated requests (0 turns the cache off).
+    ///
+    /// Entries are dropped whenever the database changes (`PRAGMA data_version`), so answers stay exact.
+    public var responseCacheEntries = 10_000
+    /// Most body bytes each worker's response cache holds.
+    public var responseCacheBytes = 32 * 1024 * 1024
 
     /// Creates a configuration for a database path with default transport settings.
     public init(databasePath: String, http: HTTPServerConfiguration = HTTPServerConfiguration()) {
@@ -55,12 +62,17 @@ public final class EPFRoutes: HTTPResponder {
     private let metrics: ServerMetrics
     private let startedAt: Int64
     private var engine: QueryEngine?
+    private var cache: ResponseCache?
+    /// A second read-only connection for cheap facts: `PRAGMA data_version`, the importer's bookkeeping, health.
+    private var side: SQLiteConnection?
     /// Device and inode of the file the engine opened.
     private var identity: (device: UInt64, inode: UInt64)?
     private var lastFileCheck: UInt64 = 0
     private var lastOpenAttempt: UInt64 = 0
     private var lastOpenError = ""
     private var exportDateSeconds: Int64?
+    /// `/v1/status` counts rows, so its answer is kept for two seconds.
+    private var statusCache: (at: UInt64, value: JSONValue)?
 
     /// Opens the database; throws `QueryError.databaseMissing` or `.databaseEmpty` when it cannot.
     public init(configuration: EPFServerConfiguration, metrics: ServerMetrics = ServerMetrics(),
@@ -85,14 +97,22 @@ public final class EPFRoutes: HTTPResponder {
         let engine = try QueryEngine(databasePath: configuration.databasePath)
         self.engine = engine
         self.identity = identity
+        side = try? SQLiteConnection(path: configuration.databasePath, mode: .readOnly,
+                                     busyTimeoutMilliseconds: 100)
+        if configuration.responseCacheEntries > 0, let side {
+            cache = try? ResponseCache(connection: side, maxEntries: configuration.responseCacheEntries,
+                                       maxBytes: configuration.responseCacheBytes)
+        }
         lastOpenError = ""
-        exportDateSeconds = (try? engine.dataExportDate()).flatMap { $0 }.map { $0 / 1000 }
+        refreshExportDate()
     }
 
     /// Drops the engine and opens a fresh one (new connection, new prepared statements); false on failure.
     @discardableResult
     private func reopen() -> Bool {
         engine = nil
+        cache = nil
+        side = nil
         identity = nil
         do {
             try open()
@@ -119,6 +139,8 @@ public final class EPFRoutes: HTTPResponder {
         let current = Self.fileIdentity(configuration.databasePath)
         if current == nil {
             engine = nil
+            cache = nil
+            side = nil
             identity = nil
             lastOpenError = "the database file \(configuration.databasePath) is missing"
             return
@@ -127,9 +149,20 @@ public final class EPFRoutes: HTTPResponder {
             reopen()
             return
         }
-        if let engine {
-            exportDateSeconds = (try? engine.dataExportDate()).flatMap { $0 }.map { $0 / 1000 }
+        refreshExportDate()
+    }
+
+    private func refreshExportDate() {
+        if engine != nil, let milliseconds = newestExportDate() { exportDateSeconds = milliseconds / 1000 }
+    }
+
+    /// The newest export date (ms): from the importer's `epf_tables` bookkeeping when present (one small
+    /// table), else the engine's scan of the catalogue tables (databases made by hand, tests).
+    private func newestExportDate() -> Int64? {
+        if let side, case .integer(let milliseconds)? = try? side.scalar("SELECT max(export_date) FROM epf_tables") {
+            return milliseconds
         }
+        return (try? engine?.dataExportDate()) ?? nil
     }
 
     /// The data's export date, or the server's start time when unknown.
@@ -205,9 +238,17 @@ public final class EPFRoutes: HTTPResponder {
             return .error(405, "method \(request.method) not allowed; use GET or HEAD", route: route.name,
                           lastModified: defaultLastModified, headers: [("Allow", "GET, HEAD")])
         }
+        var cacheable = false
+        if Self.cachedRoutes.contains(route.name), engine != nil, let cache {
+            let state = cache.validate()
+            if state.changed { refreshExportDate() }
+            if state.usable, let hit = cache.get(request.target) { return hit }
+            cacheable = state.usable
+        }
         do {
             var response = try route.handler()
             response.route = route.name
+            if cacheable, response.status == 200 { cache?.put(request.target, response) }
             return response
         } catch let error as RouteError {
             return .error(error.status, error.message, route: route.name, lastModified: defaultLastModified,
@@ -216,6 +257,12 @@ public final class EPFRoutes: HTTPResponder {
             return .error(500, "internal error: \(error)", route: route.name, lastModified: defaultLastModified)
         }
     }
+
+    /// Routes whose answers depend only on the target and the data, so the response cache may keep them.
+    private static let cachedRoutes: Set<String> = [
+        "apps", "collections", "songs", "videos", "artists", "app_prices", "lookup", "resolve", "search",
+        "storefronts", "genres",
+    ]
 
     private static let entityRoutes: [String: (kind: EntityKind, route: String)] = [
         "apps": (.software, "apps"), "collections": (.album, "collections"), "songs": (.song, "songs"),
@@ -327,7 +374,8 @@ public final class EPFRoutes: HTTPResponder {
         var limit = 50
         if let text = request.parameter("limit") {
             guard let number = Int(text), (1...200).contains(number) else {
-                throw RouteError.badParameter("limit", "must be a whole number from 1 to 200, got '\(text.prefix(40))'")
+                throw RouteError.badParameter("limit",
+                                              "must be a whole number from 1 to 200, got '\(text.prefix(40))'")
             }
             limit = number
         }
@@ -355,7 +403,14 @@ public final class EPFRoutes: HTTPResponder {
     }
 
     private func health() throws -> HTTPResponse {
-        let exportDate = try withEngine { try $0.dataExportDate() }
+        guard currentEngine() != nil, let side else { throw unavailable() }
+        do {
+            _ = try side.scalar("SELECT count(*) FROM sqlite_schema")
+        } catch {
+            throw RouteError(status: 503, message: "the database is not readable: \(error)",
+                             headers: [("Retry-After", "1")])
+        }
+        let exportDate = newestExportDate()
         return json(.object([
             ("status", .string("ok")),
             ("exportDate", exportDate.map { .string(Self.isoDate(milliseconds: $0)) } ?? .null),
@@ -372,15 +427,27 @@ public final class EPFRoutes: HTTPResponder {
             text += "# TYPE epf_database_export_date_seconds gauge\n"
             text += "epf_database_export_date_seconds \(exportDateSeconds)\n"
         }
-        return HTTPResponse(status: 200, body: Array(text.utf8), contentType: "text/plain; version=0.0.4; charset=utf-8",
+        return HTTPResponse(status: 200, body: Array(text.utf8),
+                            contentType: "text/plain; version=0.0.4; charset=utf-8",
                             lastModified: defaultLastModified, cache: .noStore)
     }
 
     private func status() throws -> HTTPResponse {
-        let value = try withEngine { engine in
-            try StatusReport.build(engine: engine, databasePath: configuration.databasePath,
-                                   startedAt: startedAt, threads: configuration.http.threads)
+        let now = monotonicNanoseconds()
+        if let cached = statusCache, now &- cached.at < 2_000_000_000, engine != nil {
+            return json(cached.value, cache: .noStore)
         }
+        guard currentEngine() != nil else { throw unavailable() }
+        let value: JSONValue
+        do {
+            value = try StatusReport.build(databasePath: configuration.databasePath,
+                                           dataExportDate: newestExportDate(),
+                                           startedAt: startedAt, threads: configuration.http.threads)
+        } catch {
+            throw RouteError(status: 503, message: "cannot read the database status right now: \(error)",
+                             headers: [("Retry-After", "1")])
+        }
+        statusCache = (now, value)
         return json(value, cache: .noStore)
     }
 

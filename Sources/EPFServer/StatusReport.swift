@@ -1,54 +1,49 @@
 import EPFQuery
 import EPFStore
 
-/// The body of `/v1/status`: tables with cheap row counts, export dates and the last imports.
+/// The body of `/v1/status`: EPFStore's `StoreStatus` (tables with row counts and export dates from the
+/// importer's bookkeeping, the last imports from its ledger, the file size) as JSON, plus server facts.
 ///
-/// Read straight from the database through the engine's read-only `sql` so it needs nothing from the
-/// importer: row counts are `max(rowid)` (exact for tables only appended to, cheap on any size), the export
-/// date of a table is that of its last row, and `lastImport` is the newest row of `epf_ledger` when present.
+/// Keys follow `epf status --json` (`database`, `sizeBytes`, `tables`, `lastImports`), with `exportDate`
+/// added as ISO 8601 next to the milliseconds. Callers cache the result: tables without bookkeeping are counted.
 enum StatusReport {
-    static func build(engine: QueryEngine, databasePath: String, startedAt: Int64, threads: Int) throws -> JSONValue {
-        let names = try engine.sql("""
-            SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name
-            """).rows.compactMap { row -> String? in
-            if case .text(let name)? = row.first { return name }
-            return nil
+    /// `dataExportDate` (the engine's newest `export_date`) stands in when no table has bookkeeping.
+    static func build(databasePath: String, dataExportDate: Int64?, startedAt: Int64,
+                      threads: Int) throws -> JSONValue {
+        let connection = try SQLiteConnection(path: databasePath, mode: .readOnly, busyTimeoutMilliseconds: 1000)
+        let status = try StoreStatus.read(connection, databasePath: databasePath, lastImports: 10)
+        func date(_ milliseconds: Int64?) -> JSONValue {
+            milliseconds.map { .string(EPFRoutes.isoDate(milliseconds: $0)) } ?? .null
         }
-        var tables: [JSONValue] = []
-        for name in names {
-            let quoted = "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
-            let rows = try? engine.sql("SELECT max(rowid) FROM \(quoted)").rows.first?.first
-            let exportDate = try? engine.sql("SELECT export_date FROM \(quoted) ORDER BY rowid DESC LIMIT 1")
-                .rows.first?.first
-            var fields: [(String, JSONValue)] = [("name", .string(name))]
-            fields.append(("rows", rows.map(Self.integer) ?? .null))
-            if case .integer(let milliseconds)? = exportDate {
-                fields.append(("exportDate", .string(EPFRoutes.isoDate(milliseconds: milliseconds))))
-            }
-            tables.append(.object(fields))
+        func text(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+        let tables: [JSONValue] = status.tables.map { table in
+            .object([
+                ("name", .string(table.name)), ("rows", .int(table.rows)),
+                ("exportDate", date(table.exportDate)), ("exportDateMs", table.exportDate.map { .int($0) } ?? .null),
+                ("mode", text(table.mode)), ("updated", text(table.updated)),
+            ])
         }
-        var imports: [JSONValue] = []
-        if names.contains("epf_ledger") {
-            let result = try engine.sql("SELECT * FROM epf_ledger ORDER BY rowid DESC LIMIT 5")
-            imports = result.rows.map { SQLResult.object(columns: result.columns, row: $0) }
+        let imports: [JSONValue] = status.lastImports.map { entry in
+            .object([
+                ("table", .string(entry.table)), ("location", .string(entry.location)), ("mode", text(entry.mode)),
+                ("exportDate", date(entry.exportDate)), ("rows", .int(entry.rows)), ("rejects", .int(entry.rejects)),
+                ("duplicates", .int(entry.duplicates)), ("finished", text(entry.finished)),
+                ("outcome", .string(entry.outcome)), ("message", text(entry.message)),
+            ])
         }
-        let exportDate = try engine.dataExportDate()
+        let exportDate = status.exportDate ?? dataExportDate
         return .object([
-            ("database", .string(databasePath)),
-            ("exportDate", exportDate.map { .string(EPFRoutes.isoDate(milliseconds: $0)) } ?? .null),
+            ("database", .string(status.database)),
+            ("sizeBytes", .int(status.sizeBytes)),
+            ("exportDate", date(exportDate)),
             ("exportDateMs", exportDate.map { .int($0) } ?? .null),
             ("tables", .array(tables)),
             ("lastImport", imports.first ?? .null),
-            ("recentImports", .array(imports)),
+            ("lastImports", .array(imports)),
             ("server", .object([
                 ("startedAt", .string(EPFRoutes.isoDate(milliseconds: startedAt * 1000))),
                 ("threads", .int(Int64(threads))),
             ])),
         ])
-    }
-
-    private static func integer(_ value: SQLValue) -> JSONValue {
-        if case .integer(let number) = value { return .int(number) }
-        return value == .null ? .int(0) : .null
     }
 }

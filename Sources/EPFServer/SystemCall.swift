@@ -140,7 +140,8 @@ final class EPoll {
         var event = (UInt64(0), UInt64(0))  // 16 bytes, enough for either layout.
         try withUnsafeMutableBytes(of: &event) { raw throws(SystemError) in
             raw.storeBytes(of: mask, toByteOffset: 0, as: UInt32.self)
-            raw.storeBytes(of: UInt64(UInt32(bitPattern: fd)), toByteOffset: LinuxCalls.epollDataOffset, as: UInt64.self)
+            let data = UInt64(UInt32(bitPattern: fd))
+            raw.storeBytes(of: data, toByteOffset: LinuxCalls.epollDataOffset, as: UInt64.self)
             let calls = self.calls
             _ = try systemCall(name) { calls.epollCtl(descriptor, operation, fd, raw.baseAddress) }
         }

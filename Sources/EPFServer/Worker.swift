@@ -341,7 +341,8 @@ final class Worker: @unchecked Sendable {
             let line: String
             if let request {
                 let version = request.version == .http11 ? "HTTP/1.1" : "HTTP/1.0"
-                line = "\(connection.peer) - - [\(writer.dateText)] \"\(request.method) \(request.target) \(version)\" "
+                line = "\(connection.peer) - - [\(writer.dateText)] "
+                    + "\"\(request.method) \(request.target) \(version)\" "
                     + "\(result.status) \(result.bodyBytes) \(Int(seconds * 1e6))us"
             } else {
                 line = "\(connection.peer) - - [\(writer.dateText)] \"-\" \(result.status) \(result.bodyBytes) "

@@ -79,7 +79,9 @@ public enum SearchIndex {
     public static func searchText(_ text: String) -> String {
         var text = text
         return text.withUTF8 { utf8 in
-            guard let spaced = spaceCJK(UnsafeRawBufferPointer(utf8)) else { return String(decoding: utf8, as: UTF8.self) }
+            guard let spaced = spaceCJK(UnsafeRawBufferPointer(utf8)) else {
+                return String(decoding: utf8, as: UTF8.self)
+            }
             return String(decoding: spaced, as: UTF8.self)
         }
     }
@@ -128,7 +130,8 @@ public enum SearchIndex {
                 changed = true
             }
             previousCJK = cjk
-            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<min(index + length, bytes.count)]))
+            let end = min(index + length, bytes.count)
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<end]))
             index += length
         }
         return changed ? output : nil

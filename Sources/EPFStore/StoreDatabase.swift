@@ -74,7 +74,8 @@ public enum StoreDatabase {
         try connection.execute("PRAGMA synchronous = NORMAL")
         try connection.execute("PRAGMA cache_size = -\(cacheMegabytes * 1024)")
         try connection.execute("PRAGMA temp_store = FILE")
-        try connection.execute("PRAGMA wal_autocheckpoint = 4000")
+        try connection.execute("PRAGMA wal_autocheckpoint = 16384")
+        try connection.execute("PRAGMA threads = 2")
         try connection.execute("PRAGMA journal_size_limit = 67108864")
         try connection.execute(bookkeepingSchema)
         return connection

@@ -366,17 +366,26 @@ final class TableLoad {
     }
 
     private func finishFull(_ connection: SQLiteConnection, ledger: Ledger?) throws {
-        // Duplicates of composite keys: the later row wins, the earlier ones are counted and removed.
+        // Duplicates of composite keys: the later row wins. Building the unique index finds them; only then are the
+        // earlier rows counted and removed (the GROUP BY is a full sort, too dear to run when there are none).
         if !schema.hasIntegerRowidKey && !keyIndexes.isEmpty {
-            let keys = schema.primaryKey.map(quoted).joined(separator: ", ")
-            try connection.execute("DELETE FROM \(quoted(staging)) WHERE rowid NOT IN "
-                                   + "(SELECT max(rowid) FROM \(quoted(staging)) GROUP BY \(keys))")
-            outcome.duplicates = Int(connection.changes)
+            do {
+                try createIndexes(connection, on: staging)
+            } catch let error as SQLiteError where error.isConstraint {
+                let keys = schema.primaryKey.map(quoted).joined(separator: ", ")
+                try connection.execute("DELETE FROM \(quoted(staging)) WHERE rowid NOT IN "
+                                       + "(SELECT max(rowid) FROM \(quoted(staging)) GROUP BY \(keys))")
+                outcome.duplicates = Int(connection.changes)
+                try createIndexes(connection, on: staging)
+            }
+            outcome.rows = attempts - outcome.duplicates
+        } else {
+            try createIndexes(connection, on: staging)
+            if case .integer(let rows) = try connection.scalar("SELECT count(*) FROM \(quoted(staging))") {
+                outcome.rows = Int(rows)
+            }
+            if schema.hasIntegerRowidKey { outcome.duplicates = max(0, attempts - outcome.rows) }
         }
-        try createIndexes(connection, on: staging)
-        let count = try connection.scalar("SELECT count(*) FROM \(quoted(staging))")
-        if case .integer(let rows) = count { outcome.rows = Int(rows) }
-        if schema.hasIntegerRowidKey { outcome.duplicates = max(0, attempts - outcome.rows) }
         try connection.execute("COMMIT")
         // The swap: one short transaction.
         let retired = "epf_retired_\(schema.name)"

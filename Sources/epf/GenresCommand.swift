@@ -45,8 +45,8 @@ enum GenresCommand: Command {
                 return .ok
             }
             let ranks = answer.country.map { " ranked in \($0)" } ?? ""
-            say(QueryCLI.bold(QueryCLI.truncate("\(answer.genre.id)  \(answer.genre.name): \(answer.total) apps\(ranks)",
-                                                to: width)))
+            let heading = "\(answer.genre.id)  \(answer.genre.name): \(answer.total) apps\(ranks)"
+            say(QueryCLI.bold(QueryCLI.truncate(heading, to: width)))
             QueryCLI.printTable(["RANK", "ID", "PRIMARY", "TITLE"], answer.apps.map {
                 [$0.rank.map { String($0) } ?? "-", String($0.id), $0.isPrimary ? "yes" : "", $0.title ?? ""]
             }, width: width, rightAligned: [0, 1])

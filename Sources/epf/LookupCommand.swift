@@ -203,8 +203,9 @@ enum QueryCLI {
                 say(truncate(pad("Description") + oneLine(description), to: width))
             } else {
                 let indent = String(repeating: " ", count: labelWidth + 4)
-                let body = description.split(separator: "\n", omittingEmptySubsequences: false)
-                    .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
+                // Feeds hold LF, CRLF and bare CR line ends: any of them starts an indented line.
+                let body = description.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+                    .map { oneLine(String($0)) }
                     .joined(separator: "\n" + indent)
                 say(pad("Description") + body)
             }

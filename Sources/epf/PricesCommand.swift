@@ -42,8 +42,8 @@ enum PricesCommand: Command {
             return .ok
         }
         let width = terminalWidth()
-        say(QueryCLI.bold(QueryCLI.truncate(QueryCLI.oneLine("\(list.id)  \(list.title ?? "")  (\(list.kind.rawValue))"),
-                                            to: width)))
+        let heading = QueryCLI.oneLine("\(list.id)  \(list.title ?? "")  (\(list.kind.rawValue))")
+        say(QueryCLI.bold(QueryCLI.truncate(heading, to: width)))
         if list.rows.isEmpty {
             say("no prices in any storefront")
             return .ok

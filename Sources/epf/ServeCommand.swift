@@ -28,6 +28,8 @@ enum ServeCommand: Command {
       --idle-timeout SECONDS  Close connections idle, or slow to send a request, this long (default: 30).
       --max-connections N     Beyond this many open connections, answer 503 and close (default: 4096).
       --drain-timeout SECONDS Longest wait for in-flight requests on shutdown (default: 10).
+      --cache-entries N       Rendered responses kept per worker for repeated requests, dropped whenever
+                              the database changes (default: 10000; 0 turns the cache off).
       --access-log            Write one line per request to standard error.
 
     Prints 'listening on http://HOST:PORT' on standard output once ready.
@@ -49,6 +51,7 @@ enum ServeCommand: Command {
         http.idleTimeout = Double(try arguments.intOption("idle-timeout", default: 30, range: 1...86_400))
         http.maxConnections = try arguments.intOption("max-connections", default: 4096, range: 1...1_000_000)
         http.drainTimeout = Double(try arguments.intOption("drain-timeout", default: 10, range: 0...3600))
+        let cacheEntries = try arguments.intOption("cache-entries", default: 10_000, range: 0...10_000_000)
         if arguments.flag("access-log") {
             http.accessLog = { line in
                 var bytes = Array(line.utf8)
@@ -74,7 +77,9 @@ enum ServeCommand: Command {
         sigaddset(&signals, SIGINT)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
-        let server = EPFAPI.makeServer(EPFServerConfiguration(databasePath: path, http: http))
+        var configuration = EPFServerConfiguration(databasePath: path, http: http)
+        configuration.responseCacheEntries = cacheEntries
+        let server = EPFAPI.makeServer(configuration)
         let port: Int
         do {
             port = try server.start()

@@ -30,7 +30,8 @@ enum StorefrontsCommand: Command {
             return .ok
         }
         guard present else {
-            printError("epf storefronts: the database has no storefront table; import the itunes feed's storefront file")
+            printError("epf storefronts: the database has no storefront table; "
+                       + "import the itunes feed's storefront file")
             return .notFound
         }
         QueryCLI.printTable(["ID", "CC", "ISO3", "NAME"],

@@ -100,7 +100,9 @@ import Testing
         let engine = try QueryEngine(databasePath: fixture.path)
         let result = try engine.lookup(["562148264"], country: nil, language: nil, allPrices: true)
         let prices = try #require(result.items.first?.value["prices"]?.arrayValue)
-        let formatted = prices.map { "\($0["country"]?.stringValue ?? "?") \($0["formattedPrice"]?.stringValue ?? "")" }
+        let formatted = prices.map {
+            "\($0["country"]?.stringValue ?? "?") \($0["formattedPrice"]?.stringValue ?? "")"
+        }
         #expect(formatted == ["de 0,99 €", "fr 1.234,50 €", "gb £0.79", "jp ¥120", "kr ₩1,200", "us $0.99"])
         let list = try #require(try engine.prices(id: 562148264))
         #expect(list.kind == .software && list.title == "Baby Snap Date" && list.rows.count == 6)
@@ -282,7 +284,8 @@ import Testing
                                     + "ORDER BY application_id LIMIT 2; -- trailing comment")
         #expect(result.columns == ["application_id", "title", "n", "r"])
         #expect(result.rows.first == [.integer(364709193), .text("iBooks"), .null, .real(1.5)])
-        #expect(result.json.arrayValue?.first?.jsonText == #"{"application_id":364709193,"title":"iBooks","n":null,"r":1.5}"#)
+        #expect(result.json.arrayValue?.first?.jsonText
+                == #"{"application_id":364709193,"title":"iBooks","n":null,"r":1.5}"#)
         #expect(try engine.sql("SELECT 1 UNION ALL SELECT 2", maxRows: 1).truncated)
         #expect(try engine.sql("PRAGMA table_info(application)").rows.count == 17)
     }
@@ -290,7 +293,8 @@ import Testing
     @Test(arguments: [
         "DELETE FROM application", "UPDATE application SET title = 'x'", "INSERT INTO genre VALUES (1, 2, 3, 'x')",
         "DROP TABLE application", "CREATE TABLE t(a)", "ATTACH DATABASE ':memory:' AS other", "DETACH DATABASE main",
-        "PRAGMA writable_schema = 1", "PRAGMA writable_schema=ON", "VACUUM", "VACUUM INTO '/tmp/epf-should-not-exist.db'",
+        "PRAGMA writable_schema = 1", "PRAGMA writable_schema=ON", "VACUUM",
+        "VACUUM INTO '/tmp/epf-should-not-exist.db'",
         "SELECT 1; DELETE FROM application", "REINDEX", "ANALYZE", "PRAGMA journal_mode = DELETE",
         "CREATE TEMP TABLE t(a)", "PRAGMA user_version = 5",
     ])

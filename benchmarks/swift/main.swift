@@ -6,7 +6,13 @@
 //       over the in-memory bytes, counting data records and fields; only the scan is timed, the fastest of
 //       N passes (default 3) is reported. --validate also checks UTF-8 and NUL bytes per record.
 //       Output: bytes records fields seconds gbps
+//   epf-bench lookups DB N --ids FILE
+//       N app lookups through EPFQuery's QueryEngine in one process, each one what GET /v1/apps/{id} does:
+//       `entity(kind: .software, ...)` then serialising the JSON. Ids come from FILE, one per line, cycled.
+//       One untimed warm-up pass over the ids first (opens the statements, warms the page cache).
+//       Output: lookups found seconds per_s bytes
 import EPFFormat
+import EPFQuery
 import Foundation
 
 enum BenchError: Error, CustomStringConvertible {
@@ -23,6 +29,7 @@ enum BenchError: Error, CustomStringConvertible {
 
 let usage = """
 USAGE: epf-bench parse FILE [--reps N] [--validate]
+       epf-bench lookups DB N --ids FILE
 """
 
 func monotonicSeconds() -> Double {
@@ -90,10 +97,35 @@ func parse(_ arguments: [String]) throws {
           + "gbps=\(String(format: "%.4f", gbps)) validate=\(validate)")
 }
 
+func lookups(_ arguments: [String]) throws {
+    guard arguments.count >= 2, let count = Int(arguments[1]), count > 0, let idPath = option(arguments, "--ids")
+    else { throw BenchError.usage(usage) }
+    let text = String(decoding: try readWholeFile(idPath), as: UTF8.self)
+    let ids = text.split(whereSeparator: \.isNewline).compactMap { Int64($0) }
+    guard !ids.isEmpty else { throw BenchError.io("no ids in \(idPath)") }
+    let engine = try QueryEngine(databasePath: arguments[0])
+    var found = 0
+    var bytes = 0
+    for id in ids.prefix(count) {
+        _ = try engine.entity(kind: .software, id: id, country: nil, language: nil)?.serialized()
+    }
+    let started = monotonicSeconds()
+    for index in 0..<count {
+        if let value = try engine.entity(kind: .software, id: ids[index % ids.count], country: nil, language: nil) {
+            found += 1
+            bytes += value.serialized().count
+        }
+    }
+    let elapsed = monotonicSeconds() - started
+    print("lookups=\(count) found=\(found) seconds=\(String(format: "%.6f", elapsed)) "
+          + "per_s=\(String(format: "%.1f", Double(count) / elapsed)) bytes=\(bytes)")
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first {
     case "parse": try parse(Array(arguments.dropFirst()))
+    case "lookups": try lookups(Array(arguments.dropFirst()))
     default:
         FileHandle.standardError.write(Data((usage + "\n").utf8))
         exit(64)

@@ -1,0 +1,60 @@
+@testable import EPFServer
+import Testing
+
+@Suite("HTTP parser and dates")
+struct ParserTests {
+    func parse(_ text: String, scanFrom: Int = 0) -> HeadParse {
+        Array(text.utf8).withUnsafeBytes { HTTPParser.parse($0, scanFrom: scanFrom) }
+    }
+
+    @Test func completeRequest() throws {
+        guard case .request(let request, let consumed) = parse(
+            "GET /v1/lookup?id=1%2C2&term=a+b&x&=v HTTP/1.1\r\nHost: h\r\nIf-None-Match: \"a\"\r\n\r\nNEXT") else {
+            Issue.record("not parsed")
+            return
+        }
+        #expect(consumed == 79)
+        #expect(request.method == .get)
+        #expect(request.path == "/v1/lookup")
+        #expect(request.parameter("id") == "1,2")
+        #expect(request.parameter("term") == "a b")
+        #expect(request.parameter("x") == "")
+        #expect(request.ifNoneMatch == "\"a\"")
+        #expect(request.keepAlive)
+    }
+
+    @Test(arguments: ["", "GET", "GET / HTTP/1.1\r\n", "GET / HTTP/1.1\r\nHost: x\r\n", "\r\n\r\n"])
+    func incomplete(text: String) {
+        guard case .incomplete = parse(text) else {
+            Issue.record("expected incomplete for \(text.debugDescription)")
+            return
+        }
+    }
+
+    @Test func incrementalScanFindsTheEndAcrossCalls() {
+        let text = "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+        var scanned = 0
+        for end in 1...text.utf8.count {
+            let prefix = String(decoding: Array(text.utf8)[0..<end], as: UTF8.self)
+            switch parse(prefix, scanFrom: scanned) {
+            case .incomplete(let next): scanned = next
+            case .request(_, let consumed): #expect(end == text.utf8.count && consumed == end)
+            case .failure(let status, let message): Issue.record("\(status) \(message)")
+            }
+        }
+    }
+
+    @Test func dates() {
+        #expect(HTTPDate.format(784111777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == 784111777)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
+        #expect(HTTPDate.parse("Sun, 06 Foo 1994 08:49:37 GMT") == nil)
+        #expect(EPFRoutes.isoDate(milliseconds: 1452074401007) == "2016-01-06T10:00:01Z")
+    }
+
+    @Test func jsonStringEscapes() {
+        var bytes: [UInt8] = []
+        appendJSONString("a\"b\\c\n\u{01}é", to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "\"a\\\"b\\\\c\\n\\u0001é\"")
+    }
+}

@@ -1,0 +1,163 @@
+import EPFServer
+import Foundation
+import Testing
+
+@Suite("API routes")
+struct RoutesTests {
+    @Test func appByID() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let response = try server.get("/v1/apps/364709193")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "application/json; charset=utf-8")
+        let object = try response.json()
+        #expect(object["trackId"] as? Int == 364709193)
+        #expect(object["trackName"] as? String == "iBooks")
+        #expect(object["formattedPrice"] as? String == "Free")
+        #expect(object["wrapperType"] as? String == "software")
+    }
+
+    @Test(arguments: [
+        ("/v1/collections/500000001", "collectionId", 500000001),
+        ("/v1/songs/600000001", "trackId", 600000001),
+        ("/v1/videos/800000001", "trackId", 800000001),
+        ("/v1/artists/284417353", "artistId", 284417353),
+    ])
+    func entities(path: String, key: String, id: Int) throws {
+        let server = try TestServer(threads: 1)
+        defer { server.stop() }
+        let response = try server.get(path)
+        #expect(response.status == 200)
+        #expect(try response.json()[key] as? Int == id)
+    }
+
+    @Test(arguments: ["/v1/apps/1", "/v1/songs/364709193", "/v1/artists/999", "/v1/apps/999/prices"])
+    func missingEntityIs404(path: String) throws {
+        let server = try TestServer(threads: 1)
+        defer { server.stop() }
+        let response = try server.get(path)
+        #expect(response.status == 404)
+        let error = try #require(try response.json()["error"] as? [String: Any])
+        #expect(error["status"] as? Int == 404)
+        #expect((error["message"] as? String)?.isEmpty == false)
+    }
+
+    @Test(arguments: [
+        ("/v1/apps/abc", "'id'"), ("/v1/apps/-5", "'id'"), ("/v1/apps/0", "'id'"),
+        ("/v1/apps/99999999999999999999", "'id'"), ("/v1/apps/364709193?country=zz", "'country'"),
+        ("/v1/lookup", "'id' or 'url'"), ("/v1/lookup?id=", "'id'"), ("/v1/lookup?id=1&country=xx", "'country'"),
+        ("/v1/lookup?id=1&lang=%21%21", "'lang'"), ("/v1/search", "'term'"), ("/v1/search?term=a&limit=0", "'limit'"),
+        ("/v1/search?term=a&limit=x", "'limit'"), ("/v1/search?term=a&entity=spaceship", "'entity'"),
+        ("/v1/resolve", "'url'"), ("/v1/resolve?url=nothing", "'url'"),
+    ])
+    func badParameterIs400NamingIt(path: String, name: String) throws {
+        let server = try TestServer(threads: 1)
+        defer { server.stop() }
+        let response = try server.get(path)
+        #expect(response.status == 400, "\(path)")
+        let message = try #require((try response.json()["error"] as? [String: Any])?["message"] as? String)
+        #expect(message.contains(name), "\(path): \(message)")
+        #expect(response.header("Cache-Control") == "no-store")
+    }
+
+    @Test func lookupShapeAndInvalidIds() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let response = try server.get("/v1/lookup?id=364709193,562148264,42&country=gb")
+        #expect(response.status == 200)
+        let object = try response.json()
+        #expect(object["resultCount"] as? Int == 2)
+        let results = try #require(object["results"] as? [[String: Any]])
+        #expect(results.map { $0["trackId"] as? Int } == [364709193, 562148264])
+        #expect(results[1]["currency"] as? String == "GBP")
+        #expect(object["invalidIds"] as? [String] == ["42"])
+    }
+
+    @Test func lookupByStoreLink() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let link = "https%3A%2F%2Fapps.apple.com%2Fus%2Fapp%2Fibooks%2Fid364709193%3Fmt%3D8"
+        let response = try server.get("/v1/lookup?url=\(link)")
+        #expect(response.status == 200)
+        let results = try #require(try response.json()["results"] as? [[String: Any]])
+        #expect(results.first?["trackId"] as? Int == 364709193)
+    }
+
+    @Test func lookupLimitIs200Ids() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let ids200 = (1...200).map(String.init).joined(separator: ",")
+        #expect(try server.get("/v1/lookup?id=\(ids200)").status == 200)
+        let ids201 = (1...201).map(String.init).joined(separator: ",")
+        let response = try server.get("/v1/lookup?id=\(ids201)")
+        #expect(response.status == 400)
+        #expect(response.text.contains("200"))
+    }
+
+    @Test func resolve() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let response = try server.get("/v1/resolve?url=https://apps.apple.com/us/app/ibooks/id364709193")
+        #expect(response.status == 200)
+        #expect(response.text == "{\"id\":364709193,\"kind\":\"software\",\"country\":\"us\"}\n")
+        #expect(try server.get("/v1/resolve?url=https://apps.apple.com/us/app/x/id1234").status == 404)
+    }
+
+    @Test func searchWithPlusAndPercent() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let response = try server.get("/v1/search?term=caf%C3%A9+ol&entity=software&country=us&limit=5")
+        #expect(response.status == 200, "\(response.text)")
+        let results = try #require(try response.json()["results"] as? [[String: Any]])
+        #expect(results.first?["trackId"] as? Int == 700000001)
+    }
+
+    @Test func pricesStorefrontsGenres() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let prices = try server.get("/v1/apps/562148264/prices").json()
+        let rows = try #require(prices["prices"] as? [[String: Any]])
+        #expect(rows.count == 6)
+        #expect(rows.contains { $0["formattedPrice"] as? String == "¥120" })
+        let storefronts = try server.get("/v1/storefronts").json()
+        #expect(storefronts["resultCount"] as? Int == 6)
+        let genres = try server.get("/v1/genres").json()
+        #expect((genres["results"] as? [[String: Any]])?.first?["name"] as? String == "App Store")
+    }
+
+    @Test func statusHealthMetrics() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let status = try server.get("/v1/status")
+        #expect(status.status == 200)
+        let object = try status.json()
+        #expect(object["exportDate"] as? String == "2016-01-06T10:00:01Z")
+        let tables = try #require(object["tables"] as? [[String: Any]])
+        #expect(tables.contains { $0["name"] as? String == "application" && $0["rows"] as? Int == 7 })
+        let health = try server.get("/healthz")
+        #expect(health.status == 200)
+        #expect(try health.json()["status"] as? String == "ok")
+        _ = try server.get("/v1/apps/1")
+        let metrics = try server.get("/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        #expect(metrics.text.contains("epf_http_requests_total{route=\"apps\",status=\"404\"} 1"))
+        #expect(metrics.text.contains("epf_http_request_duration_seconds_bucket{le=\"+Inf\"}"))
+        #expect(metrics.text.contains("epf_http_open_connections "))
+        #expect(metrics.text.contains("epf_database_export_date_seconds 1452074401"))
+    }
+
+    @Test func unknownRouteAndMethod() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        #expect(try server.get("/nope").status == 404)
+        #expect(try server.get("/v1/apps").status == 404)
+        #expect(try server.get("/v1/apps/1/2/3").status == 404)
+        let client = try server.client()
+        try client.send(request("/v1/apps/364709193", method: "DELETE"))
+        let response = try client.readResponse()
+        #expect(response.status == 405)
+        #expect(response.header("Allow") == "GET, HEAD")
+        #expect(try response.json()["error"] != nil)
+    }
+}

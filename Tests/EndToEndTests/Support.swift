@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+
+/// The `epf` binary built next to the tests (`swift build --build-tests` builds it).
+enum EPFBinary {
+    static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
+    static var url: URL {
+        for configuration in ["debug", "release"] {
+            let candidate = packageRoot.appendingPathComponent(".build/\(configuration)/epf")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return packageRoot.appendingPathComponent(".build/debug/epf")
+    }
+}
+
+/// What a finished `epf` run printed and returned.
+struct RunResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// A temporary directory for one test, removed at the end.
+final class WorkDirectory {
+    let url: URL
+    var path: String { url.path }
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("epf-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func file(_ name: String) -> String { url.appendingPathComponent(name).path }
+}
+
+/// Starts `epf` with arguments; the caller waits or kills.
+func startEPF(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws
+    -> (Process, Pipe, Pipe) {
+    let process = Process()
+    process.executableURL = EPFBinary.url
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: directory)
+    var merged = ProcessInfo.processInfo.environment
+    merged.removeValue(forKey: "EPF_DB")
+    for (key, value) in environment { merged[key] = value }
+    process.environment = merged
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    return (process, output, errors)
+}
+
+/// Runs `epf` to completion and returns its status and output.
+@discardableResult
+func runEPF(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> RunResult {
+    let (process, output, errors) = try startEPF(arguments, in: directory, environment: environment)
+    // Read both pipes while the process runs, so a large output cannot block it.
+    nonisolated(unsafe) var errorData = Data()
+    let errorReader = Thread { errorData = errors.fileHandleForReading.readDataToEndOfFile() }
+    errorReader.start()
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while !errorReader.isFinished { usleep(1000) }
+    return RunResult(status: process.terminationStatus, stdout: String(decoding: outputData, as: UTF8.self),
+                     stderr: String(decoding: errorData, as: UTF8.self))
+}
