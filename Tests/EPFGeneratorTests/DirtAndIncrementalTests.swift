@@ -167,6 +167,19 @@ import Testing
         }
     }
 
+    @Test func changedAppsKeepEverythingButTitleVersionAndDates() throws {
+        let model = FeedModel(smallOptions())
+        let full = try model.rows("application")
+        for record in try model.records("application", day: 1) {
+            guard let before = full.first(where: { $0[1] == record[1] }) else { continue }
+            // export_date, title, view_url (its slug follows the title), version, itunes_version may change.
+            for column in 0..<record.count where ![0, 2, 8, 14, 15].contains(column) {
+                #expect(record[column] == before[column], "column \(column) of \(record[1] ?? "")")
+            }
+            #expect(record[14] != before[14])
+        }
+    }
+
     @Test func incrementalFilesMatchTheModel() throws {
         let directory = try TemporaryDirectory()
         var options = smallOptions()
