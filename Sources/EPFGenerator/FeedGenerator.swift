@@ -127,11 +127,9 @@ public enum FeedGenerator {
         if let dirt {
             result.dirt = dirt.entries
             let url = directory.appendingPathComponent("dirt\(stamp).json")
-            do {
-                try GeneratedFeed.manifestJSON(dirt.entries).write(to: url)
-            } catch {
-                throw GeneratorError.system(call: "write dirt manifest", path: url.path, errno: errno)
-            }
+            let manifest = try FileSink(path: url.path)
+            try manifest.write([UInt8](try GeneratedFeed.manifestJSON(dirt.entries)))
+            try manifest.finish()
             result.manifest = url
         }
         let elapsed = ContinuousClock.now - started
@@ -163,7 +161,7 @@ public enum FeedGenerator {
             return GeneratedTable(feed: schema.feed, table: table, rows: writer.dataRecords, bytes: writer.totalBytes,
                                   path: path, member: nil)
         case .tarBzip2:
-            let archive = Archive(sink: sink, path: path)
+            let archive = try Archive(sink: sink, path: path)
             let member = "\(schema.feed.rawValue)\(options.dateStamp)/\(table)"
             let result = try archive.add(schema, plan: plan, member: member, mtime: options.exportDate / 1000,
                                          dirt: dirt)
@@ -199,11 +197,18 @@ public enum FeedGenerator {
         return try box.outcomes()
     }
 
+    /// Creates `url` and its missing parents (the corresponding C function is `mkdir(2)`); throws when a path
+    /// component exists but is not a directory, or cannot be created.
     static func makeDirectory(_ url: URL) throws {
-        do {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        } catch {
-            throw GeneratorError.system(call: "mkdir", path: url.path, errno: EEXIST)
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) {
+            if isDirectory.boolValue { return }
+            throw GeneratorError.system(call: "mkdir(2)", path: url.path, errno: ENOTDIR)
+        }
+        let parent = url.deletingLastPathComponent()
+        if parent.path != url.path { try makeDirectory(parent) }
+        if mkdir(url.path, 0o755) != 0 && errno != EEXIST {
+            throw GeneratorError.system(call: "mkdir(2)", path: url.path, errno: errno)
         }
     }
 }
@@ -226,16 +231,11 @@ private final class Archive {
     }
 
     /// An archive without md5 bookkeeping.
-    init(sink: FileSink, path: String) {
+    init(sink: FileSink, path: String) throws {
         self.path = path
         file = sink
         md5 = nil
-        // Bzip2Sink's init only fails when libbz2 cannot allocate; fall back to a plain tar then.
-        if let bzip = try? Bzip2Sink(next: sink, path: path) {
-            tar = TarWriter(sink: bzip)
-        } else {
-            tar = TarWriter(sink: sink)
-        }
+        tar = TarWriter(sink: try Bzip2Sink(next: sink, path: path))
     }
 
     func add(_ schema: TableSchema, plan: Plan, member: String, mtime: Int64, dirt: DirtLog?) throws

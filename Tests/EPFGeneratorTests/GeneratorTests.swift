@@ -156,6 +156,16 @@ import Testing
         #expect(throws: GeneratorError.unknownTable("nope")) { try options.validate() }
     }
 
+    @Test func anOutputPathThroughAFileFailsNamingIt() throws {
+        let directory = try TemporaryDirectory()
+        let blocker = directory.path("file")
+        #expect(FileManager.default.createFile(atPath: blocker, contents: Data()))
+        let target = URL(fileURLWithPath: blocker).appendingPathComponent("feed")
+        #expect(throws: GeneratorError.system(call: "mkdir(2)", path: blocker, errno: ENOTDIR)) {
+            try FeedGenerator.write(smallOptions(), to: target)
+        }
+    }
+
     @Test func datesRoundTrip() {
         #expect(GeneratorOptions.stamp(milliseconds: 1_767_571_200_000) == "20260105")
         #expect(GeneratorOptions.milliseconds(date: "2026-01-05") == 1_767_571_200_000)
