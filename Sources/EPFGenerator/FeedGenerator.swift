@@ -73,6 +73,19 @@ public enum FileCompression: String, Sendable, CaseIterable {
 }
 
 /// Writes synthetic EPF feeds: deterministic (same options, same bytes), realistic and fast.
+///
+/// ```swift
+/// var options = GeneratorOptions()
+/// options.apps = 1_000
+/// let full = try FeedGenerator.write(options, to: out)          // out/itunes20260105/application ...
+/// let model = FeedModel(options)
+/// let day1 = try FeedGenerator.write(model.incrementalOptions(day: 1), to: out)   // out/itunes20260106/...
+/// let expected = try model.rows("application", throughDay: 1)  // what a database should hold now
+/// ```
+///
+/// Every row is a pure function of `(seed, index)`: apps 0 ... 7 have fixed titles (`FixedApp.all`), app IDs
+/// lie in 284,000,000 ..< 1,700,000,000, artists in 100,000,000 ..< 284,000,000, collections from
+/// 1,700,000,000, songs from 1,800,000,000 and videos from 2,000,000,000, so an ID tells its kind.
 public enum FeedGenerator {
     /// The tables an export with these options writes, in order: all (full) or those that change
     /// (incremental, plus a zero-row `storefront` with dirt), filtered by `options.tables`.
