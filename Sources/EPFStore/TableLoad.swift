@@ -292,8 +292,12 @@ final class TableLoad {
             outcome.message = "\(part.location): truncated: no #recordsWritten footer; the file ends at byte "
                 + "\(summary.bytes) after \(summary.records) records"
         } else if summary.countMismatch {
-            let text = "\(part.location): #recordsWritten says \(summary.declaredRecords ?? 0) but "
+            var text = "\(part.location): #recordsWritten says \(summary.declaredRecords ?? 0) but "
                 + "\(summary.records) records were read (file ends at byte \(summary.bytes))"
+            if summary.declaredRecords == -1 { text = "\(part.location): the #recordsWritten footer is not a number" }
+            if summary.recordsAfterFooter > 0 {
+                text += "; \(summary.recordsAfterFooter) records follow the #recordsWritten footer"
+            }
             if options.allowCountMismatch {
                 outcome.warnings.append(text + "; accepted (--allow-count-mismatch)")
             } else {
