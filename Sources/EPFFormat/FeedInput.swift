@@ -57,6 +57,10 @@ public enum FeedInput {
             name.removeLast(suffix.count)
             break
         }
+        // EPF Flat files are named like `tvEpisode-usa.txt`: table names keep letters, digits and `_` only.
+        name = String(name.map { character -> Character in
+            character.isASCII && (character.isLetter || character.isNumber || character == "_") ? character : "_"
+        })
         let digits = name.reversed().prefix { $0.isASCII && $0.isNumber }
         guard !digits.isEmpty, digits.count < name.count else { return (name, nil) }
         var stem = String(name.dropLast(digits.count))
