@@ -118,7 +118,8 @@ public enum FeedInput {
         }
         let hex = candidates.first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         guard hex.count == 32, hex.allSatisfy({ $0.isHexDigit }) else {
-            throw EPFError.badSidecar(sidecar: path, message: "expected 'MD5 (name) = <32 hex digits>', got '\(text.prefix(80))'")
+            throw EPFError.badSidecar(sidecar: path,
+                                      message: "expected 'MD5 (name) = <32 hex digits>', got '\(text.prefix(80))'")
         }
         return hex
     }

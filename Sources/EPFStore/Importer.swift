@@ -134,7 +134,8 @@ public final class Importer {
 
     /// Removes what a killed import may leave behind: tables renamed away but not yet dropped.
     private func dropLeftovers(_ connection: SQLiteConnection) throws {
-        let retired = try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'epf_retired_%'")
+        let retired = try connection.query(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'epf_retired_%'")
         for row in retired {
             if case .text(let name) = row.first {
                 try connection.execute("DROP TABLE IF EXISTS \(SQLiteConnection.quote(name))")

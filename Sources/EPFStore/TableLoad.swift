@@ -106,7 +106,8 @@ final class TableLoad {
     }
 
     private func indexToken() -> String {
-        String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36) + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36)
+            + String(UInt32.random(in: 0...UInt32.max), radix: 36)
     }
 
     private func prepare(_ connection: SQLiteConnection) throws {
@@ -138,7 +139,8 @@ final class TableLoad {
                 let fileNames = Set(schema.columns.map(\.name))
                 kept = try existingColumns(connection, schema.name).filter { !fileNames.contains($0) }
                 if !kept.isEmpty {
-                    outcome.warnings.append("columns no longer in the feed kept as NULL: \(kept.joined(separator: ", "))")
+                    outcome.warnings.append("columns no longer in the feed kept as NULL: "
+                                            + kept.joined(separator: ", "))
                 }
             }
             try connection.execute(createTableSQL(staging, extraColumns: kept))
@@ -172,8 +174,9 @@ final class TableLoad {
                     WHERE l."unique" = 1 AND (SELECT group_concat(name, ',') FROM pragma_index_info(l.name)) = ?2
                     """, [.text(schema.name), .text(schema.primaryKey.joined(separator: ","))]) != nil
                 if !hasUnique {
+                    let keys = schema.primaryKey.map(quoted).joined(separator: ", ")
                     try connection.execute("CREATE UNIQUE INDEX IF NOT EXISTS \(quoted(name)) ON "
-                                           + "\(quoted(schema.name)) (\(schema.primaryKey.map(quoted).joined(separator: ", ")))")
+                                           + "\(quoted(schema.name)) (\(keys))")
                 }
             }
         }

@@ -133,7 +133,8 @@ enum InspectCommand: Command {
             }
             for sample in summary.problemSamples {
                 let fields = sample.fields.map { ", \($0) fields" } ?? ""
-                say("    record \(sample.record) at byte \(sample.offset): \(sample.kinds.joined(separator: ", "))\(fields)")
+                let kinds = sample.kinds.joined(separator: ", ")
+                say("    record \(sample.record) at byte \(sample.offset): \(kinds)\(fields)")
             }
             say("  bytes:           \(summary.bytes) in \(String(format: "%.3f", report.seconds)) s"
                 + " (\(megabytesPerSecond(summary.bytes, report.seconds)))")
