@@ -145,9 +145,9 @@ public final class Importer {
 
     private func apply(path: String, connection: SQLiteConnection?, ledger: Ledger?, rejectsDirectory: String,
                        report: inout ImportReport) throws {
-        let files: [String]
+        let units: [[String]]
         do {
-            files = try FeedInput.files(at: path)
+            units = try FeedInput.units(at: path, options: options.readOptions)
         } catch {
             report.fileErrors.append("\(error)")
             return
@@ -164,8 +164,9 @@ public final class Importer {
             outcomes.append(outcome)
         }
 
-        for file in files {
-            let source = SourceIdentity(path: file)
+        for unit in units {
+            guard let file = unit.first else { continue }
+            let source = SourceIdentity(paths: unit)
             if !options.force && !options.dryRun, let ledger, try ledger.sourceApplied(source) {
                 report.unchangedSources.append(file)
                 continue
@@ -175,7 +176,7 @@ public final class Importer {
             var feedDate: String?
             var failedInsideLoad = false
             do {
-                try FeedInput.forEachTable(inFile: file, options: options.readOptions) { tableFile, reader in
+                try FeedInput.forEachTable(inUnit: unit, options: options.readOptions) { tableFile, reader in
                     md5 = tableFile.verifiedMD5
                     feedDate = tableFile.feedDate
                     guard selected(tableFile.table) else {
