@@ -105,7 +105,8 @@ public final class Importer {
         let started = Date()
         var report = ImportReport(database: databasePath)
         let lock = options.dryRun ? nil : try ImportLock(databasePath: databasePath)
-        let connection = options.dryRun ? nil : try StoreDatabase.openForWriting(databasePath)
+        let opened = options.dryRun ? nil : try StoreDatabase.open(databasePath)
+        let connection = opened?.connection
         let ledger = connection.map(Ledger.init)
         if let connection { try dropLeftovers(connection) }
         let rejectsDirectory = options.rejectsDirectory ?? databasePath + ".rejects"
@@ -115,6 +116,9 @@ public final class Importer {
         }
         if let connection, !appliedTables.isEmpty {
             try afterImport(connection)
+        }
+        if let opened, opened.initialBuild, report.outcomes.contains(where: { $0.status == .applied }) {
+            StoreDatabase.finishInitialBuild(opened.connection)
         }
         report.seconds = Date().timeIntervalSince(started)
         withExtendedLifetime(lock) {}

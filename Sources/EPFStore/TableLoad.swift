@@ -287,11 +287,11 @@ final class TableLoad {
                 }
                 if Date().timeIntervalSince(lastReport) >= 0.5 {
                     lastReport = Date()
-                    report(reader, records: record.number, finished: false)
+                    report(reader, records: record.number, bytes: outcome.bytes + record.offset, finished: false)
                 }
             } else if sinceCheckpoint & 0x3fff == 0 && Date().timeIntervalSince(lastReport) >= 0.5 {
                 lastReport = Date()
-                report(reader, records: record.number, finished: false)
+                report(reader, records: record.number, bytes: outcome.bytes + record.offset, finished: false)
             }
         }
         outcome.records += summary.records
@@ -316,14 +316,14 @@ final class TableLoad {
                 outcome.message = text + "; use --allow-count-mismatch to accept it"
             }
         }
-        report(reader, records: summary.records, finished: true)
+        report(reader, records: summary.records, bytes: outcome.bytes, finished: true)
     }
 
-    private func report(_ reader: EPFTableReader, records: Int, finished: Bool) {
+    private func report(_ reader: EPFTableReader, records: Int, bytes: Int64, finished: Bool) {
         guard let progress else { return }
         let position: (read: Int64, total: Int64) = reader.inputPosition?() ?? (0, 0)
         progress(ImportProgress(table: schema.name, location: file.location, records: records,
-                                bytes: outcome.bytes, inputRead: position.read, inputTotal: position.total,
+                                bytes: bytes, inputRead: position.read, inputTotal: position.total,
                                 elapsed: Date().timeIntervalSince(started), finished: finished))
     }
 
