@@ -197,7 +197,12 @@ public enum FeedInput {
             var source: ByteSource = raw
             if packing == .gzip { source = try GzipByteSource(raw, path: file) }
             if packing == .bzip2 { source = try Bzip2ByteSource(raw, path: file) }
-            if packing != .plain && options.prefetch { source = PrefetchingSource(source) }
+            // The reading thread also checks UTF-8 where it is not the bottleneck (plain, gzip); bzip2
+            // decompression is slower than parsing, so there the parser checks.
+            let tracker = options.validate && packing != .bzip2 ? ChunkValidation() : nil
+            if options.prefetch && (packing != .plain || tracker != nil) {
+                source = PrefetchingSource(source, validation: tracker)
+            }
             let name = (file as NSString).lastPathComponent
             let (table, part) = tableName(fromFileName: name)
             let feed = feedAndDate(in: file)
@@ -205,12 +210,16 @@ public enum FeedInput {
                                         part: part, archive: packing == .plain ? nil : file, verifiedMD5: digest)
             let reader = try EPFTableReader(source: source, location: file, options: options)
             reader.inputPosition = position
+            if let tracker, options.prefetch { reader.chunkValidation = (tracker, 0) }
             try body(description, reader)
         case .tarBzip2, .tarGzip, .tar:
             var source: ByteSource = raw
             if packing == .tarBzip2 { source = try Bzip2ByteSource(raw, path: file) }
             if packing == .tarGzip { source = try GzipByteSource(raw, path: file) }
-            if packing != .tar && options.prefetch { source = PrefetchingSource(source) }
+            let tracker = options.validate && packing != .tarBzip2 && options.prefetch ? ChunkValidation() : nil
+            if options.prefetch && (packing != .tar || tracker != nil) {
+                source = PrefetchingSource(source, validation: tracker)
+            }
             let tar = TarReader(source, path: file)
             var found = false
             while let member = try tar.nextMember() {
@@ -222,10 +231,11 @@ public enum FeedInput {
                 let location = "\(file):\(member.name)"
                 let description = TableFile(location: location, table: table, feed: feed?.feed,
                                             feedDate: feed?.date, part: part, archive: file, verifiedMD5: digest)
-                let memberSource: ByteSource = FeedInput.packing(of: memberName) == .gzip
-                    ? try GzipByteSource(tar, path: location) : tar
+                let compressedMember = FeedInput.packing(of: memberName) == .gzip
+                let memberSource: ByteSource = compressedMember ? try GzipByteSource(tar, path: location) : tar
                 let reader = try EPFTableReader(source: memberSource, location: location, options: options)
                 reader.inputPosition = position
+                if let tracker, !compressedMember { reader.chunkValidation = (tracker, member.dataOffset) }
                 try body(description, reader)
             }
             if !found { throw EPFError.noTables(path: file) }
