@@ -20,6 +20,8 @@ public enum EPFError: Error, CustomStringConvertible, Equatable, Sendable {
     case badHeader(location: String, message: String, offset: Int64)
     /// Nothing readable was found at the path.
     case noTables(path: String)
+    /// A record grew past the size limit without a terminator.
+    case recordTooLarge(location: String, offset: Int64, limit: Int)
 
     public var description: String {
         switch self {
@@ -41,6 +43,9 @@ public enum EPFError: Error, CustomStringConvertible, Equatable, Sendable {
             return "\(location): not an EPF table file (byte \(offset)): \(message)"
         case .noTables(let path):
             return "\(path): no EPF table files found"
+        case .recordTooLarge(let location, let offset, let limit):
+            return "\(location): the record starting at byte \(offset) has no 0x02 0x0A terminator within "
+                + "\(limit >> 20) MiB; the file is not EPF or is damaged"
         }
     }
 }

@@ -57,6 +57,10 @@ public enum FeedInput {
             name.removeLast(suffix.count)
             break
         }
+        // EPF Flat files are named like `tvEpisode-usa.txt`: table names keep letters, digits and `_` only.
+        name = String(name.map { character -> Character in
+            character.isASCII && (character.isLetter || character.isNumber || character == "_") ? character : "_"
+        })
         let digits = name.reversed().prefix { $0.isASCII && $0.isNumber }
         guard !digits.isEmpty, digits.count < name.count else { return (name, nil) }
         var stem = String(name.dropLast(digits.count))
@@ -114,7 +118,8 @@ public enum FeedInput {
         }
         let hex = candidates.first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         guard hex.count == 32, hex.allSatisfy({ $0.isHexDigit }) else {
-            throw EPFError.badSidecar(sidecar: path, message: "expected 'MD5 (name) = <32 hex digits>', got '\(text.prefix(80))'")
+            throw EPFError.badSidecar(sidecar: path,
+                                      message: "expected 'MD5 (name) = <32 hex digits>', got '\(text.prefix(80))'")
         }
         return hex
     }

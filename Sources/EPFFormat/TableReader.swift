@@ -96,11 +96,13 @@ public struct EPFReadSummary: Sendable {
     public var problemSamples: [RecordProblem] = []
     /// Records with at least one problem.
     public var badRecords = 0
+    /// Records found after the `#recordsWritten:` footer (two files glued together, or a damaged footer).
+    public var recordsAfterFooter = 0
 
     /// True when the declared count is present and differs from the records read.
     public var countMismatch: Bool {
         guard let declaredRecords else { return false }
-        return declaredRecords != records
+        return declaredRecords != records || recordsAfterFooter > 0
     }
 }
 
@@ -116,6 +118,9 @@ public struct ReadOptions: Sendable {
     public var prefetch = true
     /// Check `.md5` sidecars before reading an archive.
     public var verifySidecars = true
+    /// Largest single record accepted; a longer one means the input is not EPF (or is damaged) and is an error
+    /// rather than unbounded memory.
+    public var maximumRecordBytes = 256 << 20
 
     public init(readSize: Int = 1 << 20, validate: Bool = true, problemSamples: Int = 10, prefetch: Bool = true) {
         self.readSize = max(1, readSize)
@@ -140,8 +145,13 @@ final class RecordSplitter {
     private var bufferOffset: Int64 = 0
     var flat = false
 
-    init(source: ByteSource, readSize: Int) {
+    private let maximumRecordBytes: Int
+    private let location: String
+
+    init(source: ByteSource, readSize: Int, maximumRecordBytes: Int = 256 << 20, location: String = "") {
         self.source = source
+        self.maximumRecordBytes = maximumRecordBytes
+        self.location = location
         self.readSize = max(1, readSize)
         capacity = max(1 << 16, min(self.readSize, 1 << 22))
         buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity + 8, alignment: 64)
@@ -187,7 +197,10 @@ final class RecordSplitter {
             start = 0
         }
         if end == capacity {
-            let newCapacity = capacity * 2
+            guard capacity < maximumRecordBytes else {
+                throw EPFError.recordTooLarge(location: location, offset: bufferOffset, limit: maximumRecordBytes)
+            }
+            let newCapacity = min(capacity * 2, maximumRecordBytes)
             let bigger = UnsafeMutableRawPointer.allocate(byteCount: newCapacity + 8, alignment: 64)
             bigger.copyMemory(from: buffer, byteCount: end)
             buffer.deallocate()
@@ -267,7 +280,8 @@ public final class EPFTableReader {
     public init(source: ByteSource, location: String, options: ReadOptions = ReadOptions()) throws {
         self.location = location
         self.options = options
-        splitter = RecordSplitter(source: source, readSize: options.readSize)
+        splitter = RecordSplitter(source: source, readSize: options.readSize,
+                                  maximumRecordBytes: options.maximumRecordBytes, location: location)
         fieldCapacity = 64
         fieldBounds = UnsafeMutablePointer<Int>.allocate(capacity: fieldCapacity * 2)
         try readHeader()
@@ -321,7 +335,7 @@ public final class EPFTableReader {
                 header.exportMode = ExportMode(rawValue: value.uppercased())
                 if header.exportMode == nil { header.unknownExportMode = value }
             } else if line.hasPrefix("#recordsWritten:") {
-                declared = Int(line.dropFirst("#recordsWritten:".count).trimmingCharacters(in: .whitespaces))
+                declared = Self.footerCount(line)
                 footerSeen = true
                 header.byteCount = splitter.consumedOffset
                 if !sawColumns {
@@ -375,11 +389,11 @@ public final class EPFTableReader {
                 let line = String(decoding: UnsafeRawBufferPointer(start: recordBase, count: record.length),
                                   as: UTF8.self)
                 if line.hasPrefix("#recordsWritten:") {
-                    declared = Int(line.dropFirst("#recordsWritten:".count).trimmingCharacters(in: .whitespaces))
+                    declared = Self.footerCount(line)
                     footerSeen = true
-                    // Anything after the footer is ignored but noted as trailing data.
+                    // Records after the footer are not data: they are counted as a problem of the file.
                     while let extra = try splitter.next() {
-                        if extra.length > 0 { header.otherTags.append("trailing data after #recordsWritten") }
+                        if extra.length > 0 { summary.recordsAfterFooter += 1 }
                     }
                     break
                 }
@@ -433,6 +447,11 @@ public final class EPFTableReader {
 
     /// Bytes of the input file consumed so far and its size, for progress (set by `FeedInput`); nil when unknown.
     public var inputPosition: (() -> (read: Int64, total: Int64))?
+
+    /// The count of a `#recordsWritten:` record; -1 when it is not a number (a broken footer never matches).
+    static func footerCount(_ line: String) -> Int {
+        Int(line.dropFirst("#recordsWritten:".count).trimmingCharacters(in: .whitespaces)) ?? -1
+    }
 
     /// Byte offset where the stream ended (for truncation messages).
     public var endOffset: Int64 { splitter.totalRead }

@@ -53,6 +53,8 @@ public struct DirtEntry: Sendable, Codable, Equatable {
 final class DirtLog {
     private(set) var entries: [DirtEntry] = []
 
+    func append(_ entry: DirtEntry) { entries.append(entry) }
+
     func add(_ schema: TableSchema, _ kind: DirtKind, record: Int, offset: Int64, column: String? = nil,
              value: [UInt8]? = nil, note: String) {
         entries.append(DirtEntry(feed: schema.feed, table: schema.name, kind: kind, record: record, offset: offset,

@@ -565,7 +565,7 @@ final class TableEmitter {
     private func collectionRow(_ index: Int) throws {
         var random = SplitMix64(plan.seed, Salt.collection, index)
         let artist = plan.collectionArtist(index)
-        let released = 5_000 + random.below(max(1, plan.exportDay - 5_001))
+        let released = 5_000 + random.below(max(1, plan.fullExportDay - 5_001))
         w.int(exportDate)
         w.int(plan.collectionID(index))
         composeName(&random, language: random.below(Language.all.count), words: 1 + random.below(3))
@@ -611,7 +611,7 @@ final class TableEmitter {
         var random = SplitMix64(plan.seed, Salt.song, index)
         let collection = index / Plan.songsPerCollection
         var collectionRandom = SplitMix64(plan.seed, Salt.collection, collection)
-        let released = 5_000 + collectionRandom.below(max(1, plan.exportDay - 5_001))
+        let released = 5_000 + collectionRandom.below(max(1, plan.fullExportDay - 5_001))
         composeName(&collectionRandom, language: collectionRandom.below(Language.all.count),
                     words: 1 + collectionRandom.below(3))
         let collectionTitle = title
@@ -662,7 +662,7 @@ final class TableEmitter {
         var random = SplitMix64(plan.seed, Salt.video, index)
         let kind = random.below(3) // 0 movie, 1 TV episode, 2 music video
         let language = random.below(Language.all.count)
-        let released = 5_000 + random.below(max(1, plan.exportDay - 5_001))
+        let released = 5_000 + random.below(max(1, plan.fullExportDay - 5_001))
         w.int(exportDate)
         w.int(plan.videoID(index))
         composeName(&random, language: language, words: 1 + random.below(4))

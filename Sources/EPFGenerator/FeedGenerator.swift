@@ -73,6 +73,19 @@ public enum FileCompression: String, Sendable, CaseIterable {
 }
 
 /// Writes synthetic EPF feeds: deterministic (same options, same bytes), realistic and fast.
+///
+/// ```swift
+/// var options = GeneratorOptions()
+/// options.apps = 1_000
+/// let full = try FeedGenerator.write(options, to: out)          // out/itunes20260105/application ...
+/// let model = FeedModel(options)
+/// let day1 = try FeedGenerator.write(model.incrementalOptions(day: 1), to: out)   // out/itunes20260106/...
+/// let expected = try model.rows("application", throughDay: 1)  // what a database should hold now
+/// ```
+///
+/// Every row is a pure function of `(seed, index)`: apps 0 ... 7 have fixed titles (`FixedApp.all`), app IDs
+/// lie in 284,000,000 ..< 1,700,000,000, artists in 100,000,000 ..< 284,000,000, collections from
+/// 1,700,000,000, songs from 1,800,000,000 and videos from 2,000,000,000, so an ID tells its kind.
 public enum FeedGenerator {
     /// The tables an export with these options writes, in order: all (full) or those that change
     /// (incremental, plus a zero-row `storefront` with dirt), filtered by `options.tables`.
@@ -96,38 +109,17 @@ public enum FeedGenerator {
         try makeDirectory(directory)
         let stamp = options.dateStamp
         let mtime = options.exportDate / 1000
+        var jobs: [TableJob] = []
         for feed in FeedName.allCases {
             let schemas = tables(for: options).filter { $0.feed == feed }
             guard !schemas.isEmpty else { continue }
             let folder = "\(feed.rawValue)\(stamp)"
             switch options.layout {
-            case .v3:
+            case .v3, .v5:
                 let feedDirectory = directory.appendingPathComponent(folder)
                 try makeDirectory(feedDirectory)
                 result.feedPaths[feed] = feedDirectory
-                for schema in schemas {
-                    let path = feedDirectory.appendingPathComponent(schema.name + (options.gzip ? ".gz" : "")).path
-                    let file = try FileSink(path: path)
-                    let sink: ByteSink = options.gzip ? try GzipSink(next: file, path: path) : file
-                    let writer = RecordWriter(sink: sink)
-                    try TableEmitter(plan: plan, schema: schema, writer: writer, dirt: dirt).writeFile()
-                    result.tables.append(GeneratedTable(feed: feed, table: schema.name, rows: writer.dataRecords,
-                                                        bytes: writer.totalBytes, path: path, member: nil))
-                    result.files.append(GeneratedFile(path: path, feed: feed, table: schema.name,
-                                                      bytes: file.bytesWritten, md5: nil))
-                }
-            case .v5:
-                let feedDirectory = directory.appendingPathComponent(folder)
-                try makeDirectory(feedDirectory)
-                result.feedPaths[feed] = feedDirectory
-                for schema in schemas {
-                    let path = feedDirectory.appendingPathComponent(schema.name + ".tbz").path
-                    let archive = try Archive(path: path)
-                    let member = "\(folder)/\(schema.name)"
-                    let table = try archive.add(schema, plan: plan, member: member, mtime: mtime, dirt: dirt)
-                    result.tables.append(table)
-                    try archive.close(into: &result, feed: feed, table: schema.name)
-                }
+                jobs += schemas.map { TableJob(schema: $0, folder: folder, directory: feedDirectory.path) }
             case .v3Archive:
                 let path = directory.appendingPathComponent(folder + ".tbz").path
                 result.feedPaths[feed] = URL(fileURLWithPath: path)
@@ -137,17 +129,20 @@ public enum FeedGenerator {
                     let member = "\(folder)/\(schema.name)"
                     result.tables.append(try archive.add(schema, plan: plan, member: member, mtime: mtime, dirt: dirt))
                 }
-                try archive.close(into: &result, feed: feed, table: nil)
+                result.files += try archive.close(feed: feed, table: nil)
             }
+        }
+        for outcome in try runInParallel(jobs, plan: plan, threads: options.threads) {
+            result.tables += outcome.tables
+            result.files += outcome.files
+            for entry in outcome.dirt { dirt?.append(entry) }
         }
         if let dirt {
             result.dirt = dirt.entries
             let url = directory.appendingPathComponent("dirt\(stamp).json")
-            do {
-                try GeneratedFeed.manifestJSON(dirt.entries).write(to: url)
-            } catch {
-                throw GeneratorError.system(call: "write dirt manifest", path: url.path, errno: errno)
-            }
+            let manifest = try FileSink(path: url.path)
+            try manifest.write([UInt8](try GeneratedFeed.manifestJSON(dirt.entries)))
+            try manifest.finish()
             result.manifest = url
         }
         let elapsed = ContinuousClock.now - started
@@ -179,7 +174,7 @@ public enum FeedGenerator {
             return GeneratedTable(feed: schema.feed, table: table, rows: writer.dataRecords, bytes: writer.totalBytes,
                                   path: path, member: nil)
         case .tarBzip2:
-            let archive = Archive(sink: sink, path: path)
+            let archive = try Archive(sink: sink, path: path)
             let member = "\(schema.feed.rawValue)\(options.dateStamp)/\(table)"
             let result = try archive.add(schema, plan: plan, member: member, mtime: options.exportDate / 1000,
                                          dirt: dirt)
@@ -198,11 +193,35 @@ public enum FeedGenerator {
         return sink.bytes
     }
 
+    /// Writes independent table files (v3 plain or gzip, v5 archives) on up to `threads` threads, biggest
+    /// tables first; returns the outcomes in job order, so the result does not depend on scheduling.
+    private static func runInParallel(_ jobs: [TableJob], plan: Plan, threads: Int) throws -> [TableOutcome] {
+        let box = OutcomeBox(count: jobs.count)
+        let order = jobs.indices.sorted {
+            TableJob.weight(jobs[$0].schema.name) > TableJob.weight(jobs[$1].schema.name)
+        }
+        let workers = max(1, min(threads, jobs.count))
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while let position = box.nextJob(), position < order.count {
+                let index = order[position]
+                box.store(index, Result { try jobs[index].run(plan: plan) })
+            }
+        }
+        return try box.outcomes()
+    }
+
+    /// Creates `url` and its missing parents (the corresponding C function is `mkdir(2)`); throws when a path
+    /// component exists but is not a directory, or cannot be created.
     static func makeDirectory(_ url: URL) throws {
-        do {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        } catch {
-            throw GeneratorError.system(call: "mkdir", path: url.path, errno: EEXIST)
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) {
+            if isDirectory.boolValue { return }
+            throw GeneratorError.system(call: "mkdir(2)", path: url.path, errno: ENOTDIR)
+        }
+        let parent = url.deletingLastPathComponent()
+        if parent.path != url.path { try makeDirectory(parent) }
+        if mkdir(url.path, 0o755) != 0 && errno != EEXIST {
+            throw GeneratorError.system(call: "mkdir(2)", path: url.path, errno: errno)
         }
     }
 }
@@ -225,16 +244,11 @@ private final class Archive {
     }
 
     /// An archive without md5 bookkeeping.
-    init(sink: FileSink, path: String) {
+    init(sink: FileSink, path: String) throws {
         self.path = path
         file = sink
         md5 = nil
-        // Bzip2Sink's init only fails when libbz2 cannot allocate; fall back to a plain tar then.
-        if let bzip = try? Bzip2Sink(next: sink, path: path) {
-            tar = TarWriter(sink: bzip)
-        } else {
-            tar = TarWriter(sink: sink)
-        }
+        tar = TarWriter(sink: try Bzip2Sink(next: sink, path: path))
     }
 
     func add(_ schema: TableSchema, plan: Plan, member: String, mtime: Int64, dirt: DirtLog?) throws
@@ -250,17 +264,94 @@ private final class Archive {
                               bytes: writer.totalBytes, path: path, member: member)
     }
 
-    /// Ends the archive and writes the `.md5` sidecar: `MD5 (<name>.tbz) = <32 hex>`.
-    func close(into result: inout GeneratedFeed, feed: FeedName, table: String?) throws {
+    /// Ends the archive, writes the `.md5` sidecar (`MD5 (<name>.tbz) = <32 hex>`) and returns both files.
+    func close(feed: FeedName, table: String?) throws -> [GeneratedFile] {
         try tar.finish()
         let digest = md5?.hex ?? ""
-        result.files.append(GeneratedFile(path: path, feed: feed, table: table, bytes: file?.bytesWritten ?? 0,
-                                          md5: digest))
+        let archive = GeneratedFile(path: path, feed: feed, table: table, bytes: file?.bytesWritten ?? 0, md5: digest)
         let name = URL(fileURLWithPath: path).lastPathComponent
         let sidecar = try FileSink(path: path + ".md5")
         try sidecar.write(Array("MD5 (\(name)) = \(digest)\n".utf8))
         try sidecar.finish()
-        result.files.append(GeneratedFile(path: path + ".md5", feed: feed, table: nil, bytes: sidecar.bytesWritten,
-                                          md5: nil))
+        return [archive, GeneratedFile(path: path + ".md5", feed: feed, table: nil, bytes: sidecar.bytesWritten,
+                                       md5: nil)]
+    }
+}
+
+/// One table file of a v3 or v5 export, writable independently of the others.
+private struct TableJob: Sendable {
+    let schema: TableSchema
+    let folder: String
+    let directory: String
+
+    /// Rough relative size, to start the biggest tables first.
+    static func weight(_ table: String) -> Int {
+        ["application_detail": 100, "application": 40, "application_price": 30, "song": 5][table] ?? 1
+    }
+
+    func run(plan: Plan) throws -> TableOutcome {
+        let options = plan.options
+        let dirt = options.dirt ? DirtLog() : nil
+        let feed = schema.feed
+        if options.layout == .v5 {
+            let path = (directory as NSString).appendingPathComponent(schema.name + ".tbz")
+            let archive = try Archive(path: path)
+            let table = try archive.add(schema, plan: plan, member: "\(folder)/\(schema.name)",
+                                        mtime: options.exportDate / 1000, dirt: dirt)
+            let files = try archive.close(feed: feed, table: schema.name)
+            return TableOutcome(tables: [table], files: files, dirt: dirt?.entries ?? [])
+        }
+        let path = (directory as NSString).appendingPathComponent(schema.name + (options.gzip ? ".gz" : ""))
+        let file = try FileSink(path: path)
+        let sink: ByteSink = options.gzip ? try GzipSink(next: file, path: path) : file
+        let writer = RecordWriter(sink: sink)
+        try TableEmitter(plan: plan, schema: schema, writer: writer, dirt: dirt).writeFile()
+        let table = GeneratedTable(feed: feed, table: schema.name, rows: writer.dataRecords,
+                                   bytes: writer.totalBytes, path: path, member: nil)
+        let written = GeneratedFile(path: path, feed: feed, table: schema.name, bytes: file.bytesWritten, md5: nil)
+        return TableOutcome(tables: [table], files: [written], dirt: dirt?.entries ?? [])
+    }
+}
+
+/// What one table job produced.
+private struct TableOutcome: Sendable {
+    let tables: [GeneratedTable]
+    let files: [GeneratedFile]
+    let dirt: [DirtEntry]
+}
+
+/// Hands out job positions and collects outcomes from worker threads, under a lock.
+private final class OutcomeBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var next = 0
+    private var results: [Result<TableOutcome, Error>?]
+
+    init(count: Int) { results = Array(repeating: nil, count: count) }
+
+    /// The next job position, or nil once a job has failed (the others stop early).
+    func nextJob() -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        if results.contains(where: { if case .failure = $0 { return true } else { return false } }) { return nil }
+        next += 1
+        return next - 1
+    }
+
+    func store(_ index: Int, _ result: Result<TableOutcome, Error>) {
+        lock.lock()
+        results[index] = result
+        lock.unlock()
+    }
+
+    /// Outcomes in job order; throws the first failure in job order.
+    func outcomes() throws -> [TableOutcome] {
+        lock.lock()
+        defer { lock.unlock() }
+        var outcomes: [TableOutcome] = []
+        for result in results {
+            guard let result else { continue }
+            outcomes.append(try result.get())
+        }
+        return outcomes
     }
 }

@@ -6,6 +6,12 @@ import EPFFormat
 /// Rows are regenerated on demand from `(seed, index)`; nothing is kept between calls. Values are decoded
 /// as UTF-8, with invalid bytes (only in dirt) replaced by U+FFFD. With dirt, records are returned as written:
 /// a record with a stray 0x01 has one field too many, junk stays junk.
+///
+/// Incrementals (`day` 1 ... 366) are cumulative and hold, for the apps changed or added up to that day:
+/// `application` (app 0 always changes on day 1: "Café Olé Lite" becomes "Café Olé Lite 2"),
+/// `application_detail`, `application_price` (app 1's prices always change on day 1), and for new apps
+/// `genre_application`, `artist_application`, `application_device_type`. Other tables, popularity included,
+/// come only with full exports.
 public struct FeedModel: Sendable {
     /// The options of the full export; `mode` and `day` are ignored, `layout` and `gzip` do not matter.
     public let options: GeneratorOptions

@@ -35,6 +35,8 @@ public struct GeneratorOptions: Sendable, Equatable {
     public var tables: Set<String>? = nil
     /// With the v3 layout, gzip every table file (`<table>.gz`).
     public var gzip: Bool = false
+    /// Tables written at once (v3 and v5; a v3 archive is one stream). The bytes do not depend on it.
+    public var threads: Int = 2
 
     /// The defaults: seed 1, 300 apps, v3, full, 2026-01-05, 20 price storefronts, clean.
     public init() {}
@@ -68,6 +70,9 @@ public struct GeneratorOptions: Sendable, Equatable {
         }
         if let tables {
             for name in tables where TableSchema.named(name) == nil { throw GeneratorError.unknownTable(name) }
+        }
+        guard (1...64).contains(threads) else {
+            throw GeneratorError.invalidOption(option: "threads", problem: "must be 1 ... 64, got \(threads)")
         }
         if gzip && layout != .v3 {
             throw GeneratorError.invalidOption(option: "gzip", problem: "only the v3 layout can be gzipped")

@@ -2,7 +2,7 @@ import EPFFormat
 
 /// Sizes, ID ranges and per-row facts derived from the options; every fact is a pure function of
 /// `(seed, index)` so any row can be regenerated without the others.
-struct Plan: Sendable {
+final class Plan: Sendable {
     let options: GeneratorOptions
     let seed: UInt64
     let exportDate: Int64
@@ -60,8 +60,9 @@ struct Plan: Sendable {
         })
     }
 
-    /// Days since 1970 of the export.
-    var exportDay: Int { Int(exportDate / GeneratorOptions.dayMilliseconds) }
+    /// Days since 1970 of the full export. Release dates are drawn below it, so an app keeps its release
+    /// date in every incremental.
+    var fullExportDay: Int { Int(options.fullExportDate / GeneratorOptions.dayMilliseconds) }
 
     /// Apps present at this export: the full's, plus those added up to `day` for an incremental.
     var appsAtExport: Int {
@@ -223,7 +224,7 @@ struct AppFacts {
         for _ in 0..<random.below(4) { languages |= 1 << UInt16(random.below(Language.all.count)) }
         detailLanguages = languages
         let firstDay = 14_070 // 2008-07-10, the App Store's opening
-        releaseDay = firstDay + random.below(max(1, plan.exportDay - firstDay - 1))
+        releaseDay = firstDay + random.below(max(1, plan.fullExportDay - firstDay - 1))
         storefrontOffset = random.below(Reference.storefronts.count)
         version = (1 + random.below(12), random.below(20), random.below(10))
         downloadSize = Int64(500_000 + random.below(20_000_000)) * Int64(1 + random.below(random.chance(10) ? 200 : 8))

@@ -1,3 +1,4 @@
+import EPFFormat
 import Foundation
 
 /// What went wrong while generating a feed, and where.
@@ -113,7 +114,7 @@ final class CallbackSink: ByteSink {
 /// Hashes what passes through, then passes it on; `hex` is valid after `finish`.
 final class MD5Sink: ByteSink {
     private let next: ByteSink
-    private var digest = MD5Digest()
+    private var digest = MD5()
     private(set) var hex = ""
     private(set) var count: Int64 = 0
 

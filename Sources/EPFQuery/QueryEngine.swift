@@ -36,6 +36,13 @@ public final class QueryEngine {
         } catch let error as SQLiteError {
             throw QueryError.sqlite(error)
         }
+        do {
+            // Set before the authorizer, which denies "PRAGMA x = y": memory-mapped reads avoid a pread per
+            // page, and a larger cache keeps the upper levels of the big indexes.
+            try connection.execute("PRAGMA mmap_size = 1099511627776; PRAGMA cache_size = -32768")
+        } catch let error as SQLiteError {
+            throw QueryError.sqlite(error)
+        }
         connection.denyEverythingButReading()
         try loadTables()
         guard !tables.isDisjoint(with: QueryEngine.contentTables) else {
@@ -546,6 +553,9 @@ public final class QueryEngine {
 
     /// Full-text search over titles and artist/seller names, ranked: exact title first, then bm25.
     ///
+    /// When a term matches more than a few thousand entries, only the first few thousand in index order
+    /// (apps first) are ranked, and whole-word matches are preferred to prefix matches, so a vague term
+    /// still answers in milliseconds.
     /// Case and diacritics do not matter, the last word matches as a prefix, CJK words match as phrases,
     /// and FTS5 syntax in the term is neutralised. `entity` restricts the kind; `country` selects the price
     /// storefront (default "us"). A term with no letters or digits gives no results. Throws
@@ -560,15 +570,46 @@ public final class QueryEngine {
         return try reading {
             guard tables.contains("epf_search") else { return LookupResult(items: [], invalidIds: []) }
             let filter = entity == nil ? "" : "AND kind = ?3"
+            // Ranking every match of a vague term (a word in a million names) costs seconds, so rank within
+            // a window: the first `searchWindow` matches in index order. Whole words are tried before the
+            // prefix form, which FTS5 must expand over every token it matches before returning a row.
+            var expression = match
+            var bound = Int64.max
+            let probe = try prepared("""
+                SELECT rowid FROM epf_search WHERE epf_search MATCH ?1 \(filter) LIMIT ?2
+                """)
+            func windowEnd(_ query: String) throws -> (count: Int, last: Int64) {
+                defer { probe.statement.reset() }
+                try probe.statement.bind(query, at: 1)
+                try probe.statement.bind(Int64(Self.searchWindow), at: 2)
+                if let entity { try probe.statement.bind(entity.rawValue, at: 3) }
+                var count = 0
+                var last = Int64.max
+                while try probe.statement.step() {
+                    count += 1
+                    last = probe.statement.int64(at: 0) ?? last
+                }
+                return (count, last)
+            }
+            let wholeWords = String(match.dropLast())
+            let whole = try windowEnd(wholeWords)
+            if whole.count >= Self.searchWindow {
+                expression = wholeWords
+                bound = whole.last
+            } else {
+                let prefixed = try windowEnd(match)
+                if prefixed.count >= Self.searchWindow { bound = prefixed.last }
+            }
             let row = try prepared("""
-                SELECT kind, id FROM epf_search WHERE epf_search MATCH ?1 \(filter)
+                SELECT kind, id FROM epf_search WHERE epf_search MATCH ?1 \(filter) AND rowid <= ?5
                 ORDER BY lower(title) = ?2 DESC, bm25(epf_search, 0.0, 0.0, 10.0, 1.0) LIMIT ?4
                 """)
-            try row.statement.bind(match, at: 1)
-            try row.statement.bind(SearchIndex.searchText(term.trimmingASCIIWhitespace().lowercased()).lowercased(),
-                                   at: 2)
+            try row.statement.bind(expression, at: 1)
+            let exact = SearchIndex.searchText(String(term.trimmingASCIIWhitespace())).lowercased()
+            try row.statement.bind(exact, at: 2)
             if let entity { try row.statement.bind(entity.rawValue, at: 3) }
             try row.statement.bind(Int64(limit), at: 4)
+            try row.statement.bind(bound, at: 5)
             var hits: [(EntityKind, Int64)] = []
             do {
                 defer { row.statement.reset() }
@@ -587,6 +628,9 @@ public final class QueryEngine {
             return LookupResult(items: items, invalidIds: [])
         }
     }
+
+    /// How many matches are ranked at most (see `search`): bm25 costs about 7 µs a row.
+    static let searchWindow = 3000
 
     /// The FTS5 MATCH expression for a user's term: each word a quoted phrase, the last one a prefix.
     ///
@@ -660,8 +704,9 @@ public final class QueryEngine {
         try reading { try genreTree() }
     }
 
-    /// The apps of a genre, ranked by `application_popularity_per_genre` in the storefront of `country`
-    /// (default "us") when that table is present; nil when the genre does not exist.
+    /// The apps of a genre (from `genre_application`, plus any app ranked in it), ranked by
+    /// `application_popularity_per_genre` in the storefront of `country` (default "us") when that table is
+    /// present, then the unranked ones by ID; nil when the genre does not exist.
     ///
     /// Throws `QueryError.badArgument` for an unknown country or a limit outside 1...100000.
     public func genreApps(id: Int64, country: String?, limit: Int) throws -> GenreApps? {
@@ -671,23 +716,35 @@ public final class QueryEngine {
         let country = try normalizedCountry(country) ?? "us"
         return try reading {
             guard let genre = try genreTree().first(where: { $0.id == id }) else { return nil }
-            guard tables.contains("genre_application") else {
-                return GenreApps(genre: genre, country: nil, total: 0, apps: [])
-            }
             let storefront = try smallTables().storefrontByCountry[country]
             let ranked = tables.contains("application_popularity_per_genre") && storefront != nil
+            let member = tables.contains("genre_application")
+            guard ranked || member else { return GenreApps(genre: genre, country: nil, total: 0, apps: []) }
+            // Members: the genre's apps, plus apps ranked in it (the root genre 36 ranks apps overall).
+            var sources: [String] = []
+            if member { sources.append("SELECT application_id, is_primary FROM genre_application WHERE genre_id = ?1") }
+            if ranked {
+                sources.append("""
+                    SELECT application_id, 0 FROM application_popularity_per_genre
+                    WHERE storefront_id = ?2 AND genre_id = ?1
+                    """)
+            }
             let titled = tables.contains("application")
             let sql = """
-                SELECT ga.application_id, \(titled ? "a.title" : "NULL"),
-                       \(ranked ? "p.application_rank" : "NULL") AS rank, ga.is_primary
-                FROM genre_application ga
-                \(titled ? "LEFT JOIN application a ON a.application_id = ga.application_id" : "")
+                WITH members AS (
+                    SELECT application_id, max(is_primary) AS is_primary
+                    FROM (\(sources.joined(separator: " UNION ALL "))) GROUP BY application_id
+                )
+                SELECT m.application_id, \(titled ? "a.title" : "NULL"),
+                       \(ranked ? "p.application_rank" : "NULL") AS rank, m.is_primary,
+                       (SELECT count(*) FROM members) AS total
+                FROM members m
+                \(titled ? "LEFT JOIN application a ON a.application_id = m.application_id" : "")
                 \(ranked ? """
                     LEFT JOIN application_popularity_per_genre p ON p.storefront_id = ?2
-                        AND p.genre_id = ga.genre_id AND p.application_id = ga.application_id
+                        AND p.genre_id = ?1 AND p.application_id = m.application_id
                     """ : "")
-                WHERE ga.genre_id = ?1
-                ORDER BY rank IS NULL, rank, ga.application_id LIMIT ?3
+                ORDER BY rank IS NULL, rank, m.application_id LIMIT ?3
                 """
             let row = try prepared(sql)
             defer { row.statement.reset() }
@@ -695,16 +752,13 @@ public final class QueryEngine {
             if ranked, let storefront { try row.statement.bind(storefront, at: 2) }
             try row.statement.bind(Int64(limit), at: 3)
             var apps: [GenreApp] = []
+            var total: Int64 = 0
             while try row.statement.step() {
                 guard let appId = row.statement.int64(at: 0) else { continue }
                 apps.append(GenreApp(id: appId, title: row.statement.text(at: 1), rank: row.statement.int64(at: 2),
                                      isPrimary: row.statement.int64(at: 3) == 1))
+                total = row.statement.int64(at: 4) ?? 0
             }
-            row.statement.reset()
-            let count = try prepared("SELECT count(*) FROM genre_application WHERE genre_id = ?1")
-            defer { count.statement.reset() }
-            try count.statement.bind(id, at: 1)
-            let total = try count.statement.step() ? count.statement.int64(at: 0) ?? 0 : 0
             return GenreApps(genre: genre, country: ranked ? country : nil, total: total, apps: apps)
         }
     }

@@ -54,6 +54,8 @@ public struct TableOutcome: Sendable, Codable {
     public var records = 0
     /// Rows in the table after a full load, or rows upserted by an incremental.
     public var rows = 0
+    /// Rows an incremental added (the rest of `rows` were updates).
+    public var insertedRows = 0
     public var rejects = 0
     public var duplicates = 0
     /// Unparseable dates stored as NULL.

@@ -43,6 +43,24 @@ public final class Importer {
 
     private struct StopPeeking: Error {}
 
+    /// Why a file name cannot be a table: EPF tables are snake_case words; `epf_` and `sqlite_` names are
+    /// reserved for the importer's bookkeeping and SQLite itself. Nil when the name is fine.
+    static func tableNameProblem(_ name: String) -> String? {
+        let allowed = name.utf8.allSatisfy { byte in
+            (byte >= 0x61 && byte <= 0x7a) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x30 && byte <= 0x39)
+                || byte == 0x5f
+        }
+        guard !name.isEmpty, name.count <= 64, allowed, let first = name.utf8.first, !(0x30...0x39).contains(first)
+        else {
+            return "'\(name.prefix(80))' is not an EPF table name (letters, digits and _ only); file not loaded"
+        }
+        let lower = name.lowercased()
+        if lower.hasPrefix("epf_") || lower.hasPrefix("sqlite_") {
+            return "'\(name)' is reserved (epf_ and sqlite_ tables belong to epf and SQLite); file not loaded"
+        }
+        return nil
+    }
+
     /// The order key of an input: its feed date, then FULL before INCREMENTAL.
     static func orderKey(_ path: String) -> (date: String, rank: Int) {
         var date = FeedInput.feedAndDate(in: path)?.date
@@ -116,7 +134,8 @@ public final class Importer {
 
     /// Removes what a killed import may leave behind: tables renamed away but not yet dropped.
     private func dropLeftovers(_ connection: SQLiteConnection) throws {
-        let retired = try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'epf_retired_%'")
+        let retired = try connection.query(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'epf_retired_%'")
         for row in retired {
             if case .text(let name) = row.first {
                 try connection.execute("DROP TABLE IF EXISTS \(SQLiteConnection.quote(name))")
@@ -164,6 +183,14 @@ public final class Importer {
                                                    status: .filtered)
                         outcome.feed = tableFile.feed
                         outcome.feedDate = tableFile.feedDate
+                        outcomes.append(outcome)
+                        ok = false
+                        return
+                    }
+                    if let problem = Self.tableNameProblem(tableFile.table) {
+                        var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
+                                                   status: .failed)
+                        outcome.message = problem
                         outcomes.append(outcome)
                         ok = false
                         return

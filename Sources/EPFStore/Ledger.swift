@@ -69,9 +69,16 @@ final class Ledger {
         applied.status = .applied
         try insert(applied, file: file, source: source, on: connection)
         var rows = Int64(outcome.rows)
-        if outcome.mode != ExportMode.full.rawValue,
-           case .integer(let value) = try connection.scalar("SELECT count(*) FROM \(SQLiteConnection.quote(outcome.table))") {
-            rows = value
+        if outcome.mode != ExportMode.full.rawValue {
+            // Previous count plus the rows the incremental added; count(*) only when there is no previous count.
+            let previous = try connection.scalar("SELECT rows FROM epf_tables WHERE table_name = ?1",
+                                                 [.text(outcome.table)])
+            if case .integer(let value) = previous {
+                rows = value + Int64(outcome.insertedRows)
+            } else if case .integer(let value) = try connection.scalar(
+                "SELECT count(*) FROM \(SQLiteConnection.quote(outcome.table))") {
+                rows = value
+            }
         }
         let statement = try connection.prepare("""
             INSERT OR REPLACE INTO epf_tables (table_name, rows, export_date, mode, location, updated)

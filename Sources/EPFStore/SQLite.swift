@@ -83,6 +83,19 @@ public final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
+    /// Turns off SQLite's global memory statistics (a mutex and counters on every allocation), for bulk loading.
+    /// Only effective before the first connection is opened in the process; later calls do nothing.
+    ///
+    /// The corresponding C call is `sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0)`.
+    public static func disableMemoryStatistics() {
+        _ = memoryStatisticsOff
+    }
+
+    private static let memoryStatisticsOff: Bool = {
+        // sqlite3_config is variadic in C; Swift calls the shim that takes the flag.
+        epf_sqlite_config_memstatus(0) == SQLITE_OK
+    }()
+
     func error(_ code: Int32, sql: String?) -> SQLiteError {
         SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
     }
@@ -124,6 +137,9 @@ public final class SQLiteConnection {
 
     /// Rows changed by the last INSERT, UPDATE or DELETE (`sqlite3_changes64`).
     public var changes: Int64 { sqlite3_changes64(handle) }
+
+    /// The rowid of the last row inserted through this connection (`sqlite3_last_insert_rowid`).
+    public var lastInsertRowid: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Whether the connection can only read (`sqlite3_db_readonly`).
     public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
@@ -276,7 +292,8 @@ public final class SQLiteStatement {
 
     /// Binds text, copied by SQLite.
     public func bind(_ value: String, at index: Int32) throws {
-        try check(sqlite3_bind_text64(handle, index, value, UInt64(value.utf8.count), sqliteTransient, UInt8(SQLITE_UTF8)))
+        try check(sqlite3_bind_text64(handle, index, value, UInt64(value.utf8.count), sqliteTransient,
+                                      UInt8(SQLITE_UTF8)))
     }
 
     /// Binds UTF-8 bytes without copying: they must stay valid until the next `step`, `reset` or rebind.

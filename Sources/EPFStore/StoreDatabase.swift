@@ -69,7 +69,11 @@ public enum StoreDatabase {
     /// Opens (creating if needed) the database for writing, in WAL mode, with the bookkeeping tables.
     /// Throws `SQLiteError` when the file is not a database or cannot be written.
     public static func openForWriting(_ path: String, cacheMegabytes: Int = 64) throws -> SQLiteConnection {
+        SQLiteConnection.disableMemoryStatistics()
         let connection = try SQLiteConnection(path: path, mode: .readWriteCreate, busyTimeoutMilliseconds: 10_000)
+        // 16 KiB pages for new databases: wide EPF rows (descriptions) need fewer overflow pages and WAL frames,
+        // which loads application_detail about a quarter faster. Existing databases keep their page size.
+        try connection.execute("PRAGMA page_size = 16384")
         try connection.execute("PRAGMA journal_mode = WAL")
         try connection.execute("PRAGMA synchronous = NORMAL")
         try connection.execute("PRAGMA cache_size = -\(cacheMegabytes * 1024)")

@@ -44,7 +44,9 @@ final class TableLoad {
     private var statement: SQLiteStatement?
     private var rejects: RejectsWriter?
     private var resume: (part: Int, records: Int)?
-    private var seenKeys = Set<Int>()
+    private var seenKeys = KeyHashSet()
+    /// Rows an incremental inserted (not updated), to keep the row count without a count(*).
+    private var insertedRows = 0
     private var keyIndexes: [Int] = []
     private var fileColumns: [String]
     private var failed = false
@@ -104,7 +106,8 @@ final class TableLoad {
     }
 
     private func indexToken() -> String {
-        String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36) + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36)
+            + String(UInt32.random(in: 0...UInt32.max), radix: 36)
     }
 
     private func prepare(_ connection: SQLiteConnection) throws {
@@ -136,7 +139,8 @@ final class TableLoad {
                 let fileNames = Set(schema.columns.map(\.name))
                 kept = try existingColumns(connection, schema.name).filter { !fileNames.contains($0) }
                 if !kept.isEmpty {
-                    outcome.warnings.append("columns no longer in the feed kept as NULL: \(kept.joined(separator: ", "))")
+                    outcome.warnings.append("columns no longer in the feed kept as NULL: "
+                                            + kept.joined(separator: ", "))
                 }
             }
             try connection.execute(createTableSQL(staging, extraColumns: kept))
@@ -170,8 +174,9 @@ final class TableLoad {
                     WHERE l."unique" = 1 AND (SELECT group_concat(name, ',') FROM pragma_index_info(l.name)) = ?2
                     """, [.text(schema.name), .text(schema.primaryKey.joined(separator: ","))]) != nil
                 if !hasUnique {
+                    let keys = schema.primaryKey.map(quoted).joined(separator: ", ")
                     try connection.execute("CREATE UNIQUE INDEX IF NOT EXISTS \(quoted(name)) ON "
-                                           + "\(quoted(schema.name)) (\(schema.primaryKey.map(quoted).joined(separator: ", ")))")
+                                           + "\(quoted(schema.name)) (\(keys))")
                 }
             }
         }
@@ -256,12 +261,13 @@ final class TableLoad {
                 outcome.rejects += 1
             } else {
                 if countKeys {
-                    let (inserted, _) = seenKeys.insert(binder.keyHash(record, keyIndexes: keyIndexes))
-                    if !inserted { outcome.duplicates += 1 }
+                    if !seenKeys.insert(KeyHashSet.hash(record, keyIndexes: keyIndexes)) { outcome.duplicates += 1 }
                 }
                 if let statement {
+                    let before = connection?.lastInsertRowid
                     try statement.step()
                     statement.reset()
+                    if !isFull && connection?.lastInsertRowid != before { insertedRows += 1 }
                 }
                 attempts += 1
             }
@@ -289,8 +295,12 @@ final class TableLoad {
             outcome.message = "\(part.location): truncated: no #recordsWritten footer; the file ends at byte "
                 + "\(summary.bytes) after \(summary.records) records"
         } else if summary.countMismatch {
-            let text = "\(part.location): #recordsWritten says \(summary.declaredRecords ?? 0) but "
+            var text = "\(part.location): #recordsWritten says \(summary.declaredRecords ?? 0) but "
                 + "\(summary.records) records were read (file ends at byte \(summary.bytes))"
+            if summary.declaredRecords == -1 { text = "\(part.location): the #recordsWritten footer is not a number" }
+            if summary.recordsAfterFooter > 0 {
+                text += "; \(summary.recordsAfterFooter) records follow the #recordsWritten footer"
+            }
             if options.allowCountMismatch {
                 outcome.warnings.append(text + "; accepted (--allow-count-mismatch)")
             } else {
@@ -403,6 +413,7 @@ final class TableLoad {
 
     private func finishIncremental(_ connection: SQLiteConnection, ledger: Ledger?) throws {
         outcome.rows = attempts
+        outcome.insertedRows = insertedRows
         try ledger?.recordApplied(outcome, file: file, source: source, on: connection)
         try connection.execute("COMMIT")
     }

@@ -24,6 +24,7 @@ enum GenerateCommand: Command {
       --dirt                   inject the damage of real feeds at known places; writes dirt<date>.json
       --only TABLE,...         write only these tables
       --gzip                   gzip each table file (v3 only)
+      --threads N              tables written at once, 1 ... 64 (default 2; output is identical)
       --json                   print a JSON report instead of a table
 
     EXAMPLES:
@@ -60,6 +61,7 @@ enum GenerateCommand: Command {
                                                            range: 1...Reference.storefronts.count)
         options.dirt = arguments.flag("dirt")
         options.gzip = arguments.flag("gzip")
+        options.threads = try arguments.intOption("threads", default: 2, range: 1...64)
         if let only = try arguments.option("only") {
             let names = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             for name in names where TableSchema.named(name) == nil {

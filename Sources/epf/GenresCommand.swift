@@ -9,7 +9,8 @@ enum GenresCommand: Command {
 
     Without GENRE_ID: every genre, indented under its parent. With GENRE_ID: the genre's apps, ranked
     by the popularity feed (application_popularity_per_genre) in the storefront of --country when
-    present, then unranked apps by ID.
+    present, then unranked apps by ID. Apps ranked in a genre count as its members (genre 36, the
+    App Store itself, ranks apps overall).
 
     OPTIONS:
       --country CC   Storefront whose ranks are shown (ISO 3166 alpha-2). Default: us.

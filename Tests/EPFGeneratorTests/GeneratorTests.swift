@@ -7,9 +7,12 @@ import Testing
         let first = try TemporaryDirectory()
         let second = try TemporaryDirectory()
         let third = try TemporaryDirectory()
-        let options = smallOptions()
+        var options = smallOptions()
+        options.threads = 4
         let a = try FeedGenerator.write(options, to: first.url)
-        let b = try FeedGenerator.write(options, to: second.url)
+        var sequential = options
+        sequential.threads = 1
+        let b = try FeedGenerator.write(sequential, to: second.url)
         var other = options
         other.seed = 8
         _ = try FeedGenerator.write(other, to: third.url)
@@ -19,6 +22,7 @@ import Testing
             #expect(try readBytes(file.path) == readBytes(second.url.path + relative), "\(relative)")
         }
         #expect(b.rowCounts == a.rowCounts)
+        #expect(b.tables.map(\.table) == a.tables.map(\.table))
         let application = "/itunes20260105/application"
         #expect(try readBytes(first.url.path + application) != readBytes(third.url.path + application))
     }
@@ -150,6 +154,16 @@ import Testing
         options.apps = 100
         options.tables = ["nope"]
         #expect(throws: GeneratorError.unknownTable("nope")) { try options.validate() }
+    }
+
+    @Test func anOutputPathThroughAFileFailsNamingIt() throws {
+        let directory = try TemporaryDirectory()
+        let blocker = directory.path("file")
+        #expect(FileManager.default.createFile(atPath: blocker, contents: Data()))
+        let target = URL(fileURLWithPath: blocker).appendingPathComponent("feed")
+        #expect(throws: GeneratorError.system(call: "mkdir(2)", path: blocker, errno: ENOTDIR)) {
+            try FeedGenerator.write(smallOptions(), to: target)
+        }
     }
 
     @Test func datesRoundTrip() {

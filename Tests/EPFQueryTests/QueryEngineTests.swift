@@ -255,7 +255,7 @@ import Testing
 
 @Suite struct GenreAndStorefrontTests {
     @Test func treeAndRankedApps() throws {
-        let fixture = try Fixture()
+        let fixture = try Fixture(extraSQL: "INSERT INTO application_popularity_per_genre VALUES (1, 143441, 36, 700000001, 7)")
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         let tree = try engine.genres()
@@ -268,6 +268,8 @@ import Testing
         let japan = try #require(try engine.genreApps(id: 6014, country: "jp", limit: 2))
         #expect(japan.apps.map(\.id) == [562148264, 700000001] && japan.apps.allSatisfy { $0.rank == nil })
         #expect(try engine.genreApps(id: 1, country: nil, limit: 10) == nil)
+        let overall = try #require(try engine.genreApps(id: 36, country: "us", limit: 10))
+        #expect(overall.apps.map(\.id) == [700000001] && overall.apps.first?.rank == 7 && overall.total == 1)
         let storefronts = try engine.storefronts()
         #expect(storefronts.map(\.country) == ["de", "fr", "gb", "jp", "kr", "us"])
         #expect(storefronts.last?.json.jsonText
