@@ -143,4 +143,26 @@ func collect(_ path: String, readSize: Int = 1 << 20) throws -> [(TableFile, [[S
         try corrupt.write(to: directory.url.appendingPathComponent("corrupt.tbz"))
         #expect(throws: EPFError.self) { _ = try collect(directory.file("corrupt.tbz")) }
     }
+
+    @Test func aTableSplitByBytesIntoHeaderlessPartsIsReadAsOne() throws {
+        let directory = try TemporaryDirectory()
+        let whole = Self.sample("application_detail", rows: 300)
+        try directory.write("whole/itunes20260105/application_detail", whole)
+        let cuts = [0, whole.count / 3 + 7, 2 * whole.count / 3 + 1, whole.count]
+        try FileManager.default.createDirectory(atPath: directory.file("v5/itunes20260105"),
+                                                withIntermediateDirectories: true)
+        for part in 1...3 {
+            let name = "application_detail.00\(part)"
+            try directory.write("src/itunes20260105/\(name)", Array(whole[cuts[part - 1]..<cuts[part]]))
+            try shell(["tar", "-cjf", "../v5/itunes20260105/\(name).tbz", "itunes20260105/\(name)"],
+                      in: directory.file("src"))
+        }
+        let expected = try collect(directory.file("whole/itunes20260105"))
+        let split = try collect(directory.file("v5/itunes20260105"), readSize: 3)
+        #expect(split.count == 1)
+        #expect(split.first?.0.table == "application_detail")
+        #expect(split.first?.1 == expected.first?.1)
+        #expect(split.first?.2.truncated == false)
+        #expect(split.first?.2.countMismatch == false)
+    }
 }
