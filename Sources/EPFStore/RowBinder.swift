@@ -25,6 +25,15 @@ final class RowBinder {
     /// The column count the schema expects from the file.
     let columnCount: Int
 
+    /// Per-column kind codes and key flags in plain memory: the hot loop reads them without ARC traffic.
+    private let kindTable: UnsafeMutablePointer<Kind>
+    private let keyTable: UnsafeMutablePointer<Bool>
+
+    deinit {
+        kindTable.deallocate()
+        keyTable.deallocate()
+    }
+
     init(schema: TableSchema, fileColumns: Int, rejectBadDates: Bool) {
         let fileSchema = schema.columns.prefix(fileColumns)
         kinds = fileSchema.map { column in
@@ -40,6 +49,12 @@ final class RowBinder {
         exportDateColumn = fileSchema.firstIndex { $0.name == "export_date" }
         self.rejectBadDates = rejectBadDates
         columnCount = fileSchema.count
+        kindTable = UnsafeMutablePointer<Kind>.allocate(capacity: max(1, kinds.count))
+        keyTable = UnsafeMutablePointer<Bool>.allocate(capacity: max(1, kinds.count))
+        for (index, kind) in kinds.enumerated() {
+            (kindTable + index).initialize(to: kind)
+            (keyTable + index).initialize(to: keyColumns.contains(index))
+        }
     }
 
     private static func preview(_ field: UnsafeRawBufferPointer) -> String {
@@ -74,13 +89,13 @@ final class RowBinder {
             let field = record.field(index)
             let parameter = Int32(index + 1)
             if field.isEmpty {
-                if keyColumns.contains(index) {
+                if keyTable[index] {
                     return RejectReason(kind: "empty-key", detail: "primary key column \(names[index]) is empty")
                 }
                 try statement?.bindNull(at: parameter)
                 continue
             }
-            switch kinds[index] {
+            switch kindTable[index] {
             case .integer:
                 guard let value = EPFValues.integer(field) else {
                     return RejectReason(kind: "bad-integer",
