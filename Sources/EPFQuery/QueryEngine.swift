@@ -45,7 +45,8 @@ public final class QueryEngine {
         }
         connection.denyEverythingButReading()
         try loadTables()
-        guard !tables.isDisjoint(with: QueryEngine.contentTables) else {
+        // Any loaded table counts (EPF Flat and match tables too); only bookkeeping does not.
+        guard tables.contains(where: { !$0.hasPrefix("epf_") && !$0.hasPrefix("sqlite_") }) else {
             throw QueryError.databaseEmpty(path: databasePath)
         }
     }
@@ -871,7 +872,8 @@ public final class QueryEngine {
 
     private static func sqlError(_ error: SQLiteError, sql: String) -> QueryError {
         if error.isReadOnlyViolation {
-            return .refused(sql: sql, reason: "not authorized: \(error.message)")
+            let detail = error.message == "not authorized" ? "" : ": \(error.message)"
+            return .refused(sql: sql, reason: "writes and schema changes are not allowed\(detail)")
         }
         return .sqlite(error)
     }
