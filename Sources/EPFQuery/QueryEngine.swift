@@ -45,8 +45,11 @@ public final class QueryEngine {
         }
         connection.denyEverythingButReading()
         try loadTables()
-        // Any loaded table counts (EPF Flat and match tables too); only bookkeeping does not.
-        guard tables.contains(where: { !$0.hasPrefix("epf_") && !$0.hasPrefix("sqlite_") }) else {
+        // EPF catalogue tables, or anything `epf import` loaded (EPF Flat and match tables too, which the
+        // importer's bookkeeping tables vouch for).
+        let imported = tables.contains("epf_tables")
+            && tables.contains(where: { !$0.hasPrefix("epf_") && !$0.hasPrefix("sqlite_") })
+        guard imported || !tables.isDisjoint(with: QueryEngine.contentTables) else {
             throw QueryError.databaseEmpty(path: databasePath)
         }
     }
