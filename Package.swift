@@ -28,11 +28,13 @@ let package = Package(
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench", dependencies: ["EPFFormat", "EPFStore", "EPFQuery"], path: "benchmarks/swift"),
 
-        .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFGenerator"]),
-        .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator"]),
-        .testTarget(name: "EPFQueryTests", dependencies: ["EPFQuery", "EPFStore"]),
-        .testTarget(name: "EPFServerTests", dependencies: ["EPFServer", "EPFQuery"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFStore"]),
+        .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFGenerator", "EPFTestSupport"]),
+        .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator", "EPFTestSupport"]),
+        // Shared test data (SQL for a small catalogue), used by the query and server tests only.
+        .target(name: "EPFTestSupport", dependencies: [], path: "Tests/EPFTestSupport"),
+        .testTarget(name: "EPFQueryTests", dependencies: ["EPFQuery", "EPFStore", "EPFTestSupport"]),
+        .testTarget(name: "EPFServerTests", dependencies: ["EPFServer", "EPFQuery", "EPFTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat"]),
     ],
     swiftLanguageModes: [.v6]

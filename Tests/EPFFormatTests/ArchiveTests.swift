@@ -1,30 +1,7 @@
 import Foundation
 import Testing
+import EPFTestSupport
 @testable import EPFFormat
-
-/// A temporary directory removed when the test ends.
-final class TemporaryDirectory {
-    let url: URL
-    var path: String { url.path }
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("epf-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-
-    func file(_ relative: String) -> String { url.appendingPathComponent(relative).path }
-
-    func write(_ relative: String, _ bytes: [UInt8]) throws {
-        let target = url.appendingPathComponent(relative)
-        try FileManager.default.createDirectory(at: target.deletingLastPathComponent(),
-                                                withIntermediateDirectories: true)
-        try Data(bytes).write(to: target)
-    }
-}
 
 /// Runs a command line tool and fails the test if it fails.
 @discardableResult

@@ -2,22 +2,11 @@ import EPFFormat
 import EPFGenerator
 import Foundation
 import Testing
+import EPFTestSupport
 @testable import EPFStore
 
-/// A temporary directory removed when the test ends.
-final class Scratch {
-    let url: URL
-    var path: String { url.path }
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("epf-store-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func file(_ name: String) -> String { url.appendingPathComponent(name).path }
-}
+/// A temporary directory for one test.
+typealias Scratch = TemporaryDirectory
 
 /// Generates a feed into `directory/name` and returns the feed directories.
 func generate(_ options: GeneratorOptions, in directory: String, name: String) throws -> [String] {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import EPFTestSupport
 
 /// The `epf` binary built next to the tests (`swift build --build-tests` builds it).
 enum EPFBinary {
@@ -24,20 +25,8 @@ struct RunResult {
     var stderr: String
 }
 
-/// A temporary directory for one test, removed at the end.
-final class WorkDirectory {
-    let url: URL
-    var path: String { url.path }
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("epf-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func file(_ name: String) -> String { url.appendingPathComponent(name).path }
-}
+/// A temporary directory for one test.
+typealias WorkDirectory = TemporaryDirectory
 
 /// Starts `epf` with arguments; the caller waits or kills.
 func startEPF(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws
