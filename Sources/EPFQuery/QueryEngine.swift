@@ -24,6 +24,7 @@ public final class QueryEngine {
     /// The app lookup statement, prepared on first use and dropped when the schema changes.
     private var applicationLookup: ApplicationStatement?
     private var transaction: TransactionStatements?
+    private var rankFunctionRegistered = false
     /// Formatted prices by feed text and currency (see `formattedPrice`).
     private var priceFormats: [PriceKey: FormattedPrice] = [:]
 
@@ -598,9 +599,11 @@ public final class QueryEngine {
 
     /// Full-text search over titles and artist/seller names, ranked: exact title first, then bm25.
     ///
-    /// When a term matches more than a few thousand entries, only the first few thousand in index order
-    /// (apps first) are ranked, and whole-word matches are preferred to prefix matches, so a vague term
-    /// still answers in milliseconds.
+    /// The bm25 is FTS5's without the IDF factor (see `SQLiteConnection.registerSearchRankFunction`): the
+    /// same order for a one-word term, and no pass over every row holding a common word. When a term
+    /// matches more than a few thousand entries, only the first few thousand in index order (apps first)
+    /// are ranked, and whole-word matches are preferred to prefix matches, so a vague term still answers
+    /// in milliseconds; equal ranks keep index order.
     /// Case and diacritics do not matter, the last word matches as a prefix, CJK words match as phrases,
     /// and FTS5 syntax in the term is neutralised. `entity` restricts the kind; `country` selects the price
     /// storefront (default "us"). A term with no letters or digits gives no results. Throws
@@ -614,58 +617,61 @@ public final class QueryEngine {
         guard let match = Self.ftsQuery(term) else { return LookupResult(items: [], invalidIds: []) }
         return try reading {
             guard tables.contains("epf_search") else { return LookupResult(items: [], invalidIds: []) }
+            if !rankFunctionRegistered {
+                try connection.registerSearchRankFunction()
+                rankFunctionRegistered = true
+            }
             let filter = entity == nil ? "" : "AND kind = ?3"
             // Ranking every match of a vague term (a word in a million names) costs seconds, so rank within
             // a window: the first `searchWindow` matches in index order. Whole words are tried before the
-            // prefix form, which FTS5 must expand over every token it matches before returning a row.
-            var expression = match
-            var bound = Int64.max
+            // prefix form, which FTS5 must expand over every token it matches (unless the index has a
+            // prefix index for that length) before returning a row.
             let probe = try prepared("""
                 SELECT rowid FROM epf_search WHERE epf_search MATCH ?1 \(filter) LIMIT ?2
                 """)
-            func windowEnd(_ query: String) throws -> (count: Int, last: Int64) {
+            let wholeWords = String(match.dropLast())
+            var wholeCount = 0
+            do {
                 defer { probe.statement.reset() }
-                try probe.statement.bind(query, at: 1)
+                try probe.statement.bind(wholeWords, at: 1)
                 try probe.statement.bind(Int64(Self.searchWindow), at: 2)
                 if let entity { try probe.statement.bind(entity.rawValue, at: 3) }
-                var count = 0
-                var last = Int64.max
-                while try probe.statement.step() {
-                    count += 1
-                    last = probe.statement.int64(at: 0) ?? last
-                }
-                return (count, last)
+                while try probe.statement.step() { wholeCount += 1 }
             }
-            let wholeWords = String(match.dropLast())
-            let whole = try windowEnd(wholeWords)
-            if whole.count >= Self.searchWindow {
-                expression = wholeWords
-                bound = whole.last
-            } else {
-                let prefixed = try windowEnd(match)
-                if prefixed.count >= Self.searchWindow { bound = prefixed.last }
-            }
-            let row = try prepared("""
-                SELECT kind, id FROM epf_search WHERE epf_search MATCH ?1 \(filter) AND rowid <= ?5
-                ORDER BY lower(title) = ?2 DESC, bm25(epf_search, 0.0, 0.0, 10.0, 1.0) LIMIT ?4
+            let expression = wholeCount >= Self.searchWindow ? wholeWords : match
+            // Ranks only (no content read): `kind` and `id` are read below for the winners alone.
+            let ranked = try prepared("""
+                SELECT rowid, epf_rank(epf_search, 2, ?2, 0.0, 0.0, 10.0, 1.0) FROM epf_search
+                WHERE epf_search MATCH ?1 \(filter) LIMIT ?4
                 """)
-            try row.statement.bind(expression, at: 1)
+            try ranked.statement.bind(expression, at: 1)
             let exact = SearchIndex.searchText(String(term.trimmingASCIIWhitespace())).lowercased()
-            try row.statement.bind(exact, at: 2)
-            if let entity { try row.statement.bind(entity.rawValue, at: 3) }
-            try row.statement.bind(Int64(limit), at: 4)
-            try row.statement.bind(bound, at: 5)
-            var hits: [(EntityKind, Int64)] = []
+            try ranked.statement.bind(exact, at: 2)
+            if let entity { try ranked.statement.bind(entity.rawValue, at: 3) }
+            try ranked.statement.bind(Int64(Self.searchWindow), at: 4)
+            var scored: [(rank: Double, rowid: Int64)] = []
             do {
-                defer { row.statement.reset() }
-                while try row.statement.step() {
-                    guard let kindText = row.statement.text(at: 0), let kind = EntityKind(rawValue: kindText),
-                          let id = row.statement.int64(at: 1) else { continue }
-                    hits.append((kind, id))
+                defer { ranked.statement.reset() }
+                while try ranked.statement.step() {
+                    guard let rowid = ranked.statement.int64(at: 0),
+                          case .real(let rank) = ranked.statement.value(at: 1) else { continue }
+                    scored.append((rank, rowid))
                 }
             }
+            scored.sort { $0.rank != $1.rank ? $0.rank < $1.rank : $0.rowid < $1.rowid }
+            let entry = try prepared("SELECT kind, id FROM epf_search WHERE rowid = ?1")
             var items: [LookupItem] = []
-            for (kind, id) in hits {
+            for hit in scored.prefix(limit) {
+                try entry.statement.bind(hit.rowid, at: 1)
+                var found: (EntityKind, Int64)?
+                do {
+                    defer { entry.statement.reset() }
+                    if try entry.statement.step(), let kindText = entry.statement.text(at: 0),
+                       let kind = EntityKind(rawValue: kindText), let id = entry.statement.int64(at: 1) {
+                        found = (kind, id)
+                    }
+                }
+                guard let (kind, id) = found else { continue }
                 if let item = try item(kind: kind, id: id, country: country, language: nil, allPrices: false) {
                     items.append(item)
                 }
