@@ -58,7 +58,7 @@ public enum JSONValue: Equatable, Sendable {
     /// Compact UTF-8 JSON (RFC 8259). Strings escape `"`, `\`, control characters and U+2028/U+2029.
     public func serialized() -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(256)
+        bytes.reserveCapacity(1024)
         write(to: &bytes)
         return bytes
     }
@@ -134,48 +134,60 @@ public enum JSONValue: Equatable, Sendable {
         }
     }
 
+    /// Bytes that may need escaping in a JSON string: `"`, `\\`, controls, and 0xE2 (the lead byte of
+    /// U+2028 and U+2029).
+    private static let mayEscape: [Bool] = (0..<256).map { byte in
+        byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0xE2
+    }
+
     private static func appendString(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
-            var start = 0
-            var index = 0
-            let count = utf8.count
-            while index < count {
-                let byte = utf8[index]
-                var escape: [UInt8]?
-                var skip = 1
-                if byte == UInt8(ascii: "\"") {
-                    escape = [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-                } else if byte == UInt8(ascii: "\\") {
-                    escape = [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-                } else if byte < 0x20 {
-                    switch byte {
-                    case 0x0A: escape = [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-                    case 0x0D: escape = [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-                    case 0x09: escape = [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-                    default:
-                        escape = Array("\\u00".utf8) + [hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
+            mayEscape.withUnsafeBufferPointer { mayEscape in
+                var start = 0
+                var index = 0
+                let count = utf8.count
+                while index < count {
+                    let byte = utf8[index]
+                    guard mayEscape[Int(byte)] else {
+                        index += 1
+                        continue
                     }
-                } else if byte == 0xE2, index + 2 < count, utf8[index + 1] == 0x80,
-                          utf8[index + 2] == 0xA8 || utf8[index + 2] == 0xA9 {
-                    // U+2028 and U+2029 are valid JSON but break JavaScript string literals.
-                    escape = Array((utf8[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
-                    skip = 3
-                }
-                if let escape {
+                    if byte == 0xE2 {
+                        // U+2028 and U+2029 are valid JSON but break JavaScript string literals.
+                        guard index + 2 < count, utf8[index + 1] == 0x80,
+                              utf8[index + 2] == 0xA8 || utf8[index + 2] == 0xA9 else {
+                            index += 1
+                            continue
+                        }
+                    }
                     if start < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index])) }
-                    bytes.append(contentsOf: escape)
-                    index += skip
-                    start = index
-                } else {
+                    bytes.append(UInt8(ascii: "\\"))
+                    switch byte {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+                    case 0x0A: bytes.append(UInt8(ascii: "n"))
+                    case 0x0D: bytes.append(UInt8(ascii: "r"))
+                    case 0x09: bytes.append(UInt8(ascii: "t"))
+                    case 0xE2:
+                        bytes.append(contentsOf: utf8[index + 2] == 0xA8 ? JSONValue.lineSeparator
+                                                                        : JSONValue.paragraphSeparator)
+                        index += 2
+                    default:
+                        bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                                  hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+                    }
                     index += 1
+                    start = index
                 }
+                if start < count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<count])) }
             }
-            if start < count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<count])) }
         }
         bytes.append(UInt8(ascii: "\""))
     }
+
+    private static let lineSeparator: [UInt8] = Array("u2028".utf8)
+    private static let paragraphSeparator: [UInt8] = Array("u2029".utf8)
 
     /// Whether text is a JSON number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
     static func isJSONNumber(_ text: String) -> Bool {

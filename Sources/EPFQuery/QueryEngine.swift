@@ -569,16 +569,22 @@ public final class QueryEngine {
 
     /// A feed date ("2012-09-25", "2012", "2012-09-25T10:00:00Z") in Apple's form "2012-09-25T00:00:00Z".
     static func appleDate(_ text: String) -> String {
-        let bytes = Array(text.utf8)
-        func digits(_ range: Range<Int>) -> Bool {
-            range.upperBound <= bytes.count && bytes[range].allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        let utf8 = text.utf8
+        guard utf8.count == 4 || utf8.count == 7 || utf8.count == 10 else { return text }
+        var bytes: (UInt64, UInt64) = (0, 0)
+        let count = utf8.count
+        withUnsafeMutableBytes(of: &bytes) { $0.copyBytes(from: utf8) }
+        return withUnsafeBytes(of: bytes) { bytes in
+            func digits(_ range: Range<Int>) -> Bool {
+                range.upperBound <= count && bytes[range].allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+            }
+            if count == 4, digits(0..<4) { return text + "-01-01T00:00:00Z" }
+            if count == 7, digits(0..<4), bytes[4] == UInt8(ascii: "-"), digits(5..<7) {
+                return text + "-01T00:00:00Z"
+            }
+            if count == 10, digits(0..<4), digits(5..<7), digits(8..<10) { return text + "T00:00:00Z" }
+            return text
         }
-        if bytes.count == 4, digits(0..<4) { return text + "-01-01T00:00:00Z" }
-        if bytes.count == 7, digits(0..<4), bytes[4] == UInt8(ascii: "-"), digits(5..<7) {
-            return text + "-01T00:00:00Z"
-        }
-        if bytes.count == 10, digits(0..<4), digits(5..<7), digits(8..<10) { return text + "T00:00:00Z" }
-        return text
     }
 
     /// A view URL with the storefront country put in (`http://itunes.apple.com/app/x/id1` + "us" ->
