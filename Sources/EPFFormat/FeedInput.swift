@@ -57,6 +57,10 @@ public enum FeedInput {
             name.removeLast(suffix.count)
             break
         }
+        // EPF Flat files are named like `tvEpisode-usa.txt`: table names keep letters, digits and `_` only.
+        name = String(name.map { character -> Character in
+            character.isASCII && (character.isLetter || character.isNumber || character == "_") ? character : "_"
+        })
         let digits = name.reversed().prefix { $0.isASCII && $0.isNumber }
         guard !digits.isEmpty, digits.count < name.count else { return (name, nil) }
         var stem = String(name.dropLast(digits.count))
@@ -114,7 +118,8 @@ public enum FeedInput {
         }
         let hex = candidates.first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         guard hex.count == 32, hex.allSatisfy({ $0.isHexDigit }) else {
-            throw EPFError.badSidecar(sidecar: path, message: "expected 'MD5 (name) = <32 hex digits>', got '\(text.prefix(80))'")
+            throw EPFError.badSidecar(sidecar: path,
+                                      message: "expected 'MD5 (name) = <32 hex digits>', got '\(text.prefix(80))'")
         }
         return hex
     }
@@ -171,10 +176,10 @@ public enum FeedInput {
     /// archive is read. A table whose header cannot be parsed throws `.badHeader`.
     public static func forEachTable(at path: String, options: ReadOptions = ReadOptions(),
                                     _ body: (TableFile, EPFTableReader) throws -> Void) throws {
-        let paths = try files(at: path)
-        if paths.isEmpty { throw EPFError.noTables(path: path) }
-        for file in paths {
-            try forEachTable(inFile: file, options: options, body)
+        let readingUnits = try units(at: path, options: options)
+        if readingUnits.isEmpty { throw EPFError.noTables(path: path) }
+        for unit in readingUnits {
+            try forEachTable(inUnit: unit, options: options, body)
         }
     }
 
@@ -192,7 +197,12 @@ public enum FeedInput {
             var source: ByteSource = raw
             if packing == .gzip { source = try GzipByteSource(raw, path: file) }
             if packing == .bzip2 { source = try Bzip2ByteSource(raw, path: file) }
-            if packing != .plain && options.prefetch { source = PrefetchingSource(source) }
+            // The reading thread also checks UTF-8 where it is not the bottleneck (plain, gzip); bzip2
+            // decompression is slower than parsing, so there the parser checks.
+            let tracker = options.validate && packing != .bzip2 ? ChunkValidation() : nil
+            if options.prefetch && (packing != .plain || tracker != nil) {
+                source = PrefetchingSource(source, validation: tracker)
+            }
             let name = (file as NSString).lastPathComponent
             let (table, part) = tableName(fromFileName: name)
             let feed = feedAndDate(in: file)
@@ -200,12 +210,16 @@ public enum FeedInput {
                                         part: part, archive: packing == .plain ? nil : file, verifiedMD5: digest)
             let reader = try EPFTableReader(source: source, location: file, options: options)
             reader.inputPosition = position
+            if let tracker, options.prefetch { reader.chunkValidation = (tracker, 0) }
             try body(description, reader)
         case .tarBzip2, .tarGzip, .tar:
             var source: ByteSource = raw
             if packing == .tarBzip2 { source = try Bzip2ByteSource(raw, path: file) }
             if packing == .tarGzip { source = try GzipByteSource(raw, path: file) }
-            if packing != .tar && options.prefetch { source = PrefetchingSource(source) }
+            let tracker = options.validate && packing != .tarBzip2 && options.prefetch ? ChunkValidation() : nil
+            if options.prefetch && (packing != .tar || tracker != nil) {
+                source = PrefetchingSource(source, validation: tracker)
+            }
             let tar = TarReader(source, path: file)
             var found = false
             while let member = try tar.nextMember() {
@@ -217,13 +231,130 @@ public enum FeedInput {
                 let location = "\(file):\(member.name)"
                 let description = TableFile(location: location, table: table, feed: feed?.feed,
                                             feedDate: feed?.date, part: part, archive: file, verifiedMD5: digest)
-                let memberSource: ByteSource = FeedInput.packing(of: memberName) == .gzip
-                    ? try GzipByteSource(tar, path: location) : tar
+                let compressedMember = FeedInput.packing(of: memberName) == .gzip
+                let memberSource: ByteSource = compressedMember ? try GzipByteSource(tar, path: location) : tar
                 let reader = try EPFTableReader(source: memberSource, location: location, options: options)
                 reader.inputPosition = position
+                if let tracker, !compressedMember { reader.chunkValidation = (tracker, member.dataOffset) }
                 try body(description, reader)
             }
             if !found { throw EPFError.noTables(path: file) }
+        }
+    }
+}
+
+// MARK: - Tables split into headerless parts
+
+extension FeedInput {
+    /// The data stream of a file's first table: the file itself, its decompressed bytes, or the first regular
+    /// member of a tar archive. The returned objects keep the whole chain of sources alive.
+    static func openFirstTableStream(_ file: String, options: ReadOptions) throws -> ByteSource {
+        let packing = packing(of: file)
+        let raw: ByteSource = try FileByteSource(path: file)
+        switch packing {
+        case .plain: return raw
+        case .gzip: return try GzipByteSource(raw, path: file)
+        case .bzip2: return try Bzip2ByteSource(raw, path: file)
+        case .tarBzip2, .tarGzip, .tar:
+            var source = raw
+            if packing == .tarBzip2 { source = try Bzip2ByteSource(raw, path: file) }
+            if packing == .tarGzip { source = try GzipByteSource(raw, path: file) }
+            let tar = TarReader(source, path: file)
+            while let member = try tar.nextMember() {
+                if !isNoise((member.name as NSString).lastPathComponent) { return tar }
+            }
+            throw EPFError.noTables(path: file)
+        }
+    }
+
+    /// Whether a part starts with its own header (`#`), or continues the previous part's records.
+    static func startsWithHeader(_ file: String, options: ReadOptions) throws -> Bool {
+        let stream = try openFirstTableStream(file, options: options)
+        var byte: UInt8 = 0
+        let count = try withUnsafeMutableBytes(of: &byte) { try stream.read(into: $0) }
+        return count == 1 && byte == UInt8(ascii: "#")
+    }
+
+    /// The reading units at `path`, in order: usually one file each; a table split into numbered parts whose
+    /// later parts carry no header (a byte-level split) is one unit of all its parts, read as one stream.
+    public static func units(at path: String, options: ReadOptions = ReadOptions()) throws -> [[String]] {
+        let paths = try files(at: path)
+        var result: [[String]] = []
+        var index = 0
+        while index < paths.count {
+            let file = paths[index]
+            let name = tableName(fromFileName: (file as NSString).lastPathComponent)
+            var end = index + 1
+            if name.part != nil {
+                let directory = (file as NSString).deletingLastPathComponent
+                while end < paths.count {
+                    let next = paths[end]
+                    let nextName = tableName(fromFileName: (next as NSString).lastPathComponent)
+                    guard nextName.part != nil, nextName.table == name.table,
+                          (next as NSString).deletingLastPathComponent == directory else { break }
+                    end += 1
+                }
+            }
+            let group = Array(paths[index..<end])
+            if group.count > 1, try group.dropFirst().contains(where: { try !startsWithHeader($0, options: options) }) {
+                result.append(group)
+            } else {
+                result += group.map { [$0] }
+            }
+            index = end
+        }
+        return result
+    }
+
+    /// Reads one unit from `units(at:)`: a single file as `forEachTable(inFile:)` does, or headerless parts
+    /// chained into one table stream (each part's sidecar verified first).
+    public static func forEachTable(inUnit unit: [String], options: ReadOptions,
+                                    _ body: (TableFile, EPFTableReader) throws -> Void) throws {
+        guard let first = unit.first else { return }
+        guard unit.count > 1 else {
+            try forEachTable(inFile: first, options: options, body)
+            return
+        }
+        var digests: [String] = []
+        for part in unit where options.verifySidecars {
+            if let digest = try verifySidecar(of: part) { digests.append(digest) }
+        }
+        let chained = ChainedPartsSource(parts: unit, options: options)
+        let source: ByteSource = options.prefetch ? PrefetchingSource(chained) : chained
+        let name = tableName(fromFileName: (first as NSString).lastPathComponent)
+        let feed = feedAndDate(in: first)
+        let location = "\(first) (+\(unit.count - 1) headerless parts)"
+        let description = TableFile(location: location, table: name.table, feed: feed?.feed, feedDate: feed?.date,
+                                    part: nil, archive: packing(of: first) == .plain ? nil : first,
+                                    verifiedMD5: digests.count == unit.count ? digests.joined(separator: ",") : nil)
+        let reader = try EPFTableReader(source: source, location: location, options: options)
+        try body(description, reader)
+    }
+}
+
+/// The table streams of several part files, one after the other, as one stream.
+final class ChainedPartsSource: ByteSource {
+    private let parts: [String]
+    private let options: ReadOptions
+    private var next = 0
+    private var current: ByteSource?
+
+    init(parts: [String], options: ReadOptions) {
+        self.parts = parts
+        self.options = options
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while true {
+            if current == nil {
+                guard next < parts.count else { return 0 }
+                current = try FeedInput.openFirstTableStream(parts[next], options: options)
+                next += 1
+            }
+            guard let source = current else { return 0 }
+            let count = try source.read(into: buffer)
+            if count > 0 { return count }
+            current = nil
         }
     }
 }

@@ -88,7 +88,9 @@ public struct MD5: Sendable {
         var padding: [UInt8] = [0x80]
         let afterPad = (pending.count + 1) % 64
         padding += [UInt8](repeating: 0, count: afterPad <= 56 ? 56 - afterPad : 120 - afterPad)
-        for shift in stride(from: 0, to: 64, by: 8) { padding.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        for shift in stride(from: 0, to: 64, by: 8) {
+            padding.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+        }
         let savedLength = length
         update(padding)
         length = savedLength

@@ -18,10 +18,13 @@ public final class PrefetchingSource: ByteSource, @unchecked Sendable {
     private var current: (buffer: UnsafeMutableRawPointer, count: Int)?
     private var currentPosition = 0
     private let inner: ByteSource
+    /// Checks UTF-8 and NUL bytes of each chunk on the reading thread, when set.
+    public let validation: ChunkValidation?
 
-    /// Starts reading `inner` ahead on a new thread.
-    public init(_ inner: ByteSource, chunkSize: Int = 1 << 20, depth: Int = 4) {
+    /// Starts reading `inner` ahead on a new thread; with `validation`, each chunk is also checked there.
+    public init(_ inner: ByteSource, chunkSize: Int = 1 << 20, depth: Int = 4, validation: ChunkValidation? = nil) {
         self.inner = inner
+        self.validation = validation
         self.chunkSize = max(1, chunkSize)
         for _ in 0..<max(2, depth) {
             free.append(UnsafeMutableRawPointer.allocate(byteCount: self.chunkSize, alignment: 64))
@@ -70,6 +73,7 @@ public final class PrefetchingSource: ByteSource, @unchecked Sendable {
                 error = caught
             }
 
+            if count > 0 { validation?.analyze(buffer, count: count) }
             condition.lock()
             if count > 0 {
                 filled.append((buffer, count))

@@ -418,8 +418,15 @@ public final class EPFTableReader {
             }
             if fields != expectedFields { issues.insert(.fieldCount) }
             if validate {
-                if memchr(recordBase, 0, length) != nil { issues.insert(.nulByte) }
-                if !UTF8Validator.isValid(recordBase, count: length) { issues.insert(.invalidUTF8) }
+                var knownClean = false
+                if let (tracker, streamOffset) = chunkValidation {
+                    let start = streamOffset + record.offset
+                    knownClean = tracker.isClean(start: start, end: start + Int64(length))
+                }
+                if !knownClean {
+                    if memchr(recordBase, 0, length) != nil { issues.insert(.nulByte) }
+                    if !UTF8Validator.isValid(recordBase, count: length) { issues.insert(.invalidUTF8) }
+                }
             }
             if !issues.isEmpty {
                 summary.badRecords += 1
@@ -444,6 +451,10 @@ public final class EPFTableReader {
         }
         return summary
     }
+
+    /// Chunk checks done ahead by the reading thread, and the offset of this table's first byte in that stream
+    /// (set by `FeedInput`); records in clean chunks skip their own UTF-8 and NUL checks.
+    public var chunkValidation: (tracker: ChunkValidation, streamOffset: Int64)?
 
     /// Bytes of the input file consumed so far and its size, for progress (set by `FeedInput`); nil when unknown.
     public var inputPosition: (() -> (read: Int64, total: Int64))?

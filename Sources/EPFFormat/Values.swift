@@ -113,11 +113,12 @@ public enum UTF8Validator {
     public static func isValid(_ start: UnsafeRawPointer, count: Int) -> Bool {
         var index = 0
         while index < count {
-            // ASCII runs, 8 bytes at a time, wherever they start.
-            while index &+ 8 <= count {
-                let word = start.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                if word & 0x8080_8080_8080_8080 != 0 { break }
-                index &+= 8
+            // ASCII runs, 16 bytes at a time, wherever they start.
+            while index &+ 16 <= count {
+                let low = start.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let high = start.loadUnaligned(fromByteOffset: index &+ 8, as: UInt64.self)
+                if (low | high) & 0x8080_8080_8080_8080 != 0 { break }
+                index &+= 16
             }
             guard index < count else { return true }
             let byte = start.load(fromByteOffset: index, as: UInt8.self)
@@ -125,28 +126,31 @@ public enum UTF8Validator {
                 index &+= 1
                 continue
             }
-            @inline(__always) func continuation(_ offset: Int) -> UInt8? {
-                guard index &+ offset < count else { return nil }
-                let next = start.load(fromByteOffset: index &+ offset, as: UInt8.self)
-                return next & 0xc0 == 0x80 ? next : nil
-            }
-            switch byte {
-            case 0xc2...0xdf:
-                guard continuation(1) != nil else { return false }
+            let left = count &- index
+            if byte >= 0xc2 && byte <= 0xdf {
+                guard left >= 2, start.load(fromByteOffset: index &+ 1, as: UInt8.self) & 0xc0 == 0x80 else {
+                    return false
+                }
                 index &+= 2
-            case 0xe0...0xef:
-                guard let second = continuation(1), continuation(2) != nil else { return false }
+            } else if byte >= 0xe0 && byte <= 0xef {
+                guard left >= 3 else { return false }
+                let tail = UInt16(littleEndian: start.loadUnaligned(fromByteOffset: index &+ 1, as: UInt16.self))
+                guard tail & 0xc0c0 == 0x8080 else { return false }
+                let second = UInt8(truncatingIfNeeded: tail)
                 // No overlongs (E0 80..9F) and no surrogates (ED A0..BF).
                 if byte == 0xe0 && second < 0xa0 { return false }
                 if byte == 0xed && second > 0x9f { return false }
                 index &+= 3
-            case 0xf0...0xf4:
-                guard let second = continuation(1), continuation(2) != nil, continuation(3) != nil else { return false }
+            } else if byte >= 0xf0 && byte <= 0xf4 {
+                guard left >= 4 else { return false }
+                let tail = UInt32(littleEndian: start.loadUnaligned(fromByteOffset: index, as: UInt32.self))
+                guard tail & 0xc0c0_c000 == 0x8080_8000 else { return false }
+                let second = UInt8(truncatingIfNeeded: tail >> 8)
                 // No overlongs (F0 80..8F) and nothing above U+10FFFF (F4 90..BF).
                 if byte == 0xf0 && second < 0x90 { return false }
                 if byte == 0xf4 && second > 0x8f { return false }
                 index &+= 4
-            default:
+            } else {
                 return false
             }
         }

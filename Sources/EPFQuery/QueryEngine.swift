@@ -54,7 +54,11 @@ public final class QueryEngine {
         }
         connection.denyEverythingButReading()
         try loadTables()
-        guard !tables.isDisjoint(with: QueryEngine.contentTables) else {
+        // EPF catalogue tables, or anything `epf import` loaded (EPF Flat and match tables too, which the
+        // importer's bookkeeping tables vouch for).
+        let imported = tables.contains("epf_tables")
+            && tables.contains(where: { !$0.hasPrefix("epf_") && !$0.hasPrefix("sqlite_") })
+        guard imported || !tables.isDisjoint(with: QueryEngine.contentTables) else {
             throw QueryError.databaseEmpty(path: databasePath)
         }
     }
@@ -931,7 +935,8 @@ public final class QueryEngine {
 
     private static func sqlError(_ error: SQLiteError, sql: String) -> QueryError {
         if error.isReadOnlyViolation {
-            return .refused(sql: sql, reason: "not authorized: \(error.message)")
+            let detail = error.message == "not authorized" ? "" : ": \(error.message)"
+            return .refused(sql: sql, reason: "writes and schema changes are not allowed\(detail)")
         }
         return .sqlite(error)
     }

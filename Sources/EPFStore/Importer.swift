@@ -105,7 +105,8 @@ public final class Importer {
         let started = Date()
         var report = ImportReport(database: databasePath)
         let lock = options.dryRun ? nil : try ImportLock(databasePath: databasePath)
-        let connection = options.dryRun ? nil : try StoreDatabase.openForWriting(databasePath)
+        let opened = options.dryRun ? nil : try StoreDatabase.open(databasePath)
+        let connection = opened?.connection
         let ledger = connection.map(Ledger.init)
         if let connection { try dropLeftovers(connection) }
         let rejectsDirectory = options.rejectsDirectory ?? databasePath + ".rejects"
@@ -115,6 +116,9 @@ public final class Importer {
         }
         if let connection, !appliedTables.isEmpty {
             try afterImport(connection)
+        }
+        if let opened, opened.initialBuild, report.outcomes.contains(where: { $0.status == .applied }) {
+            StoreDatabase.finishInitialBuild(opened.connection)
         }
         report.seconds = Date().timeIntervalSince(started)
         withExtendedLifetime(lock) {}
@@ -134,7 +138,8 @@ public final class Importer {
 
     /// Removes what a killed import may leave behind: tables renamed away but not yet dropped.
     private func dropLeftovers(_ connection: SQLiteConnection) throws {
-        let retired = try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'epf_retired_%'")
+        let retired = try connection.query(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'epf_retired_%'")
         for row in retired {
             if case .text(let name) = row.first {
                 try connection.execute("DROP TABLE IF EXISTS \(SQLiteConnection.quote(name))")
@@ -144,9 +149,9 @@ public final class Importer {
 
     private func apply(path: String, connection: SQLiteConnection?, ledger: Ledger?, rejectsDirectory: String,
                        report: inout ImportReport) throws {
-        let files: [String]
+        let units: [[String]]
         do {
-            files = try FeedInput.files(at: path)
+            units = try FeedInput.units(at: path, options: options.readOptions)
         } catch {
             report.fileErrors.append("\(error)")
             return
@@ -163,8 +168,9 @@ public final class Importer {
             outcomes.append(outcome)
         }
 
-        for file in files {
-            let source = SourceIdentity(path: file)
+        for unit in units {
+            guard let file = unit.first else { continue }
+            let source = SourceIdentity(paths: unit)
             if !options.force && !options.dryRun, let ledger, try ledger.sourceApplied(source) {
                 report.unchangedSources.append(file)
                 continue
@@ -174,7 +180,7 @@ public final class Importer {
             var feedDate: String?
             var failedInsideLoad = false
             do {
-                try FeedInput.forEachTable(inFile: file, options: options.readOptions) { tableFile, reader in
+                try FeedInput.forEachTable(inUnit: unit, options: options.readOptions) { tableFile, reader in
                     md5 = tableFile.verifiedMD5
                     feedDate = tableFile.feedDate
                     guard selected(tableFile.table) else {

@@ -25,6 +25,15 @@ final class RowBinder {
     /// The column count the schema expects from the file.
     let columnCount: Int
 
+    /// Per-column kind codes and key flags in plain memory: the hot loop reads them without ARC traffic.
+    private let kindTable: UnsafeMutablePointer<Kind>
+    private let keyTable: UnsafeMutablePointer<Bool>
+
+    deinit {
+        kindTable.deallocate()
+        keyTable.deallocate()
+    }
+
     init(schema: TableSchema, fileColumns: Int, rejectBadDates: Bool) {
         let fileSchema = schema.columns.prefix(fileColumns)
         kinds = fileSchema.map { column in
@@ -40,6 +49,12 @@ final class RowBinder {
         exportDateColumn = fileSchema.firstIndex { $0.name == "export_date" }
         self.rejectBadDates = rejectBadDates
         columnCount = fileSchema.count
+        kindTable = UnsafeMutablePointer<Kind>.allocate(capacity: max(1, kinds.count))
+        keyTable = UnsafeMutablePointer<Bool>.allocate(capacity: max(1, kinds.count))
+        for (index, kind) in kinds.enumerated() {
+            (kindTable + index).initialize(to: kind)
+            (keyTable + index).initialize(to: keyColumns.contains(index))
+        }
     }
 
     private static func preview(_ field: UnsafeRawBufferPointer) -> String {
@@ -74,13 +89,13 @@ final class RowBinder {
             let field = record.field(index)
             let parameter = Int32(index + 1)
             if field.isEmpty {
-                if keyColumns.contains(index) {
+                if keyTable[index] {
                     return RejectReason(kind: "empty-key", detail: "primary key column \(names[index]) is empty")
                 }
                 try statement?.bindNull(at: parameter)
                 continue
             }
-            switch kinds[index] {
+            switch kindTable[index] {
             case .integer:
                 guard let value = EPFValues.integer(field) else {
                     return RejectReason(kind: "bad-integer",
@@ -114,39 +129,48 @@ final class RowBinder {
 }
 
 /// Writes rejected records next to the database, in EPF format: `reason`, `record`, `offset`, `detail`, then the
-/// original record's bytes, and a `#recordsWritten:` footer.
+/// original record's bytes, and a `#recordsWritten:` footer. Nothing is created until the first reject.
 final class RejectsWriter {
     let path: String
-    private let handle: FileHandle
+    private let columns: [String]
+    private var handle: FileHandle?
     private var buffer: [UInt8] = []
     private(set) var count = 0
 
-    /// Opens (creating) the rejects file. With `resumeAt`, keeps its first bytes and appends after them.
+    /// Prepares the rejects file. With `resumeAt`, keeps the file's first bytes and appends after them.
     init(path: String, columns: [String], resumeAt: Int64?, resumedCount: Int) throws {
         self.path = path
+        self.columns = columns
+        if let resumeAt, resumedCount > 0, FileManager.default.fileExists(atPath: path) {
+            guard let handle = FileHandle(forUpdatingAtPath: path) else {
+                throw ImportError.io(path: path, message: "cannot open the rejects file for writing")
+            }
+            try handle.truncate(atOffset: UInt64(resumeAt))
+            try handle.seekToEnd()
+            self.handle = handle
+            count = resumedCount
+        } else {
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    private func open() throws -> FileHandle {
+        if let handle { return handle }
         let directory = (path as NSString).deletingLastPathComponent
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw ImportError.io(path: directory, message: "cannot create the rejects directory: \(error)")
         }
-        if resumeAt == nil || !FileManager.default.fileExists(atPath: path) {
-            _ = FileManager.default.createFile(atPath: path, contents: nil)
-        }
-        guard let handle = FileHandle(forUpdatingAtPath: path) else {
-            throw ImportError.io(path: path, message: "cannot open the rejects file for writing")
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+              let handle = FileHandle(forUpdatingAtPath: path) else {
+            throw ImportError.io(path: path, message: "cannot create the rejects file")
         }
         self.handle = handle
-        if let resumeAt {
-            try handle.truncate(atOffset: UInt64(resumeAt))
-            try handle.seekToEnd()
-            count = resumedCount
-        } else {
-            try handle.truncate(atOffset: 0)
-            var header = "#reason\u{01}record\u{01}offset\u{01}detail\u{01}" + columns.joined(separator: "\u{01}")
-            header += "\u{02}\n#exportMode:REJECTS\u{02}\n"
-            buffer.append(contentsOf: header.utf8)
-        }
+        var header = "#reason\u{01}record\u{01}offset\u{01}detail\u{01}" + columns.joined(separator: "\u{01}")
+        header += "\u{02}\n#exportMode:REJECTS\u{02}\n"
+        buffer.insert(contentsOf: header.utf8, at: 0)
+        return handle
     }
 
     func write(_ record: EPFRecord, reason: RejectReason) {
@@ -159,9 +183,11 @@ final class RejectsWriter {
         if buffer.count > 1 << 20 { _ = try? flush() }
     }
 
-    /// Writes buffered rejects; returns the file's length.
+    /// Writes buffered rejects; returns the file's length (0 while there is no file).
     @discardableResult
     func flush() throws -> Int64 {
+        guard count > 0 else { return 0 }
+        let handle = try open()
         if !buffer.isEmpty {
             try handle.write(contentsOf: buffer)
             buffer.removeAll(keepingCapacity: true)
@@ -169,17 +195,20 @@ final class RejectsWriter {
         return Int64(try handle.offset())
     }
 
-    /// Writes the footer and closes.
+    /// Writes the footer and closes; does nothing when there were no rejects.
     func finish() throws {
+        guard count > 0 else { return }
         buffer.append(contentsOf: "#recordsWritten:\(count)\u{02}\n".utf8)
         try flush()
-        try handle.close()
+        try handle?.close()
+        handle = nil
     }
 
-    /// Closes without a footer, removing the file when it holds no rejects.
+    /// Closes, keeping what was written (with its footer) when there were rejects.
     func discardIfEmpty() {
-        try? handle.close()
-        if count == 0 { try? FileManager.default.removeItem(atPath: path) }
+        if count > 0 { try? finish() }
+        try? handle?.close()
+        handle = nil
     }
 }
 

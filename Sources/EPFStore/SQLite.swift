@@ -292,7 +292,8 @@ public final class SQLiteStatement {
 
     /// Binds text, copied by SQLite.
     public func bind(_ value: String, at index: Int32) throws {
-        try check(sqlite3_bind_text64(handle, index, value, UInt64(value.utf8.count), sqliteTransient, UInt8(SQLITE_UTF8)))
+        try check(sqlite3_bind_text64(handle, index, value, UInt64(value.utf8.count), sqliteTransient,
+                                      UInt8(SQLITE_UTF8)))
     }
 
     /// Binds UTF-8 bytes without copying: they must stay valid until the next `step`, `reset` or rebind.

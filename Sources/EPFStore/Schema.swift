@@ -162,7 +162,8 @@ public enum KnownSchemas {
             var type = declaredText.isEmpty ? (known?[name] ?? guessType(name)) : EPFColumnType(declared: declaredText)
             var declared = declaredText
             if let knownType = known?[name], knownType != type {
-                let sameStorage = (knownType == .integer || knownType == .boolean) && (type == .integer || type == .boolean)
+                let integers: [EPFColumnType] = [.integer, .boolean]
+                let sameStorage = integers.contains(knownType) && integers.contains(type)
                 if !sameStorage && type == .text {
                     relabeled.append("\(name) \(declaredText.isEmpty ? "(none)" : declaredText) -> \(knownType)")
                     type = knownType

@@ -69,20 +69,56 @@ public enum StoreDatabase {
     /// Opens (creating if needed) the database for writing, in WAL mode, with the bookkeeping tables.
     /// Throws `SQLiteError` when the file is not a database or cannot be written.
     public static func openForWriting(_ path: String, cacheMegabytes: Int = 64) throws -> SQLiteConnection {
+        try open(path, cacheMegabytes: cacheMegabytes).connection
+    }
+
+    /// Opens the database for an import. A database that does not exist yet (or whose first import never
+    /// finished) is built with SQLite's rollback journal: pages of new tables are written once instead of twice
+    /// (WAL, then checkpoint), and there is no earlier data a reader could be using. `initialBuild` tells the
+    /// caller to switch to WAL when the import ends (`finishInitialBuild`). Any other database is opened in WAL
+    /// mode, so readers keep reading while the import writes.
+    public static func open(_ path: String, cacheMegabytes: Int = 64) throws
+        -> (connection: SQLiteConnection, initialBuild: Bool) {
         SQLiteConnection.disableMemoryStatistics()
+        var size: Int64 = 0
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+           let bytes = attributes[.size] as? NSNumber {
+            size = bytes.int64Value
+        }
         let connection = try SQLiteConnection(path: path, mode: .readWriteCreate, busyTimeoutMilliseconds: 10_000)
         // 16 KiB pages for new databases: wide EPF rows (descriptions) need fewer overflow pages and WAL frames,
         // which loads application_detail about a quarter faster. Existing databases keep their page size.
         try connection.execute("PRAGMA page_size = 16384")
-        try connection.execute("PRAGMA journal_mode = WAL")
-        try connection.execute("PRAGMA synchronous = NORMAL")
+        var initialBuild = size == 0
+        if !initialBuild, case .text(let mode) = try connection.scalar("PRAGMA journal_mode"), mode == "delete" {
+            // A first import that was interrupted: still no data served, keep building without WAL.
+            let served = try connection.scalar(
+                "SELECT 1 FROM sqlite_schema WHERE name = 'epf_tables'") != nil
+                && (try connection.scalar("SELECT 1 FROM epf_tables LIMIT 1")) != nil
+            initialBuild = !served
+        }
+        if initialBuild {
+            try connection.execute("PRAGMA journal_mode = DELETE")
+        } else {
+            try connection.execute("PRAGMA journal_mode = WAL")
+        }
+        // The first build has no earlier data to protect: commits need not reach the disk before the next batch
+        // (a killed process loses nothing; a power cut during the very first import means importing again).
+        // Afterwards WAL with NORMAL: committed imports survive power loss.
+        try connection.execute(initialBuild ? "PRAGMA synchronous = OFF" : "PRAGMA synchronous = NORMAL")
         try connection.execute("PRAGMA cache_size = -\(cacheMegabytes * 1024)")
         try connection.execute("PRAGMA temp_store = FILE")
         try connection.execute("PRAGMA wal_autocheckpoint = 16384")
-        try connection.execute("PRAGMA threads = 2")
         try connection.execute("PRAGMA journal_size_limit = 67108864")
         try connection.execute(bookkeepingSchema)
-        return connection
+        return (connection, initialBuild)
+    }
+
+    /// Ends an initial build: switches the database to WAL mode for concurrent readers from now on. If a reader
+    /// holds the file at that moment the switch is left to the next import (readers still work meanwhile).
+    public static func finishInitialBuild(_ connection: SQLiteConnection) {
+        _ = try? connection.execute("PRAGMA journal_mode = WAL")
+        _ = try? connection.execute("PRAGMA synchronous = NORMAL")
     }
 
     /// ISO-8601 UTC timestamp for bookkeeping rows.
@@ -104,6 +140,13 @@ public final class ImportLock {
     /// The corresponding C calls are `open(2)` and `flock(2)`.
     public init(databasePath: String) throws {
         path = databasePath + ".lock"
+        let directory = (databasePath as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        if !directory.isEmpty,
+           !(FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue) {
+            throw ImportError.io(path: databasePath,
+                                 message: "the directory \(directory) does not exist; create it or choose another --db")
+        }
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ImportError.io(path: path, message: String(cString: strerror(errno))) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {

@@ -8,15 +8,23 @@ struct SourceIdentity: Equatable {
     var mtime: Int64
 
     init(path: String) {
-        let absolute = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
-        self.path = absolute
-        var info = stat()
-        if stat(absolute, &info) == 0 {
-            size = Int64(info.st_size)
-            mtime = Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec / 1_000_000)
-        } else {
-            size = -1
-            mtime = -1
+        self.init(paths: [path])
+    }
+
+    /// One identity for a reading unit: the first file's path, the total size and the newest modification time.
+    init(paths: [String]) {
+        path = paths.first.map { URL(fileURLWithPath: $0).standardizedFileURL.resolvingSymlinksInPath().path } ?? ""
+        size = 0
+        mtime = 0
+        for file in paths {
+            var info = stat()
+            guard stat(file, &info) == 0 else {
+                size = -1
+                mtime = -1
+                return
+            }
+            size += Int64(info.st_size)
+            mtime = max(mtime, Int64(info.st_mtim.tv_sec) * 1000 + Int64(info.st_mtim.tv_nsec / 1_000_000))
         }
     }
 }
@@ -106,7 +114,8 @@ final class TableLoad {
     }
 
     private func indexToken() -> String {
-        String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36) + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36)
+            + String(UInt32.random(in: 0...UInt32.max), radix: 36)
     }
 
     private func prepare(_ connection: SQLiteConnection) throws {
@@ -138,7 +147,8 @@ final class TableLoad {
                 let fileNames = Set(schema.columns.map(\.name))
                 kept = try existingColumns(connection, schema.name).filter { !fileNames.contains($0) }
                 if !kept.isEmpty {
-                    outcome.warnings.append("columns no longer in the feed kept as NULL: \(kept.joined(separator: ", "))")
+                    outcome.warnings.append("columns no longer in the feed kept as NULL: "
+                                            + kept.joined(separator: ", "))
                 }
             }
             try connection.execute(createTableSQL(staging, extraColumns: kept))
@@ -172,8 +182,9 @@ final class TableLoad {
                     WHERE l."unique" = 1 AND (SELECT group_concat(name, ',') FROM pragma_index_info(l.name)) = ?2
                     """, [.text(schema.name), .text(schema.primaryKey.joined(separator: ","))]) != nil
                 if !hasUnique {
+                    let keys = schema.primaryKey.map(quoted).joined(separator: ", ")
                     try connection.execute("CREATE UNIQUE INDEX IF NOT EXISTS \(quoted(name)) ON "
-                                           + "\(quoted(schema.name)) (\(schema.primaryKey.map(quoted).joined(separator: ", ")))")
+                                           + "\(quoted(schema.name)) (\(keys))")
                 }
             }
         }
@@ -276,11 +287,11 @@ final class TableLoad {
                 }
                 if Date().timeIntervalSince(lastReport) >= 0.5 {
                     lastReport = Date()
-                    report(reader, records: record.number, finished: false)
+                    report(reader, records: record.number, bytes: outcome.bytes + record.offset, finished: false)
                 }
             } else if sinceCheckpoint & 0x3fff == 0 && Date().timeIntervalSince(lastReport) >= 0.5 {
                 lastReport = Date()
-                report(reader, records: record.number, finished: false)
+                report(reader, records: record.number, bytes: outcome.bytes + record.offset, finished: false)
             }
         }
         outcome.records += summary.records
@@ -305,14 +316,14 @@ final class TableLoad {
                 outcome.message = text + "; use --allow-count-mismatch to accept it"
             }
         }
-        report(reader, records: summary.records, finished: true)
+        report(reader, records: summary.records, bytes: outcome.bytes, finished: true)
     }
 
-    private func report(_ reader: EPFTableReader, records: Int, finished: Bool) {
+    private func report(_ reader: EPFTableReader, records: Int, bytes: Int64, finished: Bool) {
         guard let progress else { return }
         let position: (read: Int64, total: Int64) = reader.inputPosition?() ?? (0, 0)
         progress(ImportProgress(table: schema.name, location: file.location, records: records,
-                                bytes: outcome.bytes, inputRead: position.read, inputTotal: position.total,
+                                bytes: bytes, inputRead: position.read, inputTotal: position.total,
                                 elapsed: Date().timeIntervalSince(started), finished: finished))
     }
 

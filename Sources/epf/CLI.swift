@@ -105,7 +105,8 @@ struct Arguments {
     mutating func intOption(_ name: String, default defaultValue: Int, range: ClosedRange<Int>) throws -> Int {
         guard let text = try option(name) else { return defaultValue }
         guard let number = Int(text), range.contains(number) else {
-            throw UsageError("--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
+            throw UsageError("--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), "
+                             + "got '\(text)'")
         }
         return number
     }
@@ -165,9 +166,10 @@ final class Output: @unchecked Sendable {
     func flush() {
         guard !buffer.isEmpty else { return }
         buffer.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
             var offset = 0
             while offset < raw.count {
-                let written = Foundation.write(STDOUT_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                let written = Foundation.write(STDOUT_FILENO, base + offset, raw.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     return

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFStore
 import Foundation
 
 /// `epf inspect`: reads feed files end to end without loading them, and reports what they hold and what is wrong.
@@ -115,8 +116,8 @@ enum InspectCommand: Command {
                 let type = index < header.dbTypes.count ? header.dbTypes[index] : "(no type)"
                 say("    \(column.padding(toLength: 34, withPad: " ", startingAt: 0)) \(type)")
             }
-            if header.dbTypes.count != header.columns.count && !header.dbTypes.isEmpty {
-                say("  warning:         \(header.dbTypes.count) types for \(header.columns.count) columns")
+            for correction in KnownSchemas.resolve(table: report.file.table, header: header).corrections {
+                say("  header warning:  \(correction)")
             }
         }
         if let summary = report.summary {
@@ -132,7 +133,8 @@ enum InspectCommand: Command {
             }
             for sample in summary.problemSamples {
                 let fields = sample.fields.map { ", \($0) fields" } ?? ""
-                say("    record \(sample.record) at byte \(sample.offset): \(sample.kinds.joined(separator: ", "))\(fields)")
+                let kinds = sample.kinds.joined(separator: ", ")
+                say("    record \(sample.record) at byte \(sample.offset): \(kinds)\(fields)")
             }
             say("  bytes:           \(summary.bytes) in \(String(format: "%.3f", report.seconds)) s"
                 + " (\(megabytesPerSecond(summary.bytes, report.seconds)))")
@@ -159,6 +161,7 @@ enum InspectCommand: Command {
             object["mode"] = header.exportMode?.rawValue ?? header.unknownExportMode ?? NSNull()
             object["flavor"] = header.flavor.rawValue
             object["primaryKey"] = header.primaryKey
+            object["headerWarnings"] = KnownSchemas.resolve(table: report.file.table, header: header).corrections
             object["columns"] = header.columns.enumerated().map { index, name -> [String: Any] in
                 ["name": name, "type": index < header.dbTypes.count ? header.dbTypes[index] : NSNull()]
             }

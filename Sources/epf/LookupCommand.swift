@@ -44,7 +44,7 @@ enum LookupCommand: Command {
             let width = terminalWidth()
             for (index, item) in result.items.enumerated() {
                 if index > 0 { say() }
-                QueryCLI.printItem(item, width: width)
+                QueryCLI.printItem(item, width: width, requestedCountry: country)
             }
         }
         if !result.invalidIds.isEmpty {
@@ -154,7 +154,7 @@ enum QueryCLI {
     }
 
     /// Prints one lookup or search result as a titled block of aligned fields.
-    static func printItem(_ item: LookupItem, width: Int?) {
+    static func printItem(_ item: LookupItem, width: Int?, requestedCountry: String? = nil) {
         let value = item.value
         let title = value["trackName"]?.stringValue ?? value["collectionName"]?.stringValue
             ?? value["artistName"]?.stringValue ?? ""
@@ -190,6 +190,8 @@ enum QueryCLI {
         if let formatted = value["formattedPrice"]?.stringValue {
             let currency = value["currency"]?.stringValue ?? ""
             add("Price", "\(formatted)  (\(currency), \(item.country ?? "?"))")
+        } else if item.kind == .software, let country = requestedCountry ?? item.country, value["prices"] == nil {
+            add("Price", "none in the \(country.lowercased()) storefront (not sold there); see: epf prices \(item.id)")
         }
         let description = (value["description"] ?? value["longDescription"] ?? value["shortDescription"])?
             .stringValue

@@ -22,7 +22,8 @@ epf: turn Apple's Enterprise Partner Feed into a fast, verified, queryable SQLit
 USAGE: epf <command> [options]
 
 COMMANDS:
-\(commands.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+\(commands.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.summary }
+    .joined(separator: "\n"))
 
 Run 'epf <command> --help' for a command's options and examples.
 Exit codes: 0 ok, 1 not found, 64 usage, 65 bad data, 66 missing input, 75 locked.

@@ -143,4 +143,65 @@ func collect(_ path: String, readSize: Int = 1 << 20) throws -> [(TableFile, [[S
         try corrupt.write(to: directory.url.appendingPathComponent("corrupt.tbz"))
         #expect(throws: EPFError.self) { _ = try collect(directory.file("corrupt.tbz")) }
     }
+
+    @Test func aTableSplitByBytesIntoHeaderlessPartsIsReadAsOne() throws {
+        let directory = try TemporaryDirectory()
+        let whole = Self.sample("application_detail", rows: 300)
+        try directory.write("whole/itunes20260105/application_detail", whole)
+        let cuts = [0, whole.count / 3 + 7, 2 * whole.count / 3 + 1, whole.count]
+        try FileManager.default.createDirectory(atPath: directory.file("v5/itunes20260105"),
+                                                withIntermediateDirectories: true)
+        for part in 1...3 {
+            let name = "application_detail.00\(part)"
+            try directory.write("src/itunes20260105/\(name)", Array(whole[cuts[part - 1]..<cuts[part]]))
+            try shell(["tar", "-cjf", "../v5/itunes20260105/\(name).tbz", "itunes20260105/\(name)"],
+                      in: directory.file("src"))
+        }
+        let expected = try collect(directory.file("whole/itunes20260105"))
+        let split = try collect(directory.file("v5/itunes20260105"), readSize: 3)
+        #expect(split.count == 1)
+        #expect(split.first?.0.table == "application_detail")
+        #expect(split.first?.1 == expected.first?.1)
+        #expect(split.first?.2.truncated == false)
+        #expect(split.first?.2.countMismatch == false)
+    }
+
+    /// Checks done ahead on the reading thread must find exactly what per-record checks find, wherever the
+    /// 1 MiB chunk boundaries fall (inside multi-byte characters included).
+    @Test func checksAheadFindExactlyWhatPerRecordChecksFind() throws {
+        let directory = try TemporaryDirectory()
+        var fixture = EPFFixture()
+        var rows: [[[UInt8]]] = []
+        for index in 0..<40_000 {
+            var description = Array("日本語 текст é 🎮 \(index) ".utf8)
+            if index % 997 == 5 { description += [0xff] }
+            if index % 1499 == 7 { description += [0x00] }
+            if index % 2003 == 11 { description += [0xe6, 0x97] }
+            rows.append([Array("1".utf8), Array("\(index)".utf8), Array("t".utf8), description])
+        }
+        fixture.rows = rows
+        try directory.write("itunes20260105/application", fixture.bytes())
+        try shell(["sh", "-c", "gzip -k -c itunes20260105/application > application.gz"], in: directory.path)
+        func problems(_ path: String, prefetch: Bool) throws -> ([RecordProblem], [String: Int]) {
+            var options = ReadOptions(problemSamples: 1000, prefetch: prefetch)
+            options.validate = true
+            var result: ([RecordProblem], [String: Int]) = ([], [:])
+            try FeedInput.forEachTable(at: path, options: options) { _, reader in
+                let summary = try reader.forEachRecord { _ in }
+                result = (summary.problemSamples, summary.problemCounts)
+            }
+            return result
+        }
+        let exact = try problems(directory.file("itunes20260105/application"), prefetch: false)
+        #expect(exact.1["invalid-utf8"] ?? 0 > 50)
+        #expect(exact.1["nul-byte"] ?? 0 > 20)
+        let ahead = try problems(directory.file("itunes20260105/application"), prefetch: true)
+        #expect(ahead.0 == exact.0)
+        #expect(ahead.1 == exact.1)
+        let gzip = try problems(directory.file("application.gz"), prefetch: true)
+        #expect(gzip.0 == exact.0)
+        try shell(["tar", "-czf", "feed.tar.gz", "itunes20260105"], in: directory.path)
+        let tar = try problems(directory.file("feed.tar.gz"), prefetch: true)
+        #expect(tar.0 == exact.0)
+    }
 }

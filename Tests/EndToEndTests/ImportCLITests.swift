@@ -165,4 +165,25 @@ import Testing
         #expect(second.stdout.contains("0 applied"))
         #expect(try Self.scalar(database, "SELECT count(*) FROM epf_ledger WHERE mode = 'INCREMENTAL'") > 0)
     }
+
+    @Test func inspectReportsAndExitCodes() throws {
+        let work = try WorkDirectory()
+        let clean = try Self.generate(work, name: "clean", apps: 100, extra: ["--layout", "v5", "--only", "application"])
+        let sound = try runEPF(["inspect", clean, "--json"], in: work.path)
+        #expect(sound.status == 0, "\(sound.stdout)")
+        let reports = try JSONSerialization.jsonObject(with: Data(sound.stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(reports.first?["table"] as? String == "application")
+        #expect(reports.first?["md5"] as? String != nil)
+        #expect(reports.first?["recordsRead"] as? Int == reports.first?["recordsWritten"] as? Int)
+
+        let dirty = try Self.generate(work, name: "dirty", apps: 100, extra: ["--dirt", "--only", "application"])
+        let bad = try runEPF(["inspect", dirty], in: work.path)
+        #expect(bad.status == 65)
+        #expect(bad.stdout.contains("field-count"))
+        #expect(bad.stdout.contains("invalid-utf8"))
+        #expect(try runEPF(["inspect", work.file("nothing-here")], in: work.path).status == 66)
+        #expect(try runEPF(["inspect"], in: work.path).status == 64)
+        #expect(try runEPF(["inspect", "--help"], in: work.path).stdout.contains("EXIT STATUS"))
+        #expect(try runEPF(["--help"], in: work.path).status == 0)
+    }
 }

@@ -1,0 +1,130 @@
+import Foundation
+
+/// UTF-8 and NUL checks done ahead, chunk by chunk, on the thread that reads the file, so the parsing thread can
+/// skip them for records that lie wholly in clean chunks.
+///
+/// A chunk is clean when all its bytes are well-formed UTF-8 (sequences across chunk boundaries included) and
+/// none is NUL. Records touching a chunk that is not clean are checked one by one as before, so reports stay
+/// exact; this only moves the common case off the critical path.
+public final class ChunkValidation: @unchecked Sendable {
+    // Guarded by `lock`: regions in stream order, each covering the bytes up to `end`.
+    private let lock = NSLock()
+    private var regions: [(end: Int64, clean: Bool)] = []
+    // Producer-only state.
+    private var carry: [UInt8] = []
+    private var produced: Int64 = 0
+    // Consumer-only state: a span known clean, and where the unread regions start.
+    private var knownCleanStart: Int64 = 0
+    private var knownCleanEnd: Int64 = 0
+    private var firstRegion = 0
+    private var firstRegionStart: Int64 = 0
+
+    /// A fresh tracker for one stream.
+    public init() {}
+
+    /// Producer side: checks the next chunk of the stream.
+    func analyze(_ base: UnsafeRawPointer, count: Int) {
+        let clean = UTF8Validator.chunkIsClean(base, count: count, carry: &carry)
+        produced += Int64(count)
+        lock.lock()
+        regions.append((produced, clean))
+        lock.unlock()
+    }
+
+    /// Consumer side: whether the stream bytes `start..<end` are known clean. Queries must come in increasing
+    /// order of `start`.
+    func isClean(start: Int64, end: Int64) -> Bool {
+        if start >= knownCleanStart && end <= knownCleanEnd { return true }
+        lock.lock()
+        defer { lock.unlock() }
+        // Forget regions that end before this record.
+        while firstRegion < regions.count && regions[firstRegion].end <= start {
+            firstRegionStart = regions[firstRegion].end
+            firstRegion += 1
+        }
+        if firstRegion > 4096 {
+            regions.removeFirst(firstRegion)
+            firstRegion = 0
+        }
+        var index = firstRegion
+        var regionStart = firstRegionStart
+        var allClean = true
+        var covered = false
+        while index < regions.count {
+            let region = regions[index]
+            // This region holds the bytes regionStart..<region.end.
+            if region.end > start && regionStart < end && !region.clean {
+                allClean = false
+                break
+            }
+            if region.end >= end {
+                covered = true
+                break
+            }
+            regionStart = region.end
+            index += 1
+        }
+        if covered && allClean {
+            // Every region from this record's start to the end of the last one it touches is clean.
+            knownCleanStart = start
+            knownCleanEnd = regions[index].end
+        }
+        return covered && allClean
+    }
+}
+
+extension UTF8Validator {
+    /// The length of the sequence a lead byte starts (1 for ASCII and for bytes that cannot start one).
+    @inline(__always)
+    static func sequenceLength(_ lead: UInt8) -> Int {
+        switch lead {
+        case 0xc2...0xdf: return 2
+        case 0xe0...0xef: return 3
+        case 0xf0...0xf4: return 4
+        default: return 1
+        }
+    }
+
+    /// Checks one chunk of a stream: valid UTF-8 and no NUL, carrying an incomplete final sequence into the next
+    /// chunk's check. False means "not known clean" (the caller falls back to exact per-record checks).
+    static func chunkIsClean(_ base: UnsafeRawPointer, count: Int, carry: inout [UInt8]) -> Bool {
+        var start = 0
+        var clean = true
+        if !carry.isEmpty {
+            let length = sequenceLength(carry[0])
+            let needed = max(0, length - carry.count)
+            let take = min(needed, count)
+            var sequence = carry
+            sequence += UnsafeRawBufferPointer(start: base, count: take)
+            carry = []
+            if sequence.count < length {
+                carry = sequence
+                return false
+            }
+            clean = sequence.withUnsafeBytes { raw in
+                raw.baseAddress.map { isValid($0, count: raw.count) } ?? false
+            }
+            start = take
+        }
+        // Leave an incomplete final sequence for the next chunk.
+        var tailStart = count
+        var back = 1
+        while back <= 3 && count - back >= start {
+            let byte = base.load(fromByteOffset: count - back, as: UInt8.self)
+            if byte < 0x80 { break }
+            if byte >= 0xc0 {
+                if sequenceLength(byte) > back { tailStart = count - back }
+                break
+            }
+            back += 1
+        }
+        if tailStart > start {
+            clean = clean && isValid(base + start, count: tailStart - start)
+        }
+        if count > start && memchr(base + start, 0, count - start) != nil { clean = false }
+        if tailStart < count {
+            carry = Array(UnsafeRawBufferPointer(start: base + tailStart, count: count - tailStart))
+        }
+        return clean
+    }
+}
