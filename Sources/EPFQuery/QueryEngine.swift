@@ -786,7 +786,9 @@ public final class QueryEngine {
             guard ranked || member else { return GenreApps(genre: genre, country: nil, total: 0, apps: []) }
             // Members: the genre's apps, plus apps ranked in it (the root genre 36 ranks apps overall).
             var sources: [String] = []
-            if member { sources.append("SELECT application_id, is_primary FROM genre_application WHERE genre_id = ?1") }
+            if member {
+                sources.append("SELECT application_id, is_primary FROM genre_application WHERE genre_id = ?1")
+            }
             if ranked {
                 sources.append("""
                     SELECT application_id, 0 FROM application_popularity_per_genre
