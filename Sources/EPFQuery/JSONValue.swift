@@ -55,131 +55,79 @@ public enum JSONValue: Equatable, Sendable {
         return nil
     }
 
-    /// Compact UTF-8 JSON (RFC 8259). Strings escape `"`, `\`, control characters and U+2028/U+2029.
+    /// Compact UTF-8 JSON (RFC 8259). Strings escape `"`, `\\`, control characters and U+2028/U+2029.
     public func serialized() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(256)
-        write(to: &bytes)
-        return bytes
+        var writer = JSONWriter(capacity: 1024)
+        write(to: &writer)
+        return writer.bytes()
     }
 
     /// Appends the compact UTF-8 JSON of this value to `bytes`.
     public func write(to bytes: inout [UInt8]) {
+        var writer = JSONWriter(capacity: 1024)
+        write(to: &writer)
+        writer.withBytes { bytes.append(contentsOf: $0) }
+    }
+
+    func write(to writer: inout JSONWriter) {
         switch self {
-        case .null: bytes.append(contentsOf: JSONValue.nullBytes)
-        case .bool(let value): bytes.append(contentsOf: value ? JSONValue.trueBytes : JSONValue.falseBytes)
-        case .int(let number): JSONValue.appendInteger(number, to: &bytes)
+        case .null: writer.append(JSONValue.nullBytes)
+        case .bool(let value): writer.append(value ? JSONValue.trueBytes : JSONValue.falseBytes)
+        case .int(let number): writer.appendInteger(number)
         case .double(let number):
             if number.isFinite {
                 if number == number.rounded(), abs(number) < 1e15 {
-                    JSONValue.appendInteger(Int64(number), to: &bytes)
+                    writer.appendInteger(Int64(number))
                 } else {
-                    bytes.append(contentsOf: "\(number)".utf8)
+                    writer.append(Array("\(number)".utf8))
                 }
             } else {
-                bytes.append(contentsOf: JSONValue.nullBytes)
+                writer.append(JSONValue.nullBytes)
             }
         case .decimal(let text):
             if JSONValue.isJSONNumber(text) {
-                bytes.append(contentsOf: text.utf8)
+                writer.appendUTF8(of: text)
             } else {
-                bytes.append(contentsOf: JSONValue.nullBytes)
+                writer.append(JSONValue.nullBytes)
             }
-        case .string(let text): JSONValue.appendString(text, to: &bytes)
+        case .string(let text): writer.appendString(text)
         case .array(let elements):
-            bytes.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                element.write(to: &bytes)
+            writer.append(UInt8(ascii: "["))
+            var first = true
+            for element in elements {
+                if !first { writer.append(UInt8(ascii: ",")) }
+                first = false
+                element.write(to: &writer)
             }
-            bytes.append(UInt8(ascii: "]"))
+            writer.append(UInt8(ascii: "]"))
         case .object(let pairs):
-            bytes.append(UInt8(ascii: "{"))
-            for (index, pair) in pairs.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                JSONValue.appendString(pair.0, to: &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                pair.1.write(to: &bytes)
+            writer.append(UInt8(ascii: "{"))
+            var first = true
+            for pair in pairs {
+                if !first { writer.append(UInt8(ascii: ",")) }
+                first = false
+                writer.appendString(pair.0)
+                writer.append(UInt8(ascii: ":"))
+                pair.1.write(to: &writer)
             }
-            bytes.append(UInt8(ascii: "}"))
+            writer.append(UInt8(ascii: "}"))
         }
     }
 
     /// The serialized JSON as a `String`.
     public var jsonText: String { String(decoding: serialized(), as: UTF8.self) }
 
-    private static let nullBytes: [UInt8] = Array("null".utf8)
-    private static let trueBytes: [UInt8] = Array("true".utf8)
-    private static let falseBytes: [UInt8] = Array("false".utf8)
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    private static func appendInteger(_ number: Int64, to bytes: inout [UInt8]) {
-        if number == 0 {
-            bytes.append(UInt8(ascii: "0"))
-            return
-        }
-        var magnitude = number.magnitude
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            while magnitude > 0 {
-                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            }
-            if number < 0 { bytes.append(UInt8(ascii: "-")) }
-            for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(buffer[index]) }
-        }
-    }
-
-    private static func appendString(_ text: String, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        var text = text
-        text.withUTF8 { utf8 in
-            var start = 0
-            var index = 0
-            let count = utf8.count
-            while index < count {
-                let byte = utf8[index]
-                var escape: [UInt8]?
-                var skip = 1
-                if byte == UInt8(ascii: "\"") {
-                    escape = [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-                } else if byte == UInt8(ascii: "\\") {
-                    escape = [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-                } else if byte < 0x20 {
-                    switch byte {
-                    case 0x0A: escape = [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-                    case 0x0D: escape = [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-                    case 0x09: escape = [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-                    default:
-                        escape = Array("\\u00".utf8) + [hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
-                    }
-                } else if byte == 0xE2, index + 2 < count, utf8[index + 1] == 0x80,
-                          utf8[index + 2] == 0xA8 || utf8[index + 2] == 0xA9 {
-                    // U+2028 and U+2029 are valid JSON but break JavaScript string literals.
-                    escape = Array((utf8[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8)
-                    skip = 3
-                }
-                if let escape {
-                    if start < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index])) }
-                    bytes.append(contentsOf: escape)
-                    index += skip
-                    start = index
-                } else {
-                    index += 1
-                }
-            }
-            if start < count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<count])) }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
+    static let nullBytes: [UInt8] = Array("null".utf8)
+    static let trueBytes: [UInt8] = Array("true".utf8)
+    static let falseBytes: [UInt8] = Array("false".utf8)
 
     /// Whether text is a JSON number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
     static func isJSONNumber(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { isJSONNumber($0) }
+    }
+
+    private static func isJSONNumber(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = 0
         func digits() -> Int {
             let start = index
@@ -205,5 +153,164 @@ public enum JSONValue: Equatable, Sendable {
             if digits() == 0 { return false }
         }
         return index == bytes.count
+    }
+}
+
+/// A growing byte buffer that JSON is written into, freed by its one owner (`deinit`).
+///
+/// Appending to an `Array` checks uniqueness and capacity through several calls per byte; this keeps a
+/// raw pointer and a count, and grows by doubling.
+struct JSONWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// A copy of the bytes written.
+    func bytes() -> [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// Calls `body` with the bytes written.
+    func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        try body(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: count + extra) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed { newCapacity *= 2 }
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.initialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count)
+        (base + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { append($0) }
+    }
+
+    mutating func appendUTF8(of text: String) {
+        var text = text
+        text.withUTF8 { append($0) }
+    }
+
+    mutating func appendInteger(_ number: Int64) {
+        reserve(20)
+        if number == 0 {
+            append(UInt8(ascii: "0"))
+            return
+        }
+        if number < 0 { append(UInt8(ascii: "-")) }
+        var magnitude = number.magnitude
+        var digits = 0
+        var scratch = magnitude
+        while scratch > 0 {
+            digits += 1
+            scratch /= 10
+        }
+        var index = count + digits - 1
+        while magnitude > 0 {
+            base[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+            index -= 1
+        }
+        count += digits
+    }
+
+    /// A JSON string literal: escapes `"`, `\\`, control characters and U+2028/U+2029.
+    mutating func appendString(_ text: String) {
+        var text = text
+        text.withUTF8 { appendString(utf8: $0) }
+    }
+
+    private mutating func appendString(utf8: UnsafeBufferPointer<UInt8>) {
+        append(UInt8(ascii: "\""))
+        guard let source = utf8.baseAddress else {
+            append(UInt8(ascii: "\""))
+            return
+        }
+        let count = utf8.count
+        var start = 0
+        var index = 0
+        while index < count {
+            // Eight bytes at a time while they are plain ASCII with no quote, backslash or control.
+            while index + 8 <= count,
+                  !JSONWriter.mayNeedEscape(UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self)) {
+                index += 8
+            }
+            guard index < count else { break }
+            let byte = source[index]
+            guard byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0xE2 else {
+                index += 1
+                continue
+            }
+            if byte == 0xE2 {
+                // U+2028 and U+2029 are valid JSON but break JavaScript string literals.
+                guard index + 2 < count, source[index + 1] == 0x80,
+                      source[index + 2] == 0xA8 || source[index + 2] == 0xA9 else {
+                    index += 1
+                    continue
+                }
+            }
+            append(UnsafeBufferPointer(start: source + start, count: index - start))
+            append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): append(byte)
+            case 0x0A: append(UInt8(ascii: "n"))
+            case 0x0D: append(UInt8(ascii: "r"))
+            case 0x09: append(UInt8(ascii: "t"))
+            case 0xE2:
+                append(source[index + 2] == 0xA8 ? JSONWriter.lineSeparator : JSONWriter.paragraphSeparator)
+                index += 2
+            default:
+                append(JSONWriter.controlEscapes[Int(byte)])
+            }
+            index += 1
+            start = index
+        }
+        append(UnsafeBufferPointer(start: source + start, count: count - start))
+        append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any of eight bytes is a control, `"`, `\\` or not ASCII (then they are looked at one by one).
+    @inline(__always)
+    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & high != 0 }
+        return word & high != 0 || (word &- ones &* 0x20) & ~word & high != 0
+            || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
+    }
+
+    private static let lineSeparator: [UInt8] = Array("u2028".utf8)
+    private static let paragraphSeparator: [UInt8] = Array("u2029".utf8)
+    /// `u00XX` for each control character (after the backslash).
+    private static let controlEscapes: [[UInt8]] = (0..<32).map { byte in
+        let hex = Array("0123456789abcdef".utf8)
+        return Array("u00".utf8) + [hex[byte >> 4], hex[byte & 0xF]]
     }
 }

@@ -21,6 +21,12 @@ public final class QueryEngine {
     private var dataVersion: Int64?
     private var cache = SmallTables()
     private var exportDateCache: Int64??
+    /// The app lookup statement, prepared on first use and dropped when the schema changes.
+    private var applicationLookup: ApplicationStatement?
+    private var transaction: TransactionStatements?
+    private var rankFunctionRegistered = false
+    /// Formatted prices by feed text and currency (see `formattedPrice`).
+    private var priceFormats: [PriceKey: FormattedPrice] = [:]
 
     /// Opens the database read-only.
     ///
@@ -31,6 +37,9 @@ public final class QueryEngine {
         var info = stat()
         guard stat(databasePath, &info) == 0 else { throw QueryError.databaseMissing(path: databasePath) }
         guard info.st_size > 0 else { throw QueryError.databaseEmpty(path: databasePath) }
+        // SQLite's memory statistics take a global mutex on every allocation (about 5% of a lookup); nothing
+        // reads them. Takes effect only when this is the process's first connection.
+        SQLiteConnection.disableMemoryStatistics()
         do {
             connection = try SQLiteConnection(path: databasePath, mode: .readOnly)
         } catch let error as SQLiteError {
@@ -184,17 +193,27 @@ public final class QueryEngine {
 
     private func application(_ id: Int64, country: String?, language: String?,
                              allPrices: Bool) throws -> LookupItem? {
-        guard tables.contains("application") else { return nil }
-        let app = try prepared("SELECT * FROM application WHERE application_id = ?1")
-        defer { app.statement.reset() }
-        try app.statement.bind(id, at: 1)
-        guard try app.statement.step() else { return nil }
+        guard let app = try applicationStatement() else { return nil }
+        let statement = app.statement
+        defer { statement.reset() }
+        let priceCountry = country ?? "us"
+        try statement.bind(id, at: 1)
+        if app.hasPrices {
+            if let storefront = try smallTables().storefrontByCountry[priceCountry] {
+                try statement.bind(storefront, at: 2)
+            } else {
+                try statement.bindNull(at: 2)
+            }
+        }
+        guard try statement.step() else { return nil }
+        typealias Column = ApplicationStatement.Column
+        func text(_ column: Column) -> String? { statement.text(at: column.rawValue) }
         var fields = Fields()
         fields.add("wrapperType", "software")
         fields.add("kind", "software")
         fields.add("trackId", .int(id))
-        var title = app.text("title")
-        var description = app.text("description")
+        var title = text(.title)
+        var description = text(.description)
         var releaseNotes: String?
         var languageUsed: String?
         if let language, let detail = try applicationDetail(id, language: language) {
@@ -204,48 +223,133 @@ public final class QueryEngine {
             languageUsed = detail.code
         }
         fields.add("trackName", title)
-        if let artist = try developer(of: id) {
-            fields.add("artistId", .int(artist.id))
-            fields.add("artistViewUrl", artist.url)
+        if app.hasDeveloper, let artistId = statement.int64(at: Column.artistId.rawValue) {
+            fields.add("artistId", .int(artistId))
+            fields.add("artistViewUrl", text(.artistViewUrl))
         }
-        fields.add("artistName", app.text("artist_name"))
-        fields.add("sellerName", app.text("seller_name"))
-        fields.add("sellerUrl", app.text("company_url"))
-        fields.add("trackViewUrl", app.text("view_url").map { Self.viewURL($0, country: country) })
-        let small = app.text("artwork_url_small")
-        let large = app.text("artwork_url_large")
+        fields.add("artistName", text(.artistName))
+        fields.add("sellerName", text(.sellerName))
+        fields.add("sellerUrl", text(.companyUrl))
+        fields.add("trackViewUrl", text(.viewUrl).map { Self.viewURL($0, country: country) })
+        let small = text(.artworkSmall)
+        let large = text(.artworkLarge)
         fields.add("artworkUrl60", small ?? large)
         fields.add("artworkUrl100", small ?? large)
         fields.add("artworkUrl512", large ?? small)
-        let priceCountry = try addPrice(&fields, table: "application_price", id: id, country: country,
-                                        name: "price")
-        let genres = try applicationGenres(id)
-        if let primary = genres.first {
-            fields.add("primaryGenreName", primary.name)
-            fields.add("primaryGenreId", .int(primary.id))
-            fields.add("genres", .array(genres.map { .string($0.name) }))
-            fields.add("genreIds", .array(genres.map { .string(String($0.id)) }))
+        var usedCountry: String?
+        if let retail = text(.retailPrice), let price = formattedPrice(retail, currency: text(.currency) ?? "") {
+            fields.add("price", .decimal(price.number))
+            fields.add("formattedPrice", price.formatted)
+            fields.add("currency", price.currency)
+            usedCountry = priceCountry
         }
-        fields.add("releaseDate", app.text("itunes_release_date").map(Self.appleDate))
-        fields.add("version", app.text("version"))
-        fields.add("fileSizeBytes", app.int("download_size").map { String($0) })
-        if let age = app.text("recommended_age") {
+        let genres = statement.text(at: Column.genres.rawValue).map(Self.integers) ?? []
+        if let primary = genres.first {
+            let names = try smallTables().genres
+            fields.add("primaryGenreName", names[primary]?.name ?? String(primary))
+            fields.add("primaryGenreId", .int(primary))
+            fields.add("genres", .array(genres.map { .string(names[$0]?.name ?? String($0)) }))
+            fields.add("genreIds", .array(genres.map { .string(String($0)) }))
+        }
+        fields.add("releaseDate", text(.releaseDate).map(Self.appleDate))
+        fields.add("version", text(.version))
+        switch statement.value(at: Column.downloadSize.rawValue) {
+        case .integer(let number): fields.add("fileSizeBytes", String(number))
+        case .text(let digits): fields.add("fileSizeBytes", Int64(digits).map { String($0) })
+        default: break
+        }
+        if let age = text(.recommendedAge) {
             fields.add("contentAdvisoryRating", age)
             fields.add("trackContentRating", age)
         }
         fields.add("description", description)
         fields.add("releaseNotes", releaseNotes)
         fields.add("languageCode", languageUsed)
-        fields.add("copyright", app.text("copyright"))
-        fields.add("supportUrl", app.text("support_url"))
-        if tables.contains("application_device_type") {
-            fields.add("supportedDevices", .array(try deviceTypes(of: id).map { .string($0) }))
+        fields.add("copyright", text(.copyright))
+        fields.add("supportUrl", text(.supportUrl))
+        if app.hasDevices {
+            let names = try smallTables().deviceTypes
+            let devices = statement.text(at: Column.devices.rawValue).map(Self.integers) ?? []
+            fields.add("supportedDevices", .array(devices.map { .string(names[$0] ?? String($0)) }))
         }
-        if tables.contains("application_detail") {
-            fields.add("languageCodesISO2A", .array(try languages(of: id).map { .string($0) }))
+        if app.hasLanguages {
+            var codes: [String] = []
+            if let joined = statement.text(at: Column.languages.rawValue) {
+                // EPF fields never hold 0x01 (the feed's field separator), so it separates the codes.
+                codes = joined.split(separator: "\u{1}", omittingEmptySubsequences: false).map { $0.uppercased() }
+                codes.sort()
+            }
+            fields.add("languageCodesISO2A", .array(codes.map { .string($0) }))
         }
         if allPrices { fields.add("prices", .array(try priceRows("application_price", id: id).map(\.json))) }
-        return LookupItem(id: id, kind: .software, value: fields.json, country: priceCountry)
+        return LookupItem(id: id, kind: .software, value: fields.json, country: usedCountry)
+    }
+
+    /// The statement that reads an app and everything its Lookup object shows in one step, or nil without
+    /// an `application` table. Built once for the tables and columns present (see `ApplicationStatement`).
+    private func applicationStatement() throws -> ApplicationStatement? {
+        if let applicationLookup { return applicationLookup }
+        guard tables.contains("application") else { return nil }
+        let columns = try columnNames("application")
+        do {
+            let app = try ApplicationStatement(connection: connection, columns: columns, tables: tables)
+            applicationLookup = app
+            return app
+        } catch let error as SQLiteError {
+            throw QueryError.sqlite(error)
+        }
+    }
+
+    private func columnNames(_ table: String) throws -> Set<String> {
+        do {
+            let rows = try connection.query("SELECT name FROM pragma_table_info(?1)", [.text(table)])
+            return Set(rows.compactMap { row -> String? in
+                if case .text(let name) = row.first { return name.lowercased() }
+                return nil
+            })
+        } catch let error as SQLiteError {
+            throw QueryError.sqlite(error)
+        }
+    }
+
+    /// Comma-separated integers (as `group_concat` writes them) in order; anything else is skipped.
+    static func integers(_ text: String) -> [Int64] {
+        var result: [Int64] = []
+        var value: Int64 = 0
+        var negative = false
+        var digits = 0
+        func flush() {
+            if digits > 0 { result.append(negative ? -value : value) }
+            value = 0
+            negative = false
+            digits = 0
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                value = value &* 10 &+ Int64(byte - UInt8(ascii: "0"))
+                digits += 1
+            case UInt8(ascii: "-"): negative = true
+            default: flush()
+            }
+        }
+        flush()
+        return result
+    }
+
+    /// The JSON number, display text and upper-case currency of a price, nil when the text is no decimal.
+    ///
+    /// Prices repeat (a few tiers in a few currencies), so results are kept: formatting costs microseconds.
+    private func formattedPrice(_ text: String, currency code: String) -> FormattedPrice? {
+        let key = PriceKey(text: text, currency: code)
+        if let cached = priceFormats[key] { return cached }
+        let currency = code.uppercased()
+        let format = CurrencyFormat.forCode(currency)
+        guard let number = format.jsonNumber(text), let formatted = format.format(text) else { return nil }
+        let price = FormattedPrice(number: number, formatted: formatted, currency: currency)
+        if priceFormats.count >= 4096 { priceFormats.removeAll(keepingCapacity: true) }
+        priceFormats[key] = price
+        return price
     }
 
     private func collection(_ id: Int64, country: String?, allPrices: Bool) throws -> LookupItem? {
@@ -393,65 +497,12 @@ public final class QueryEngine {
                       description: row.statement.text(at: 2), releaseNotes: row.statement.text(at: 3))
     }
 
-    private func languages(of id: Int64) throws -> [String] {
-        let row = try prepared("SELECT language_code FROM application_detail WHERE application_id = ?1")
-        defer { row.statement.reset() }
-        try row.statement.bind(id, at: 1)
-        var codes: [String] = []
-        while try row.statement.step() {
-            if let code = row.statement.text(at: 0) { codes.append(code.uppercased()) }
-        }
-        return codes.sorted()
-    }
-
-    private func developer(of id: Int64) throws -> (id: Int64, url: String?)? {
-        guard tables.contains("artist_application") else { return nil }
-        guard let artistId = try firstID("SELECT artist_id FROM artist_application WHERE application_id = ?1 LIMIT 1",
-                                         table: "artist_application", id: id) else { return nil }
-        guard tables.contains("artist") else { return (artistId, nil) }
-        let row = try prepared("SELECT view_url FROM artist WHERE artist_id = ?1")
-        defer { row.statement.reset() }
-        try row.statement.bind(artistId, at: 1)
-        return (artistId, try row.statement.step() ? row.statement.text(at: 0) : nil)
-    }
-
     private func firstID(_ sql: String, table: String, id: Int64) throws -> Int64? {
         guard tables.contains(table) else { return nil }
         let row = try prepared(sql)
         defer { row.statement.reset() }
         try row.statement.bind(id, at: 1)
         return try row.statement.step() ? row.statement.int64(at: 0) : nil
-    }
-
-    /// The app's genres, primary first.
-    private func applicationGenres(_ id: Int64) throws -> [(id: Int64, name: String)] {
-        guard tables.contains("genre_application") else { return [] }
-        let names = try smallTables().genres
-        let row = try prepared("""
-            SELECT genre_id, is_primary FROM genre_application WHERE application_id = ?1
-            ORDER BY is_primary DESC, genre_id
-            """)
-        defer { row.statement.reset() }
-        try row.statement.bind(id, at: 1)
-        var genres: [(Int64, String)] = []
-        while try row.statement.step() {
-            guard let genreId = row.statement.int64(at: 0) else { continue }
-            genres.append((genreId, names[genreId]?.name ?? String(genreId)))
-        }
-        return genres
-    }
-
-    private func deviceTypes(of id: Int64) throws -> [String] {
-        let names = try smallTables().deviceTypes
-        let row = try prepared("SELECT device_type_id FROM application_device_type WHERE application_id = ?1")
-        defer { row.statement.reset() }
-        try row.statement.bind(id, at: 1)
-        var devices: [String] = []
-        while try row.statement.step() {
-            guard let device = row.statement.int64(at: 0) else { continue }
-            devices.append(names[device] ?? String(device))
-        }
-        return devices
     }
 
     /// Adds `<name>`, `formattedPrice` and `currency` for the storefront of `country` (default "us").
@@ -468,13 +519,11 @@ public final class QueryEngine {
         defer { row.statement.reset() }
         try row.statement.bind(id, at: 1)
         try row.statement.bind(storefront, at: 2)
-        guard try row.statement.step(), let text = row.statement.text(at: 0) else { return nil }
-        let currency = (row.statement.text(at: 1) ?? "").uppercased()
-        let format = CurrencyFormat.forCode(currency)
-        guard let number = format.jsonNumber(text), let formatted = format.format(text) else { return nil }
-        fields.add(name, .decimal(number))
-        fields.add("formattedPrice", formatted)
-        fields.add("currency", currency)
+        guard try row.statement.step(), let text = row.statement.text(at: 0),
+              let price = formattedPrice(text, currency: row.statement.text(at: 1) ?? "") else { return nil }
+        fields.add(name, .decimal(price.number))
+        fields.add("formattedPrice", price.formatted)
+        fields.add("currency", price.currency)
         return country
     }
 
@@ -527,16 +576,22 @@ public final class QueryEngine {
 
     /// A feed date ("2012-09-25", "2012", "2012-09-25T10:00:00Z") in Apple's form "2012-09-25T00:00:00Z".
     static func appleDate(_ text: String) -> String {
-        let bytes = Array(text.utf8)
-        func digits(_ range: Range<Int>) -> Bool {
-            range.upperBound <= bytes.count && bytes[range].allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        let utf8 = text.utf8
+        guard utf8.count == 4 || utf8.count == 7 || utf8.count == 10 else { return text }
+        var bytes: (UInt64, UInt64) = (0, 0)
+        let count = utf8.count
+        withUnsafeMutableBytes(of: &bytes) { $0.copyBytes(from: utf8) }
+        return withUnsafeBytes(of: bytes) { bytes in
+            func digits(_ range: Range<Int>) -> Bool {
+                range.upperBound <= count && bytes[range].allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+            }
+            if count == 4, digits(0..<4) { return text + "-01-01T00:00:00Z" }
+            if count == 7, digits(0..<4), bytes[4] == UInt8(ascii: "-"), digits(5..<7) {
+                return text + "-01T00:00:00Z"
+            }
+            if count == 10, digits(0..<4), digits(5..<7), digits(8..<10) { return text + "T00:00:00Z" }
+            return text
         }
-        if bytes.count == 4, digits(0..<4) { return text + "-01-01T00:00:00Z" }
-        if bytes.count == 7, digits(0..<4), bytes[4] == UInt8(ascii: "-"), digits(5..<7) {
-            return text + "-01T00:00:00Z"
-        }
-        if bytes.count == 10, digits(0..<4), digits(5..<7), digits(8..<10) { return text + "T00:00:00Z" }
-        return text
     }
 
     /// A view URL with the storefront country put in (`http://itunes.apple.com/app/x/id1` + "us" ->
@@ -557,9 +612,11 @@ public final class QueryEngine {
 
     /// Full-text search over titles and artist/seller names, ranked: exact title first, then bm25.
     ///
-    /// When a term matches more than a few thousand entries, only the first few thousand in index order
-    /// (apps first) are ranked, and whole-word matches are preferred to prefix matches, so a vague term
-    /// still answers in milliseconds.
+    /// The bm25 is FTS5's without the IDF factor (see `SQLiteConnection.registerSearchRankFunction`): the
+    /// same order for a one-word term, and no pass over every row holding a common word. When a term
+    /// matches more than a few thousand entries, only the first few thousand in index order (apps first)
+    /// are ranked, and whole-word matches are preferred to prefix matches, so a vague term still answers
+    /// in milliseconds; equal ranks keep index order.
     /// Case and diacritics do not matter, the last word matches as a prefix, CJK words match as phrases,
     /// and FTS5 syntax in the term is neutralised. `entity` restricts the kind; `country` selects the price
     /// storefront (default "us"). A term with no letters or digits gives no results. Throws
@@ -573,58 +630,61 @@ public final class QueryEngine {
         guard let match = Self.ftsQuery(term) else { return LookupResult(items: [], invalidIds: []) }
         return try reading {
             guard tables.contains("epf_search") else { return LookupResult(items: [], invalidIds: []) }
+            if !rankFunctionRegistered {
+                try connection.registerSearchRankFunction()
+                rankFunctionRegistered = true
+            }
             let filter = entity == nil ? "" : "AND kind = ?3"
             // Ranking every match of a vague term (a word in a million names) costs seconds, so rank within
             // a window: the first `searchWindow` matches in index order. Whole words are tried before the
-            // prefix form, which FTS5 must expand over every token it matches before returning a row.
-            var expression = match
-            var bound = Int64.max
+            // prefix form, which FTS5 must expand over every token it matches (unless the index has a
+            // prefix index for that length) before returning a row.
             let probe = try prepared("""
                 SELECT rowid FROM epf_search WHERE epf_search MATCH ?1 \(filter) LIMIT ?2
                 """)
-            func windowEnd(_ query: String) throws -> (count: Int, last: Int64) {
+            let wholeWords = String(match.dropLast())
+            var wholeCount = 0
+            do {
                 defer { probe.statement.reset() }
-                try probe.statement.bind(query, at: 1)
+                try probe.statement.bind(wholeWords, at: 1)
                 try probe.statement.bind(Int64(Self.searchWindow), at: 2)
                 if let entity { try probe.statement.bind(entity.rawValue, at: 3) }
-                var count = 0
-                var last = Int64.max
-                while try probe.statement.step() {
-                    count += 1
-                    last = probe.statement.int64(at: 0) ?? last
-                }
-                return (count, last)
+                while try probe.statement.step() { wholeCount += 1 }
             }
-            let wholeWords = String(match.dropLast())
-            let whole = try windowEnd(wholeWords)
-            if whole.count >= Self.searchWindow {
-                expression = wholeWords
-                bound = whole.last
-            } else {
-                let prefixed = try windowEnd(match)
-                if prefixed.count >= Self.searchWindow { bound = prefixed.last }
-            }
-            let row = try prepared("""
-                SELECT kind, id FROM epf_search WHERE epf_search MATCH ?1 \(filter) AND rowid <= ?5
-                ORDER BY lower(title) = ?2 DESC, bm25(epf_search, 0.0, 0.0, 10.0, 1.0) LIMIT ?4
+            let expression = wholeCount >= Self.searchWindow ? wholeWords : match
+            // Ranks only (no content read): `kind` and `id` are read below for the winners alone.
+            let ranked = try prepared("""
+                SELECT rowid, epf_rank(epf_search, 2, ?2, 0.0, 0.0, 10.0, 1.0) FROM epf_search
+                WHERE epf_search MATCH ?1 \(filter) LIMIT ?4
                 """)
-            try row.statement.bind(expression, at: 1)
+            try ranked.statement.bind(expression, at: 1)
             let exact = SearchIndex.searchText(String(term.trimmingASCIIWhitespace())).lowercased()
-            try row.statement.bind(exact, at: 2)
-            if let entity { try row.statement.bind(entity.rawValue, at: 3) }
-            try row.statement.bind(Int64(limit), at: 4)
-            try row.statement.bind(bound, at: 5)
-            var hits: [(EntityKind, Int64)] = []
+            try ranked.statement.bind(exact, at: 2)
+            if let entity { try ranked.statement.bind(entity.rawValue, at: 3) }
+            try ranked.statement.bind(Int64(Self.searchWindow), at: 4)
+            var scored: [(rank: Double, rowid: Int64)] = []
             do {
-                defer { row.statement.reset() }
-                while try row.statement.step() {
-                    guard let kindText = row.statement.text(at: 0), let kind = EntityKind(rawValue: kindText),
-                          let id = row.statement.int64(at: 1) else { continue }
-                    hits.append((kind, id))
+                defer { ranked.statement.reset() }
+                while try ranked.statement.step() {
+                    guard let rowid = ranked.statement.int64(at: 0),
+                          case .real(let rank) = ranked.statement.value(at: 1) else { continue }
+                    scored.append((rank, rowid))
                 }
             }
+            scored.sort { $0.rank != $1.rank ? $0.rank < $1.rank : $0.rowid < $1.rowid }
+            let entry = try prepared("SELECT kind, id FROM epf_search WHERE rowid = ?1")
             var items: [LookupItem] = []
-            for (kind, id) in hits {
+            for hit in scored.prefix(limit) {
+                try entry.statement.bind(hit.rowid, at: 1)
+                var found: (EntityKind, Int64)?
+                do {
+                    defer { entry.statement.reset() }
+                    if try entry.statement.step(), let kindText = entry.statement.text(at: 0),
+                       let kind = EntityKind(rawValue: kindText), let id = entry.statement.int64(at: 1) {
+                        found = (kind, id)
+                    }
+                }
+                guard let (kind, id) = found else { continue }
                 if let item = try item(kind: kind, id: id, country: country, language: nil, allPrices: false) {
                     items.append(item)
                 }
@@ -726,7 +786,9 @@ public final class QueryEngine {
             guard ranked || member else { return GenreApps(genre: genre, country: nil, total: 0, apps: []) }
             // Members: the genre's apps, plus apps ranked in it (the root genre 36 ranks apps overall).
             var sources: [String] = []
-            if member { sources.append("SELECT application_id, is_primary FROM genre_application WHERE genre_id = ?1") }
+            if member {
+                sources.append("SELECT application_id, is_primary FROM genre_application WHERE genre_id = ?1")
+            }
             if ranked {
                 sources.append("""
                     SELECT application_id, 0 FROM application_popularity_per_genre
@@ -929,23 +991,21 @@ public final class QueryEngine {
 
     /// Runs `body` inside one read transaction, refreshing cached schema and small tables when the file changed.
     private func reading<T>(_ body: () throws -> T) throws -> T {
-        let begin = try prepared("BEGIN")
-        let commit = try prepared("COMMIT")
+        let transaction = try transactionStatements()
         do {
-            try begin.statement.step()
-            begin.statement.reset()
+            try transaction.begin.step()
+            transaction.begin.reset()
         } catch let error as SQLiteError {
             throw QueryError.sqlite(error)
         }
         defer {
-            _ = try? commit.statement.step()
-            commit.statement.reset()
+            _ = try? transaction.commit.step()
+            transaction.commit.reset()
         }
-        let version = try prepared("PRAGMA data_version")
         let current: Int64?
         do {
-            defer { version.statement.reset() }
-            current = try version.statement.step() ? version.statement.int64(at: 0) : nil
+            defer { transaction.version.reset() }
+            current = try transaction.version.step() ? transaction.version.int64(at: 0) : nil
         } catch let error as SQLiteError {
             throw QueryError.sqlite(error)
         }
@@ -962,7 +1022,22 @@ public final class QueryEngine {
         }
     }
 
+    /// `BEGIN`, `COMMIT` and `PRAGMA data_version`, prepared once: every public call runs them.
+    private func transactionStatements() throws -> TransactionStatements {
+        if let transaction { return transaction }
+        do {
+            let prepared = TransactionStatements(begin: try connection.prepare("BEGIN"),
+                                                 commit: try connection.prepare("COMMIT"),
+                                                 version: try connection.prepare("PRAGMA data_version"))
+            transaction = prepared
+            return prepared
+        } catch let error as SQLiteError {
+            throw QueryError.sqlite(error)
+        }
+    }
+
     private func loadTables() throws {
+        applicationLookup = nil
         do {
             let rows = try connection.query("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')")
             tables = Set(rows.compactMap { row in
@@ -1058,6 +1133,26 @@ public final class QueryEngine {
     }
 }
 
+/// The statements around every public call (see `QueryEngine.reading`).
+struct TransactionStatements {
+    let begin: SQLiteStatement
+    let commit: SQLiteStatement
+    let version: SQLiteStatement
+}
+
+/// A price's feed text and currency code as found in a price row.
+struct PriceKey: Hashable {
+    var text: String
+    var currency: String
+}
+
+/// A price ready for a Lookup object: `price`, `formattedPrice` and `currency`.
+struct FormattedPrice {
+    var number: String
+    var formatted: String
+    var currency: String
+}
+
 /// Builds a JSON object, leaving out nil values.
 struct Fields {
     var pairs: [(String, JSONValue)] = []
@@ -1073,4 +1168,63 @@ struct Fields {
     }
 
     var json: JSONValue { .object(pairs) }
+}
+
+/// The statement behind app lookups: the app's row, its price in one storefront (`?2`), its developer,
+/// and its genres, devices and languages as `group_concat` lists, for app `?1`, in one step.
+///
+/// One statement instead of one per part saves a reset, bind and step per part and lets SQLite do the
+/// joins; each part still reads through an index (`application_price_pk`, `genre_application_app`,
+/// `application_device_type_pk`, `application_detail_pk`, `artist_application_app`). Columns missing from an
+/// older `application` table read as NULL; tables that are absent leave their part out.
+struct ApplicationStatement {
+    /// Result columns, in order.
+    enum Column: Int32, CaseIterable {
+        case title, description, artistName, sellerName, companyUrl, viewUrl, artworkSmall, artworkLarge
+        case releaseDate, version, downloadSize, recommendedAge, copyright, supportUrl
+        case retailPrice, currency, artistId, artistViewUrl, genres, devices, languages
+    }
+
+    let statement: SQLiteStatement
+    let hasPrices: Bool
+    let hasDeveloper: Bool
+    let hasDevices: Bool
+    let hasLanguages: Bool
+
+    /// Prepares the statement for an `application` table with these (lower-case) columns and these tables.
+    /// Throws `SQLiteError` when a related table lacks a column the lookup reads.
+    init(connection: SQLiteConnection, columns: Set<String>, tables: Set<String>) throws {
+        func column(_ name: String) -> String { columns.contains(name) ? "a.\(name)" : "NULL" }
+        hasPrices = tables.contains("application_price")
+        hasDeveloper = tables.contains("artist_application")
+        hasDevices = tables.contains("application_device_type")
+        hasLanguages = tables.contains("application_detail")
+        let developer = "(SELECT artist_id FROM artist_application WHERE application_id = ?1 LIMIT 1)"
+        let parts: [String] = [
+            column("title"), column("description"), column("artist_name"), column("seller_name"),
+            column("company_url"), column("view_url"), column("artwork_url_small"), column("artwork_url_large"),
+            column("itunes_release_date"), column("version"), column("download_size"), column("recommended_age"),
+            column("copyright"), column("support_url"),
+            hasPrices ? "p.retail_price" : "NULL", hasPrices ? "p.currency_code" : "NULL",
+            hasDeveloper ? developer : "NULL",
+            hasDeveloper && tables.contains("artist")
+                ? "(SELECT view_url FROM artist WHERE artist_id = \(developer))" : "NULL",
+            tables.contains("genre_application") ? """
+                (SELECT group_concat(genre, ',') FROM (SELECT CAST(genre_id AS INTEGER) AS genre
+                    FROM genre_application WHERE application_id = ?1 AND genre_id IS NOT NULL
+                    ORDER BY is_primary DESC, genre_id))
+                """ : "NULL",
+            hasDevices ? """
+                (SELECT group_concat(CAST(device_type_id AS INTEGER), ',') FROM application_device_type
+                    WHERE application_id = ?1)
+                """ : "NULL",
+            hasLanguages ? """
+                (SELECT group_concat(language_code, char(1)) FROM application_detail WHERE application_id = ?1)
+                """ : "NULL",
+        ]
+        let sql = "SELECT " + parts.joined(separator: ",\n    ") + "\nFROM application a\n"
+            + (hasPrices ? "LEFT JOIN application_price p ON p.application_id = ?1 AND p.storefront_id = ?2\n" : "")
+            + "WHERE a.application_id = ?1"
+        statement = try connection.prepare(sql)
+    }
 }

@@ -147,6 +147,21 @@ import Testing
         #expect(try engine.dataExportDate() == 1452074401007)
     }
 
+    /// Apps are read by one statement built for the columns present: an older table may lack some.
+    @Test func appTableMissingColumnsReadsThemAsAbsent() throws {
+        let fixture = try Fixture(extraSQL: """
+            ALTER TABLE application DROP COLUMN support_url; ALTER TABLE application DROP COLUMN download_size;
+            DROP TABLE artist;
+            """)
+        defer { fixture.remove() }
+        let engine = try QueryEngine(databasePath: fixture.path)
+        let app = try #require(try engine.entity(kind: .software, id: 364709193, country: "us", language: nil))
+        #expect(app["supportUrl"] == nil && app["fileSizeBytes"] == nil)
+        #expect(app["trackName"] == .string("iBooks") && app["copyright"] == .string("© Apple"))
+        #expect(app["artistId"] == .int(284417353) && app["artistViewUrl"] == nil)
+        #expect(app["genreIds"] == .array([.string("6018"), .string("6006")]))
+    }
+
     @Test func missingOrEmptyDatabaseSaysHowToImport() throws {
         let fixture = try Fixture(rows: false, index: false)
         defer { fixture.remove() }

@@ -51,6 +51,19 @@ import Testing
         #expect(parsed["s"] as? String == tricky)
     }
 
+    /// Strings are scanned eight bytes at a time: put each escape at every offset of a long ASCII run.
+    @Test(arguments: ["\"", "\\", "\n", "\u{0}", "\u{1F}", "\u{7F}", "\u{2028}", "é", "\u{E2}x", "~"])
+    func escapesAtEveryOffset(special: String) throws {
+        for offset in 0...17 {
+            let text = String(repeating: "a", count: offset) + special + String(repeating: "b", count: 17 - offset)
+            let bytes = JSONValue.string(text).serialized()
+            let parsed = try #require(try Fixture.parse(Array("[".utf8) + bytes + Array("]".utf8)) as? [String])
+            #expect(parsed == [text])
+            #expect(!String(decoding: bytes, as: UTF8.self).contains("\u{2028}"))
+        }
+        #expect(JSONValue.string("0123456789abcdef\"01234567").jsonText == #""0123456789abcdef\"01234567""#)
+    }
+
     @Test func keepsKeyOrderAndNumberTypes() throws {
         let value = JSONValue.object([
             ("z", .int(-9_223_372_036_854_775_807)), ("a", .decimal("0.99")), ("m", .double(1.5)),
