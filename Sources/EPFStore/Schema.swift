@@ -200,7 +200,9 @@ public enum KnownSchemas {
 
     /// Secondary indexes lookups need, beyond the primary key: (table, columns).
     public static let secondaryIndexes: [(table: String, columns: [String])] = [
-        ("genre_application", ["application_id"]), ("artist_application", ["application_id"]),
+        // Covering: an app's genres, primary first, without visiting the table.
+        ("genre_application", ["application_id", "is_primary", "genre_id"]),
+        ("artist_application", ["application_id"]),
         ("application_price", ["application_id"]), ("application_device_type", ["application_id"]),
         ("application_detail", ["application_id"]), ("collection_song", ["song_id"]),
         ("artist_collection", ["collection_id"]), ("artist_song", ["song_id"]), ("artist_video", ["video_id"]),
