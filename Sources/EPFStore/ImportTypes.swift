@@ -21,6 +21,8 @@ public struct ImportOptions: Sendable {
     public var checkpointRecords = 250_000
     /// How files are read.
     public var readOptions = ReadOptions()
+    /// Page size of a database this import creates (SQLite ignores it for existing databases).
+    public var pageSize = StoreDatabase.defaultPageSize
     /// Directory for rejects files; default `<database>.rejects`.
     public var rejectsDirectory: String?
 

@@ -105,7 +105,7 @@ public final class Importer {
         let started = Date()
         var report = ImportReport(database: databasePath)
         let lock = options.dryRun ? nil : try ImportLock(databasePath: databasePath)
-        let opened = options.dryRun ? nil : try StoreDatabase.open(databasePath)
+        let opened = options.dryRun ? nil : try StoreDatabase.open(databasePath, pageSize: options.pageSize)
         let connection = opened?.connection
         let ledger = connection.map(Ledger.init)
         if let connection { try dropLeftovers(connection) }

@@ -77,7 +77,7 @@ public enum StoreDatabase {
     /// (WAL, then checkpoint), and there is no earlier data a reader could be using. `initialBuild` tells the
     /// caller to switch to WAL when the import ends (`finishInitialBuild`). Any other database is opened in WAL
     /// mode, so readers keep reading while the import writes.
-    public static func open(_ path: String, cacheMegabytes: Int = 64) throws
+    public static func open(_ path: String, cacheMegabytes: Int = 64, pageSize: Int = defaultPageSize) throws
         -> (connection: SQLiteConnection, initialBuild: Bool) {
         SQLiteConnection.disableMemoryStatistics()
         var size: Int64 = 0
@@ -88,7 +88,7 @@ public enum StoreDatabase {
         let connection = try SQLiteConnection(path: path, mode: .readWriteCreate, busyTimeoutMilliseconds: 10_000)
         // 16 KiB pages for new databases: wide EPF rows (descriptions) need fewer overflow pages and WAL frames,
         // which loads application_detail about a quarter faster. Existing databases keep their page size.
-        try connection.execute("PRAGMA page_size = 16384")
+        try connection.execute("PRAGMA page_size = \(pageSize)")
         var initialBuild = size == 0
         if !initialBuild, case .text(let mode) = try connection.scalar("PRAGMA journal_mode"), mode == "delete" {
             // A first import that was interrupted: still no data served, keep building without WAL.
@@ -120,6 +120,9 @@ public enum StoreDatabase {
         _ = try? connection.execute("PRAGMA journal_mode = WAL")
         _ = try? connection.execute("PRAGMA synchronous = NORMAL")
     }
+
+    /// Page size of new databases.
+    public static let defaultPageSize = 16384
 
     /// ISO-8601 UTC timestamp for bookkeeping rows.
     static func now() -> String {

@@ -47,6 +47,12 @@ enum ImportRunner {
         options.maxRejects = try arguments.intOption("max-rejects", default: 1000, range: 0...Int.max)
         options.checkpointRecords = try arguments.intOption("checkpoint-records", default: 250_000,
                                                             range: 1...100_000_000)
+        let pageSizes = [4096, 8192, 16384, 32768, 65536]
+        options.pageSize = try arguments.intOption("page-size", default: StoreDatabase.defaultPageSize,
+                                                   range: 512...65536)
+        guard pageSizes.contains(options.pageSize) else {
+            throw UsageError("--page-size must be one of \(pageSizes.map(String.init).joined(separator: ", "))")
+        }
         if let policy = try arguments.option("bad-dates") {
             guard policy == "null" || policy == "reject" else {
                 throw UsageError("--bad-dates must be 'null' or 'reject', got '\(policy)'")
@@ -66,6 +72,7 @@ enum ImportRunner {
       --max-rejects N         Refuse a table with more than N rejected rows (default 1000).
       --bad-dates null|reject Unparseable DATETIME values: store NULL (default) or reject the row.
       --checkpoint-records N  Commit a full load every N records so a killed import resumes (default 250000).
+      --page-size N           SQLite page size of a database this import creates (default \(StoreDatabase.defaultPageSize)).
       --json                  Print the summary as JSON.
       --quiet                 No progress lines.
     """
