@@ -115,7 +115,12 @@ public final class Importer {
                       report: &report)
         }
         if let connection, !appliedTables.isEmpty {
-            try afterImport(connection)
+            do {
+                try afterImport(connection)
+            } catch {
+                // The tables are applied; only the derived search index is stale. Say so, exit 65.
+                report.fileErrors.append("search index not rebuilt (the tables were applied): \(error)")
+            }
         }
         if let opened, opened.initialBuild, report.outcomes.contains(where: { $0.status == .applied }) {
             StoreDatabase.finishInitialBuild(opened.connection)

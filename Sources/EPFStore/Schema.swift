@@ -173,6 +173,26 @@ public enum KnownSchemas {
             if name == "export_date" { type = .integer }
             columns.append(ColumnSpec(name: name, type: type, declared: declared))
         }
+        // Column names SQLite cannot take as they are: empty ones get a position name, repeated ones a suffix.
+        var seen = Set<String>()
+        var renamed: [String] = []
+        for index in columns.indices {
+            let original = columns[index].name
+            var name = original.isEmpty ? "column_\(index + 1)" : original
+            var counter = 2
+            while seen.contains(name.lowercased()) {
+                name = "\(original.isEmpty ? "column" : original)_\(counter)"
+                counter += 1
+            }
+            seen.insert(name.lowercased())
+            if name != original {
+                renamed.append("'\(original)' -> \(name)")
+                columns[index].name = name
+            }
+        }
+        if !renamed.isEmpty {
+            corrections.append("empty or repeated column names renamed: " + renamed.prefix(6).joined(separator: ", "))
+        }
         if !relabeled.isEmpty {
             corrections.append("header types corrected from the built-in schema: "
                                + relabeled.prefix(6).joined(separator: ", ")

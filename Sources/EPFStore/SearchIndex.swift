@@ -28,20 +28,18 @@ public enum SearchIndex {
                 tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
             """)
         let hasMediaType = try connection.tableExists("media_type")
-        for statement in insertStatements(hasMediaType: hasMediaType) {
-            guard try connection.tableExists(statement.table) else { continue }
-            // Tables loaded from old or odd headers may lack a column: read it as NULL instead of failing.
-            let present = Set(try connection.query("SELECT name FROM pragma_table_info(?1)",
-                                                   [.text(statement.table)]).compactMap { row -> String? in
-                if case .text(let name) = row.first { return name }
-                return nil
-            })
-            var sql = statement.sql
-            for column in statement.columns where !present.contains(column) {
-                sql = sql.replacingOccurrences(of: "c.\(column)", with: "NULL")
-                    .replacingOccurrences(of: column, with: "NULL")
+        for table in ["application", "collection", "song", "video", "artist"] {
+            guard try connection.tableExists(table) else { continue }
+            // Tables loaded from old or odd headers may lack a column: it reads as NULL, and a table without
+            // its id column is left out, instead of failing the import.
+            let present = Set(try connection.query("SELECT name FROM pragma_table_info(?1)", [.text(table)])
+                .compactMap { row -> String? in
+                    if case .text(let name) = row.first { return name }
+                    return nil
+                })
+            if let sql = insertStatement(table: table, present: present, hasMediaType: hasMediaType) {
+                try connection.execute(sql)
             }
-            try connection.execute(sql)
         }
         try connection.execute("""
             INSERT INTO epf_search_new(epf_search_new) VALUES ('optimize');
@@ -50,32 +48,40 @@ public enum SearchIndex {
             """)
     }
 
-    private static func insertStatements(hasMediaType: Bool) -> [(table: String, sql: String, columns: [String])] {
+    /// The `INSERT ... SELECT` that indexes one table, built from the columns it has; nil without its id column.
+    static func insertStatement(table: String, present: Set<String>, hasMediaType: Bool) -> String? {
+        func column(_ name: String) -> String { present.contains(name) ? "t.\"\(name)\"" : "NULL" }
         let prefix = "INSERT INTO epf_search_new(kind, id, title, names) "
-        let collectionKind = hasMediaType
-            ? "CASE WHEN (SELECT m.name FROM media_type m WHERE m.media_type_id = c.media_type_id) LIKE '%book%' "
-                + "THEN 'ebook' ELSE 'album' END"
-            : "'album'"
-        return [
-            ("application", prefix + """
-                SELECT 'software', application_id, epf_cjk(title),
-                    epf_cjk(CASE WHEN seller_name IS NULL OR seller_name = artist_name THEN artist_name
-                                 WHEN artist_name IS NULL THEN seller_name
-                                 ELSE artist_name || ' ' || seller_name END)
-                FROM application
-                """, ["seller_name", "artist_name"]),
-            ("collection", prefix + """
-                SELECT \(collectionKind), c.collection_id, epf_cjk(c.name), epf_cjk(c.artist_display_name)
-                FROM collection c
-                """, ["artist_display_name"]),
-            ("song", prefix + """
-                SELECT 'song', song_id, epf_cjk(name), epf_cjk(artist_display_name) FROM song
-                """, ["artist_display_name"]),
-            ("video", prefix + """
-                SELECT 'video', video_id, epf_cjk(name), epf_cjk(artist_display_name) FROM video
-                """, ["artist_display_name"]),
-            ("artist", prefix + "SELECT 'artist', artist_id, epf_cjk(name), NULL FROM artist", []),
-        ]
+        switch table {
+        case "application":
+            guard present.contains("application_id") else { return nil }
+            let artist = column("artist_name")
+            let seller = column("seller_name")
+            return prefix + """
+                SELECT 'software', t.application_id, epf_cjk(\(column("title"))),
+                    epf_cjk(CASE WHEN \(seller) IS NULL OR \(seller) = \(artist) THEN \(artist)
+                                 WHEN \(artist) IS NULL THEN \(seller)
+                                 ELSE \(artist) || ' ' || \(seller) END)
+                FROM application t
+                """
+        case "collection":
+            guard present.contains("collection_id") else { return nil }
+            let kind = hasMediaType && present.contains("media_type_id")
+                ? "CASE WHEN (SELECT m.name FROM media_type m WHERE m.media_type_id = t.media_type_id) "
+                    + "LIKE '%book%' THEN 'ebook' ELSE 'album' END"
+                : "'album'"
+            return prefix + "SELECT \(kind), t.collection_id, epf_cjk(\(column("name"))), "
+                + "epf_cjk(\(column("artist_display_name"))) FROM collection t"
+        case "song", "video":
+            guard present.contains("\(table)_id") else { return nil }
+            return prefix + "SELECT '\(table)', t.\(table)_id, epf_cjk(\(column("name"))), "
+                + "epf_cjk(\(column("artist_display_name"))) FROM \(table) t"
+        case "artist":
+            guard present.contains("artist_id") else { return nil }
+            return prefix + "SELECT 'artist', t.artist_id, epf_cjk(\(column("name"))), NULL FROM artist t"
+        default:
+            return nil
+        }
     }
 
     /// Puts a space between consecutive CJK ideographs, Kana and Hangul characters; other text is unchanged.

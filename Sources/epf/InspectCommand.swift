@@ -55,30 +55,29 @@ enum InspectCommand: Command {
         var reports: [Report] = []
         let options = ReadOptions(problemSamples: samples)
         for path in paths {
+            // One unit (file, or headerless parts) at a time, so a broken archive does not hide the files after it.
+            let units: [[String]]
             do {
-                try FeedInput.forEachTable(at: path, options: options) { file, reader in
-                    var report = Report(file: file, header: reader.header)
-                    let started = Date()
-                    let exportColumn = reader.header.index(of: "export_date")
-                    var exportDate: Int64?
-                    do {
-                        report.summary = try reader.forEachRecord { record in
-                            if exportDate == nil, let exportColumn, record.issues.isEmpty {
-                                exportDate = EPFValues.integer(record.field(exportColumn))
-                            }
-                        }
-                    } catch {
-                        report.error = "\(error)"
-                    }
-                    report.exportDate = exportDate
-                    report.seconds = Date().timeIntervalSince(started)
-                    reports.append(report)
-                    if !json { printHuman(report) }
-                }
+                units = try FeedInput.units(at: path, options: options)
             } catch {
                 let report = Report(file: TableFile(location: path, table: "?"), error: "\(error)")
                 reports.append(report)
                 if !json { printHuman(report) }
+                continue
+            }
+            for unit in units {
+                do {
+                    try FeedInput.forEachTable(inUnit: unit, options: options) { file, reader in
+                        let report = inspect(file, reader)
+                        reports.append(report)
+                        if !json { printHuman(report) }
+                    }
+                } catch {
+                    let location = unit.first ?? path
+                    let report = Report(file: TableFile(location: location, table: "?"), error: "\(error)")
+                    reports.append(report)
+                    if !json { printHuman(report) }
+                }
             }
         }
         if json {
@@ -92,6 +91,26 @@ enum InspectCommand: Command {
             say("\(reports.count) table file(s), \(bad) with problems")
         }
         return reports.allSatisfy(\.isSound) ? .ok : .dataError
+    }
+
+    /// Reads one table to the end and reports what it found.
+    static func inspect(_ file: TableFile, _ reader: EPFTableReader) -> Report {
+        var report = Report(file: file, header: reader.header)
+        let started = Date()
+        let exportColumn = reader.header.index(of: "export_date")
+        var exportDate: Int64?
+        do {
+            report.summary = try reader.forEachRecord { record in
+                if exportDate == nil, let exportColumn, record.issues.isEmpty {
+                    exportDate = EPFValues.integer(record.field(exportColumn))
+                }
+            }
+        } catch {
+            report.error = "\(error)"
+        }
+        report.exportDate = exportDate
+        report.seconds = Date().timeIntervalSince(started)
+        return report
     }
 
     static func megabytesPerSecond(_ bytes: Int64, _ seconds: Double) -> String {

@@ -218,4 +218,31 @@ func dump(_ database: String, _ sql: String) throws -> [String] {
         #expect(!applied.contains("application_detail"))
         #expect(!applied.contains("storefront"))
     }
+
+    @Test func hostileFilesAreRefusedOneByOneAndTheRestLoads() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("epf.sqlite")
+        let directory = scratch.file("itunes20260105")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var garbage = [UInt8](repeating: 0, count: 70_000)
+        for index in garbage.indices { garbage[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 13) }
+        try Data(garbage).write(to: URL(fileURLWithPath: directory + "/garbage"))
+        try Data(garbage.prefix(3000)).write(to: URL(fileURLWithPath: directory + "/broken.tbz"))
+        try Data("#a\u{01}a\u{02}\n#exportMode:FULL\u{02}\n1\u{01}2\u{02}\n#recordsWritten:1\u{02}\n".utf8)
+            .write(to: URL(fileURLWithPath: directory + "/repeated"))
+        try Data("#epf\u{02}\n#recordsWritten:0\u{02}\n".utf8).write(to: URL(fileURLWithPath: directory + "/epf_ledger"))
+        // An application table without a title column: the search index must still build.
+        try Self.write(directory + "/application", header: ["export_date", "application_id"], mode: "FULL",
+                       rows: [["1", "7"]])
+        let report = try importPaths([directory], database: database)
+        #expect(!report.succeeded)
+        #expect(report.outcomes.first { $0.table == "application" }?.status == .applied)
+        #expect(report.outcomes.first { $0.table == "repeated" }?.status == .applied)
+        #expect(report.outcomes.first { $0.table == "epf_ledger" }?.status == .failed)
+        #expect(report.fileErrors.contains { $0.contains("garbage") && $0.contains("byte 0") })
+        #expect(report.fileErrors.contains { $0.contains("broken.tbz") })
+        #expect(!report.fileErrors.contains { $0.contains("search index") })
+        #expect(try dump(database, "SELECT a, a_2 FROM repeated") == ["1|2"])
+        #expect(try dump(database, "SELECT id FROM epf_search") == ["7"])
+    }
 }
