@@ -72,7 +72,7 @@ enum ImportRunner {
       --max-rejects N         Refuse a table with more than N rejected rows (default 1000).
       --bad-dates null|reject Unparseable DATETIME values: store NULL (default) or reject the row.
       --checkpoint-records N  Commit a full load every N records so a killed import resumes (default 250000).
-      --page-size N           SQLite page size of a database this import creates (default \(StoreDatabase.defaultPageSize)).
+      --page-size N           Page size of a database this import creates (default \(StoreDatabase.defaultPageSize)).
       --json                  Print the summary as JSON.
       --quiet                 No progress lines.
     """

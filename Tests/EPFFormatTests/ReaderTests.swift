@@ -301,7 +301,9 @@ func readAll(_ bytes: [UInt8], maximumRead: Int = .max, readSize: Int = 1 << 20)
                 Bool.random(using: &generator) ? interesting.randomElement(using: &generator) ?? 0
                     : UInt8.random(in: 0x20...0x7e, using: &generator)
             }
-            if round % 3 == 0 { bytes += Array("日本語 émoji 🎮".utf8).prefix(Int.random(in: 0...20, using: &generator)) }
+            if round % 3 == 0 {
+                bytes += Array("日本語 émoji 🎮".utf8).prefix(Int.random(in: 0...20, using: &generator))
+            }
             let expected = String(validating: bytes, as: UTF8.self) != nil
             let actual = bytes.withUnsafeBytes { raw in
                 UTF8Validator.isValid(raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1).unsafelyUnwrapped,

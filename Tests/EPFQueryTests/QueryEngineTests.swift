@@ -270,7 +270,8 @@ import Testing
 
 @Suite struct GenreAndStorefrontTests {
     @Test func treeAndRankedApps() throws {
-        let fixture = try Fixture(extraSQL: "INSERT INTO application_popularity_per_genre VALUES (1, 143441, 36, 700000001, 7)")
+        let fixture = try Fixture(
+            extraSQL: "INSERT INTO application_popularity_per_genre VALUES (1, 143441, 36, 700000001, 7)")
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         let tree = try engine.genres()

@@ -102,7 +102,8 @@ func dump(_ database: String, _ sql: String) throws -> [String] {
             var rejected: [(Int, Int64)] = []
             try FeedInput.forEachTable(inFile: file, options: ReadOptions()) { _, reader in
                 try reader.forEachRecord { record in
-                    if let number = EPFValues.integer(record.field(1)), let offset = EPFValues.integer(record.field(2)) {
+                    if let number = EPFValues.integer(record.field(1)),
+                       let offset = EPFValues.integer(record.field(2)) {
                         rejected.append((Int(number), offset))
                     }
                 }
@@ -161,7 +162,8 @@ func dump(_ database: String, _ sql: String) throws -> [String] {
     static func write(_ path: String, header: [String], mode: String, rows: [[String]]) throws {
         var text = "#" + header.joined(separator: "\u{01}") + "\u{02}\n"
         text += "#primaryKey:application_id\u{02}\n"
-        text += "#dbTypes:" + header.map { $0 == "title" || $0 == "version" ? "VARCHAR(300)" : "BIGINT" }.joined(separator: "\u{01}")
+        let types = header.map { $0 == "title" || $0 == "version" ? "VARCHAR(300)" : "BIGINT" }
+        text += "#dbTypes:" + types.joined(separator: "\u{01}")
         text += "\u{02}\n#exportMode:\(mode)\u{02}\n"
         for row in rows { text += row.joined(separator: "\u{01}") + "\u{02}\n" }
         text += "#recordsWritten:\(rows.count)\u{02}\n"
@@ -230,7 +232,8 @@ func dump(_ database: String, _ sql: String) throws -> [String] {
         try Data(garbage.prefix(3000)).write(to: URL(fileURLWithPath: directory + "/broken.tbz"))
         try Data("#a\u{01}a\u{02}\n#exportMode:FULL\u{02}\n1\u{01}2\u{02}\n#recordsWritten:1\u{02}\n".utf8)
             .write(to: URL(fileURLWithPath: directory + "/repeated"))
-        try Data("#epf\u{02}\n#recordsWritten:0\u{02}\n".utf8).write(to: URL(fileURLWithPath: directory + "/epf_ledger"))
+        try Data("#epf\u{02}\n#recordsWritten:0\u{02}\n".utf8)
+            .write(to: URL(fileURLWithPath: directory + "/epf_ledger"))
         // An application table without a title column: the search index must still build.
         try Self.write(directory + "/application", header: ["export_date", "application_id"], mode: "FULL",
                        rows: [["1", "7"]])

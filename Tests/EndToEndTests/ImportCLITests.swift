@@ -139,7 +139,8 @@ import Testing
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         #expect(errors.isEmpty, "\(errors.prefix(3))")
-        #expect(seen.isSubset(of: [oldCount, newCount]), "a reader saw \(seen), expected only \(oldCount) or \(newCount)")
+        #expect(seen.isSubset(of: [oldCount, newCount]),
+                "a reader saw \(seen), expected only \(oldCount) or \(newCount)")
         #expect(try Self.scalar(database, "SELECT count(*) FROM application_price") == newCount)
     }
 
@@ -168,7 +169,8 @@ import Testing
 
     @Test func inspectReportsAndExitCodes() throws {
         let work = try WorkDirectory()
-        let clean = try Self.generate(work, name: "clean", apps: 100, extra: ["--layout", "v5", "--only", "application"])
+        let clean = try Self.generate(work, name: "clean", apps: 100,
+                                      extra: ["--layout", "v5", "--only", "application"])
         let sound = try runEPF(["inspect", clean, "--json"], in: work.path)
         #expect(sound.status == 0, "\(sound.stdout)")
         let reports = try JSONSerialization.jsonObject(with: Data(sound.stdout.utf8)) as? [[String: Any]] ?? []

@@ -67,7 +67,8 @@ import Testing
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let generated = try QueryCLITests.epf(["generate", "feed", "--apps", "300"], in: directory)
             guard generated.status == 0 else { throw Failure(text: "generate: \(generated.stderr)") }
-            let feeds = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("feed").path)
+            let feedDirectory = directory.appendingPathComponent("feed").path
+            let feeds = try FileManager.default.contentsOfDirectory(atPath: feedDirectory)
                 .sorted().map { "feed/" + $0 }
             let imported = try QueryCLITests.epf(["import"] + feeds + ["--db", "epf.sqlite", "--quiet"], in: directory)
             guard imported.status == 0 else { throw Failure(text: "import: \(imported.stderr)") }
@@ -177,7 +178,8 @@ import Testing
     }
 
     @Test func missingDatabaseAndBadArguments() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("epf-query-e2e-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("epf-query-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         for command in [["lookup", "1"], ["search", "x"], ["prices", "1"], ["genres"], ["storefronts"],
