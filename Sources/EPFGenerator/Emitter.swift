@@ -172,15 +172,9 @@ final class TableEmitter {
                 w.int(type.mediaType)
                 try w.endRecord()
             }
-        case "media_type":
-            for type in Reference.mediaTypes {
-                w.int(exportDate)
-                w.int(type.id)
-                w.text(Array(type.name.utf8))
-                try w.endRecord()
-            }
-        case "device_type":
-            for type in Reference.deviceTypes {
+        case "media_type", "device_type":
+            // Both are (id, name) reference lists.
+            for type in schema.name == "media_type" ? Reference.mediaTypes : Reference.deviceTypes {
                 w.int(exportDate)
                 w.int(type.id)
                 w.text(Array(type.name.utf8))
