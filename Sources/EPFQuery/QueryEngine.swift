@@ -41,7 +41,8 @@ public final class QueryEngine {
         // reads them. Takes effect only when this is the process's first connection.
         SQLiteConnection.disableMemoryStatistics()
         do {
-            connection = try SQLiteConnection(path: databasePath, mode: .readOnly)
+            // Pages are read from one map of the whole file (SQLite's own map stops at 2 GiB in Debian's build).
+            connection = try SQLiteConnection(path: databasePath, mode: .readOnly, vfs: MappedVFS.registeredName())
         } catch let error as SQLiteError {
             throw QueryError.sqlite(error)
         }

@@ -58,8 +58,9 @@ public final class SQLiteConnection {
     /// The path the connection was opened with.
     public let path: String
 
-    /// Opens (or creates) a database. Throws `SQLiteError` when SQLite cannot open the file.
-    public init(path: String, mode: Mode, busyTimeoutMilliseconds: Int32 = 5000) throws {
+    /// Opens (or creates) a database, through the named VFS (`MappedVFS.registeredName()`, say) or SQLite's
+    /// default one. Throws `SQLiteError` when SQLite cannot open the file.
+    public init(path: String, mode: Mode, busyTimeoutMilliseconds: Int32 = 5000, vfs: String? = nil) throws {
         var flags: Int32 = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         switch mode {
         case .readOnly: flags |= SQLITE_OPEN_READONLY
@@ -67,7 +68,7 @@ public final class SQLiteConnection {
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         }
         var db: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = sqlite3_open_v2(path, &db, flags, vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }

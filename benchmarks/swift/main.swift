@@ -6,7 +6,7 @@
 //       over the in-memory bytes, counting data records and fields; only the scan is timed, the fastest of
 //       N passes (default 3) is reported. --validate also checks UTF-8 and NUL bytes per record.
 //       Output: bytes records fields seconds gbps
-//   epf-bench lookups DB N --ids FILE
+//   epf-bench lookups DB N --ids FILE [--country CC] [--no-json]
 //       N app lookups through EPFQuery's QueryEngine in one process, each one what GET /v1/apps/{id} does:
 //       `entity(kind: .software, ...)` then serialising the JSON. Ids come from FILE, one per line, cycled.
 //       One untimed warm-up pass over the ids first (opens the statements, warms the page cache).
@@ -29,7 +29,7 @@ enum BenchError: Error, CustomStringConvertible {
 
 let usage = """
 USAGE: epf-bench parse FILE [--reps N] [--validate]
-       epf-bench lookups DB N --ids FILE
+       epf-bench lookups DB N --ids FILE [--country CC] [--no-json]
 """
 
 func monotonicSeconds() -> Double {
@@ -104,16 +104,19 @@ func lookups(_ arguments: [String]) throws {
     let ids = text.split(whereSeparator: \.isNewline).compactMap { Int64($0) }
     guard !ids.isEmpty else { throw BenchError.io("no ids in \(idPath)") }
     let engine = try QueryEngine(databasePath: arguments[0])
+    let country = option(arguments, "--country")
+    let serialize = !arguments.contains("--no-json")
     var found = 0
     var bytes = 0
     for id in ids.prefix(count) {
-        _ = try engine.entity(kind: .software, id: id, country: nil, language: nil)?.serialized()
+        _ = try engine.entity(kind: .software, id: id, country: country, language: nil)?.serialized()
     }
     let started = monotonicSeconds()
     for index in 0..<count {
-        if let value = try engine.entity(kind: .software, id: ids[index % ids.count], country: nil, language: nil) {
+        if let value = try engine.entity(kind: .software, id: ids[index % ids.count], country: country,
+                                         language: nil) {
             found += 1
-            bytes += value.serialized().count
+            if serialize { bytes += value.serialized().count }
         }
     }
     let elapsed = monotonicSeconds() - started
