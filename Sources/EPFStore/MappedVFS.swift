@@ -78,56 +78,55 @@ private final class Registration: @unchecked Sendable {
 
     // MARK: Method tables
 
-    // swiftlint:disable:next function_body_length
     static func ioMethods() -> sqlite3_io_methods {
         var methods = sqlite3_io_methods()
         methods.iVersion = 3
         methods.xClose = { file in
             guard let file else { return SQLITE_MISUSE }
             unmap(state(file))
-            guard let (innerFile, innerMethods) = wrapped(file), let close = innerMethods.xClose else { return SQLITE_OK }
-            return close(innerFile)
+            guard let (target, table) = wrapped(file), let close = table.xClose else { return SQLITE_OK }
+            return close(target)
         }
         methods.xRead = { file, buffer, amount, offset in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xRead else { return SQLITE_IOERR }
-            return call(innerFile, buffer, amount, offset)
+            guard let (target, table) = wrapped(file), let call = table.xRead else { return SQLITE_IOERR }
+            return call(target, buffer, amount, offset)
         }
         methods.xWrite = { file, buffer, amount, offset in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xWrite else { return SQLITE_IOERR }
-            return call(innerFile, buffer, amount, offset)
+            guard let (target, table) = wrapped(file), let call = table.xWrite else { return SQLITE_IOERR }
+            return call(target, buffer, amount, offset)
         }
         methods.xTruncate = { file, size in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xTruncate else {
+            guard let (target, table) = wrapped(file), let call = table.xTruncate else {
                 return SQLITE_IOERR
             }
-            return call(innerFile, size)
+            return call(target, size)
         }
         methods.xSync = { file, flags in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xSync else { return SQLITE_IOERR }
-            return call(innerFile, flags)
+            guard let (target, table) = wrapped(file), let call = table.xSync else { return SQLITE_IOERR }
+            return call(target, flags)
         }
         methods.xFileSize = { file, size in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xFileSize else {
+            guard let (target, table) = wrapped(file), let call = table.xFileSize else {
                 return SQLITE_IOERR
             }
-            return call(innerFile, size)
+            return call(target, size)
         }
         methods.xLock = { file, level in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xLock else { return SQLITE_IOERR }
-            return call(innerFile, level)
+            guard let (target, table) = wrapped(file), let call = table.xLock else { return SQLITE_IOERR }
+            return call(target, level)
         }
         methods.xUnlock = { file, level in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xUnlock else { return SQLITE_IOERR }
-            return call(innerFile, level)
+            guard let (target, table) = wrapped(file), let call = table.xUnlock else { return SQLITE_IOERR }
+            return call(target, level)
         }
         methods.xCheckReservedLock = { file, result in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xCheckReservedLock else {
+            guard let (target, table) = wrapped(file), let call = table.xCheckReservedLock else {
                 return SQLITE_IOERR
             }
-            return call(innerFile, result)
+            return call(target, result)
         }
         methods.xFileControl = { file, operation, argument in
-            guard let file, let (innerFile, innerMethods) = wrapped(file) else { return SQLITE_NOTFOUND }
+            guard let file, let (target, table) = wrapped(file) else { return SQLITE_NOTFOUND }
             if operation == SQLITE_FCNTL_MMAP_SIZE, let argument {
                 // Ours, not the wrapped VFS's (which would cap it at its 2 GiB): report the old limit, take the new.
                 let value = argument.assumingMemoryBound(to: Int64.self)
@@ -140,40 +139,40 @@ private final class Registration: @unchecked Sendable {
                 }
                 return SQLITE_OK
             }
-            guard let call = innerMethods.xFileControl else { return SQLITE_NOTFOUND }
-            return call(innerFile, operation, argument)
+            guard let call = table.xFileControl else { return SQLITE_NOTFOUND }
+            return call(target, operation, argument)
         }
         methods.xSectorSize = { file in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xSectorSize else { return 4096 }
-            return call(innerFile)
+            guard let (target, table) = wrapped(file), let call = table.xSectorSize else { return 4096 }
+            return call(target)
         }
         methods.xDeviceCharacteristics = { file in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xDeviceCharacteristics else {
+            guard let (target, table) = wrapped(file), let call = table.xDeviceCharacteristics else {
                 return 0
             }
-            return call(innerFile)
+            return call(target)
         }
         methods.xShmMap = { file, region, size, extend, pointer in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xShmMap else {
+            guard let (target, table) = wrapped(file), let call = table.xShmMap else {
                 return SQLITE_IOERR
             }
-            return call(innerFile, region, size, extend, pointer)
+            return call(target, region, size, extend, pointer)
         }
         methods.xShmLock = { file, offset, count, flags in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xShmLock else {
+            guard let (target, table) = wrapped(file), let call = table.xShmLock else {
                 return SQLITE_IOERR
             }
-            return call(innerFile, offset, count, flags)
+            return call(target, offset, count, flags)
         }
         methods.xShmBarrier = { file in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xShmBarrier else { return }
-            call(innerFile)
+            guard let (target, table) = wrapped(file), let call = table.xShmBarrier else { return }
+            call(target)
         }
         methods.xShmUnmap = { file, delete in
-            guard let (innerFile, innerMethods) = wrapped(file), let call = innerMethods.xShmUnmap else {
+            guard let (target, table) = wrapped(file), let call = table.xShmUnmap else {
                 return SQLITE_OK
             }
-            return call(innerFile, delete)
+            return call(target, delete)
         }
         methods.xFetch = { file, offset, amount, page in
             page?.pointee = nil
@@ -205,7 +204,6 @@ private final class Registration: @unchecked Sendable {
         return methods
     }
 
-    // swiftlint:disable:next function_body_length
     static func fillVFS(_ vfs: UnsafeMutablePointer<sqlite3_vfs>) {
         vfs.pointee.xOpen = { vfs, path, file, flags, outFlags in
             guard let file, let innerVFS = innerVFS(vfs), let open = innerVFS.pointee.xOpen,
@@ -316,8 +314,8 @@ private func wrapped(_ file: UnsafeMutablePointer<sqlite3_file>?)
 
 /// The unix VFS's descriptor for a just-opened main database file, when its file object has the expected
 /// layout and the descriptor is the file at `path`; -1 otherwise (the file is then read without the map).
-private func descriptor(of innerFile: UnsafeMutablePointer<sqlite3_file>, vfs innerVFS: UnsafeMutablePointer<sqlite3_vfs>,
-                       path: UnsafePointer<CChar>) -> Int32 {
+private func descriptor(of innerFile: UnsafeMutablePointer<sqlite3_file>,
+                        vfs innerVFS: UnsafeMutablePointer<sqlite3_vfs>, path: UnsafePointer<CChar>) -> Int32 {
     guard let name = innerVFS.pointee.zName, strcmp(name, "unix") == 0,
           innerVFS.pointee.szOsFile >= Int32(unixDescriptorOffset + 4) else { return -1 }
     let raw = UnsafeRawPointer(innerFile)
