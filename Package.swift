@@ -32,7 +32,7 @@ let package = Package(
         .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator", "EPFTestSupport"]),
         // Shared test data (SQL for a small catalogue), used by the query and server tests only.
         .target(name: "EPFTestSupport", dependencies: [], path: "Tests/EPFTestSupport"),
-        .testTarget(name: "EPFQueryTests", dependencies: ["EPFQuery", "EPFStore", "EPFTestSupport"]),
+        .testTarget(name: "EPFQueryTests", dependencies: ["EPFQuery", "EPFStore", "EPFGenerator", "EPFTestSupport"]),
         .testTarget(name: "EPFServerTests", dependencies: ["EPFServer", "EPFQuery", "EPFTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat"]),

@@ -24,16 +24,25 @@ public final class QueryEngine {
     /// The app lookup statement, prepared on first use and dropped when the schema changes.
     private var applicationLookup: ApplicationStatement?
     private var transaction: TransactionStatements?
+    /// True while `reading` runs its body: nested calls join the open transaction.
+    private var inTransaction = false
+    /// Whether to read lookup documents at all, and whether the stored ones are those of the current tables
+    /// (checked whenever the data version changes).
+    private let useLookupDocuments: Bool
+    private var documentsCurrent = false
     private var rankFunctionRegistered = false
     /// Formatted prices by feed text and currency (see `formattedPrice`).
     private var priceFormats: [PriceKey: FormattedPrice] = [:]
 
-    /// Opens the database read-only.
+    /// Opens the database read-only. With `useLookupDocuments` (the default) default app lookups are answered
+    /// from the lookup documents the importer stores (see `LookupDocuments`) whenever they are those of the
+    /// current tables.
     ///
     /// Throws `QueryError.databaseMissing` when no file is at the path, `QueryError.databaseEmpty` when it
     /// holds none of the EPF tables, and `QueryError.sqlite` when SQLite cannot read it.
-    public init(databasePath: String) throws {
+    public init(databasePath: String, useLookupDocuments: Bool = true) throws {
         self.databasePath = databasePath
+        self.useLookupDocuments = useLookupDocuments
         var info = stat()
         guard stat(databasePath, &info) == 0 else { throw QueryError.databaseMissing(path: databasePath) }
         guard info.st_size > 0 else { throw QueryError.databaseEmpty(path: databasePath) }
@@ -110,6 +119,54 @@ public final class QueryEngine {
         let language = try normalizedLanguage(language)
         return try reading {
             try item(kind: kind, id: id, country: country, language: language, allPrices: false)?.value
+        }
+    }
+
+    /// The same object as `entity(kind:id:country:language:)`, serialized as JSON: what `GET /v1/apps/{id}`
+    /// sends. A default app lookup (no country, no language) is one read of its stored lookup document when
+    /// the documents are those of the current tables; everything else is built from the tables.
+    public func entityJSON(kind: EntityKind, id: Int64, country: String?, language: String?) throws -> [UInt8]? {
+        try reading {
+            if kind == .software, country == nil, language == nil, documentsCurrent {
+                return try storedDocument(id)
+            }
+            return try entity(kind: kind, id: id, country: country, language: language)?.serialized()
+        }
+    }
+
+    /// An app's stored lookup document, nil when there is none (the documents cover every app).
+    private func storedDocument(_ id: Int64) throws -> [UInt8]? {
+        let row = try prepared("SELECT body FROM \(LookupDocuments.table) WHERE application_id = ?1")
+        defer { row.statement.reset() }
+        try row.statement.bind(id, at: 1)
+        guard try row.statement.step(), case .blob(let body) = row.statement.value(at: 0) else { return nil }
+        return body
+    }
+
+    /// Lookup documents of the apps after `id` in id order, at most `limit`, read in one snapshot: what
+    /// `LookupDocuments` stores. Always built from the tables.
+    func documentBatch(after id: Int64, limit: Int) throws -> [(id: Int64, body: [UInt8])] {
+        try reading {
+            let ids = try prepared("""
+                SELECT application_id FROM application WHERE application_id > ?1 ORDER BY application_id LIMIT ?2
+                """)
+            var batch: [(id: Int64, body: [UInt8])] = []
+            batch.reserveCapacity(limit)
+            var next: [Int64] = []
+            do {
+                defer { ids.statement.reset() }
+                try ids.statement.bind(id, at: 1)
+                try ids.statement.bind(Int64(limit), at: 2)
+                while try ids.statement.step() {
+                    if let value = ids.statement.int64(at: 0) { next.append(value) }
+                }
+            }
+            for app in next {
+                if let value = try application(app, country: nil, language: nil, allPrices: false)?.value {
+                    batch.append((app, value.serialized()))
+                }
+            }
+            return batch
         }
     }
 
@@ -244,7 +301,7 @@ public final class QueryEngine {
             fields.add("currency", price.currency)
             usedCountry = priceCountry
         }
-        let genres = statement.text(at: Column.genres.rawValue).map(Self.integers) ?? []
+        let genres = statement.text(at: Column.genres.rawValue).map(Self.primaryFirst) ?? []
         if let primary = genres.first {
             let names = try smallTables().genres
             fields.add("primaryGenreName", names[primary]?.name ?? String(primary))
@@ -314,6 +371,21 @@ public final class QueryEngine {
     }
 
     /// Comma-separated integers (as `group_concat` writes them) in order; anything else is skipped.
+    /// Genre ids from a list like "6016,6014p" ('p' marks a primary genre): primary genres first, each part in
+    /// ascending order.
+    static func primaryFirst(_ text: String) -> [Int64] {
+        var primary: [Int64] = []
+        var others: [Int64] = []
+        for part in text.split(separator: ",") {
+            if part.hasSuffix("p") {
+                if let id = Int64(part.dropLast()) { primary.append(id) }
+            } else if let id = Int64(part) {
+                others.append(id)
+            }
+        }
+        return primary.sorted() + others.sorted()
+    }
+
     static func integers(_ text: String) -> [Int64] {
         var result: [Int64] = []
         var value: Int64 = 0
@@ -990,8 +1062,24 @@ public final class QueryEngine {
         }
     }
 
+    /// Runs `body` in one read transaction: every engine call made inside sees the same snapshot of the
+    /// database, without a transaction of its own. `body` gets SQLite's `PRAGMA data_version` for the snapshot:
+    /// it changes whenever another connection (an import) has committed, so a cache of answers keyed by it is
+    /// never stale. Throws `QueryError.sqlite` when the transaction cannot start, and whatever `body` throws.
+    public func withSnapshot<T>(_ body: (_ dataVersion: Int64) throws -> T) throws -> T {
+        try reading { try body(dataVersion ?? 0) }
+    }
+
     /// Runs `body` inside one read transaction, refreshing cached schema and small tables when the file changed.
+    /// Inside another `reading` call it just runs `body` in that transaction.
     private func reading<T>(_ body: () throws -> T) throws -> T {
+        if inTransaction {
+            do {
+                return try body()
+            } catch let error as SQLiteError {
+                throw QueryError.sqlite(error)
+            }
+        }
         let transaction = try transactionStatements()
         do {
             try transaction.begin.step()
@@ -999,7 +1087,9 @@ public final class QueryEngine {
         } catch let error as SQLiteError {
             throw QueryError.sqlite(error)
         }
+        inTransaction = true
         defer {
+            inTransaction = false
             _ = try? transaction.commit.step()
             transaction.commit.reset()
         }
@@ -1015,6 +1105,13 @@ public final class QueryEngine {
             dataVersion = current
             cache = SmallTables()
             exportDateCache = nil
+            do {
+                documentsCurrent = try useLookupDocuments && tables.contains(LookupDocuments.table)
+                    && DerivedData.storedStamp(connection, name: LookupDocuments.name)
+                        == DerivedData.currentStamp(connection)
+            } catch let error as SQLiteError {
+                throw QueryError.sqlite(error)
+            }
         }
         do {
             return try body()
@@ -1210,10 +1307,11 @@ struct ApplicationStatement {
             hasDeveloper ? developer : "NULL",
             hasDeveloper && tables.contains("artist")
                 ? "(SELECT view_url FROM artist WHERE artist_id = \(developer))" : "NULL",
+            // "6014p,6016": primary genres marked; ordered in Swift, as an ORDER BY here would sort in a temp
+            // B-tree on every lookup.
             tables.contains("genre_application") ? """
-                (SELECT group_concat(genre, ',') FROM (SELECT CAST(genre_id AS INTEGER) AS genre
-                    FROM genre_application WHERE application_id = ?1 AND genre_id IS NOT NULL
-                    ORDER BY is_primary DESC, genre_id))
+                (SELECT group_concat(CAST(genre_id AS INTEGER) || CASE WHEN is_primary = 1 THEN 'p' ELSE '' END,
+                    ',') FROM genre_application WHERE application_id = ?1 AND genre_id IS NOT NULL)
                 """ : "NULL",
             hasDevices ? """
                 (SELECT group_concat(CAST(device_type_id AS INTEGER), ',') FROM application_device_type

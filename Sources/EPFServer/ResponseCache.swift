@@ -1,16 +1,12 @@
-import EPFStore
-
 /// Rendered responses of one worker, reused until the database changes.
 ///
-/// Before each use, `validate()` runs `PRAGMA data_version` on a read-only connection of its own: the value
-/// changes whenever another connection (the importer) commits, and then every entry is dropped, so a cached
-/// answer is never older than the data a fresh query would read. Bounded in entries and bytes: when either
-/// bound is reached the cache is emptied and refills with what is asked for next. Not thread-safe (one per
-/// worker, like `QueryEngine`).
+/// Keyed by the request target and tied to one data version (`PRAGMA data_version` of the query engine's
+/// snapshot, see `QueryEngine.withSnapshot`): the version changes whenever another connection (the importer)
+/// commits, and then every entry is dropped, so a cached answer is never older than the data a fresh query
+/// would read. Bounded in entries and bytes: when either bound is reached the cache is emptied and refills with
+/// what is asked for next. Not thread-safe (one per worker, like `QueryEngine`).
 final class ResponseCache {
-    private let connection: SQLiteConnection
-    private let versionStatement: SQLiteStatement
-    private var version: Int64 = .min
+    private var version: Int64?
     private var entries: [String: HTTPResponse] = [:]
     private var bytes = 0
     private let maxEntries: Int
@@ -18,29 +14,19 @@ final class ResponseCache {
     /// Largest body worth keeping.
     static let maxBodyBytes = 256 * 1024
 
-    /// Uses `connection` (read-only, not used by the query engine) for `PRAGMA data_version`.
-    init(connection: SQLiteConnection, maxEntries: Int, maxBytes: Int) throws {
-        self.connection = connection
-        versionStatement = try connection.prepare("PRAGMA data_version")
+    init(maxEntries: Int, maxBytes: Int) {
         self.maxEntries = maxEntries
         self.maxBytes = maxBytes
     }
 
-    /// Drops every entry when the database changed. `usable` is false when the version cannot be read (do not
-    /// use the cache then); `changed` is true when entries were dropped because of a commit.
-    func validate() -> (usable: Bool, changed: Bool) {
-        defer { versionStatement.reset() }
-        guard (try? versionStatement.step()) == true, let current = versionStatement.int64(at: 0) else {
-            clear()
-            return (false, false)
-        }
-        if current != version {
-            clear()
-            let first = version == .min
-            version = current
-            return (true, !first)
-        }
-        return (true, false)
+    /// Drops every entry when the data version is not the one the entries were made from; returns true when
+    /// entries were dropped because the data changed (not on first use).
+    func validate(dataVersion: Int64) -> Bool {
+        guard dataVersion != version else { return false }
+        clear()
+        let first = version == nil
+        version = dataVersion
+        return !first
     }
 
     /// The response stored for a request target.

@@ -78,13 +78,25 @@ final class ResponseWriter {
         return line
     }
 
-    /// A strong entity tag: the quoted 64-bit FNV-1a hash of the body in hex.
+    /// A strong entity tag: a quoted 64-bit hash of the body (and its length) in hex.
+    ///
+    /// Eight bytes per multiply-and-fold step, so a 3 KB body costs well under a microsecond (a byte-wise
+    /// FNV-1a took several); the tail bytes are folded in one at a time.
     static func entityTag(_ body: [UInt8]) -> [UInt8] {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in body {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(body.count)
+        body.withUnsafeBytes { raw in
+            var offset = 0
+            while offset + 8 <= raw.count {
+                hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+                hash ^= hash >> 29
+                offset += 8
+            }
+            while offset < raw.count {
+                hash = (hash ^ UInt64(raw[offset])) &* 0x100_0000_01b3
+                offset += 1
+            }
         }
+        hash ^= hash >> 32
         let digits: [UInt8] = Array("0123456789abcdef".utf8)
         var tag = [UInt8](repeating: UInt8(ascii: "\""), count: 18)
         for index in 0..<16 {

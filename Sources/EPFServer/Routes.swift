@@ -99,9 +99,9 @@ public final class EPFRoutes: HTTPResponder {
         self.identity = identity
         side = try? SQLiteConnection(path: configuration.databasePath, mode: .readOnly,
                                      busyTimeoutMilliseconds: 100)
-        if configuration.responseCacheEntries > 0, let side {
-            cache = try? ResponseCache(connection: side, maxEntries: configuration.responseCacheEntries,
-                                       maxBytes: configuration.responseCacheBytes)
+        if configuration.responseCacheEntries > 0 {
+            cache = ResponseCache(maxEntries: configuration.responseCacheEntries,
+                                  maxBytes: configuration.responseCacheBytes)
         }
         lastOpenError = ""
         refreshExportDate()
@@ -238,17 +238,33 @@ public final class EPFRoutes: HTTPResponder {
             return .error(405, "method \(request.method) not allowed; use GET or HEAD", route: route.name,
                           lastModified: defaultLastModified, headers: [("Allow", "GET, HEAD")])
         }
-        var cacheable = false
-        if Self.cachedRoutes.contains(route.name), engine != nil, let cache {
-            let state = cache.validate()
-            if state.changed { refreshExportDate() }
-            if state.usable, let hit = cache.get(request.target) { return hit }
-            cacheable = state.usable
+        if Self.cachedRoutes.contains(route.name), let cache, let engine {
+            // One read transaction for the cache check and the query: the snapshot's data version says
+            // whether cached answers are still those of the data, at no extra cost.
+            if let response = try? engine.withSnapshot({ version -> HTTPResponse in
+                if cache.validate(dataVersion: version) { refreshExportDate() }
+                if let hit = cache.get(request.target) { return hit }
+                let started = monotonicNanoseconds()
+                let response = run(route)
+                // Only answers that took a while are worth a place: an app read from its stored lookup
+                // document costs less than keeping it would.
+                if response.status == 200, monotonicNanoseconds() &- started >= Self.cacheWorthyNanoseconds {
+                    cache.put(request.target, response)
+                }
+                return response
+            }) {
+                return response
+            }
+            // The snapshot could not start: answer without the cache (the handler reopens the engine if it must).
         }
+        return run(route)
+    }
+
+    /// Runs a route's handler; every failure becomes a JSON error response with the right status.
+    private func run(_ route: (name: String, handler: () throws -> HTTPResponse)) -> HTTPResponse {
         do {
             var response = try route.handler()
             response.route = route.name
-            if cacheable, response.status == 200 { cache?.put(request.target, response) }
             return response
         } catch let error as RouteError {
             return .error(error.status, error.message, route: route.name, lastModified: defaultLastModified,
@@ -257,6 +273,9 @@ public final class EPFRoutes: HTTPResponder {
             return .error(500, "internal error: \(error)", route: route.name, lastModified: defaultLastModified)
         }
     }
+
+    /// Answers computed faster than this are not cached.
+    static let cacheWorthyNanoseconds: UInt64 = 20_000
 
     /// Routes whose answers depend only on the target and the data, so the response cache may keep them.
     private static let cachedRoutes: Set<String> = [
@@ -300,11 +319,13 @@ public final class EPFRoutes: HTTPResponder {
         let id = try Self.positiveID(idText)
         let country = try Self.optional(request, "country")
         let language = try Self.optional(request, "lang")
-        guard let value = try withEngine({ try $0.entity(kind: kind, id: id, country: country, language: language) })
-        else {
+        guard var body = try withEngine({
+            try $0.entityJSON(kind: kind, id: id, country: country, language: language)
+        }) else {
             throw RouteError(status: 404, message: "no \(kind.rawValue) with id \(id)")
         }
-        return json(value)
+        body.append(UInt8(ascii: "\n"))
+        return HTTPResponse(status: 200, body: body, lastModified: defaultLastModified, cache: .public)
     }
 
     private func lookup(_ request: HTTPRequest) throws -> HTTPResponse {

@@ -14,13 +14,18 @@ public final class Importer {
     private let progress: ((ImportProgress) -> Void)?
     private let onlyPattern: NSRegularExpression?
     private let skipPattern: NSRegularExpression?
+    /// Derived data brought up to date after the tables (see `DerivedDataBuilder`).
+    private let derived: [any DerivedDataBuilder]
     /// Tables applied in this run.
     public private(set) var appliedTables = Set<String>()
 
-    /// Prepares an import. Throws `ImportError.badOption` for an invalid --only/--skip expression.
-    public init(databasePath: String, options: ImportOptions, progress: ((ImportProgress) -> Void)? = nil) throws {
+    /// Prepares an import; `derived` are rebuilt at the end whenever their stamp is not the tables' one.
+    /// Throws `ImportError.badOption` for an invalid --only/--skip expression.
+    public init(databasePath: String, options: ImportOptions, derived: [any DerivedDataBuilder] = [],
+                progress: ((ImportProgress) -> Void)? = nil) throws {
         self.databasePath = databasePath
         self.options = options
+        self.derived = derived
         self.progress = progress
         func compile(_ pattern: String?, _ flag: String) throws -> NSRegularExpression? {
             guard let pattern else { return nil }
@@ -122,6 +127,7 @@ public final class Importer {
                 report.fileErrors.append("search index not rebuilt (the tables were applied): \(error)")
             }
         }
+        if let connection { rebuildDerived(connection, report: &report) }
         if let opened, opened.initialBuild, report.outcomes.contains(where: { $0.status == .applied }) {
             StoreDatabase.finishInitialBuild(opened.connection)
         }
@@ -139,6 +145,26 @@ public final class Importer {
             try connection.transaction { try SearchIndex.rebuild(connection) }
         }
         try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    }
+
+    /// Rebuilds each derived data set whose stamp is not the tables' (also after an import that was killed
+    /// before it got there). A failure leaves the old data unused (its stamp is stale) and is reported.
+    private func rebuildDerived(_ connection: SQLiteConnection, report: inout ImportReport) {
+        for builder in derived {
+            do {
+                let stamp = try DerivedData.currentStamp(connection)
+                guard stamp > 0, try DerivedData.storedStamp(connection, name: builder.name) != stamp else { continue }
+                let started = Date()
+                try builder.rebuild(databasePath: databasePath, connection: connection, stamp: stamp) { done, total in
+                    progress?(ImportProgress(table: builder.name, location: builder.name, records: done, bytes: 0,
+                                             inputRead: Int64(done), inputTotal: Int64(total),
+                                             elapsed: Date().timeIntervalSince(started), finished: done == total))
+                }
+            } catch {
+                report.fileErrors.append("\(builder.name) not rebuilt (the tables were applied; lookups read the "
+                                         + "tables directly until the next import): \(error)")
+            }
+        }
     }
 
     /// Removes what a killed import may leave behind: tables renamed away but not yet dropped.

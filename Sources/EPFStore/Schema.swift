@@ -221,13 +221,15 @@ public enum KnownSchemas {
     /// Secondary indexes lookups need, beyond the primary key: (table, columns).
     public static let secondaryIndexes: [(table: String, columns: [String])] = [
         // Covering: an app's genres, primary first, without visiting the table.
+        // The join tables are searched by the item and read for the other id: both in the index (covering).
         ("genre_application", ["application_id", "is_primary", "genre_id"]),
-        ("artist_application", ["application_id"]),
+        ("artist_application", ["application_id", "artist_id"]),
         ("application_price", ["application_id"]), ("application_device_type", ["application_id"]),
-        ("application_detail", ["application_id"]), ("collection_song", ["song_id"]),
-        ("artist_collection", ["collection_id"]), ("artist_song", ["song_id"]), ("artist_video", ["video_id"]),
-        ("collection_video", ["video_id"]), ("genre_collection", ["collection_id"]),
-        ("genre_video", ["video_id"]), ("genre_artist", ["artist_id"]), ("genre", ["parent_id"]),
+        ("application_detail", ["application_id"]), ("collection_song", ["song_id", "collection_id"]),
+        ("artist_collection", ["collection_id", "artist_id"]), ("artist_song", ["song_id", "artist_id"]),
+        ("artist_video", ["video_id", "artist_id"]), ("collection_video", ["video_id", "collection_id"]),
+        ("genre_collection", ["collection_id", "genre_id"]), ("genre_video", ["video_id", "genre_id"]),
+        ("genre_artist", ["artist_id", "genre_id"]), ("genre", ["parent_id"]),
         ("collection_price", ["collection_id"]), ("song_price", ["song_id"]), ("video_price", ["video_id"]),
         ("application_popularity_per_genre", ["genre_id", "application_rank"]),
     ]

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFQuery
 import EPFStore
 import Foundation
 
@@ -62,6 +63,11 @@ enum ImportRunner {
         return options
     }
 
+    /// The derived data the import keeps up to date: the lookup documents unless `--no-documents`.
+    static func derived(_ arguments: inout Arguments) -> [any DerivedDataBuilder] {
+        arguments.flag("no-documents") ? [] : [LookupDocuments()]
+    }
+
     static let optionsHelp = """
       --db FILE               Database (default $EPF_DB or ./epf.sqlite).
       --only REGEX            Only tables whose name matches.
@@ -73,16 +79,20 @@ enum ImportRunner {
       --bad-dates null|reject Unparseable DATETIME values: store NULL (default) or reject the row.
       --checkpoint-records N  Commit a full load every N records so a killed import resumes (default 250000).
       --page-size N           Page size of a database this import creates (default \(StoreDatabase.defaultPageSize)).
+      --no-documents          Do not rebuild the stored lookup documents (about 2.7 KB per app) after the tables
+                              changed; app lookups then read the tables (slower, same answers).
       --json                  Print the summary as JSON.
       --quiet                 No progress lines.
     """
 
-    static func run(paths: [String], database: String, options: ImportOptions, json: Bool, quiet: Bool)
-        throws -> ExitCode {
+    static func run(paths: [String], database: String, options: ImportOptions, derived: [any DerivedDataBuilder],
+                    json: Bool, quiet: Bool) throws -> ExitCode {
         let printer = ProgressPrinter(quiet: quiet || json && !isTerminal(STDERR_FILENO))
         let importer: Importer
         do {
-            importer = try Importer(databasePath: database, options: options) { printer.report($0) }
+            importer = try Importer(databasePath: database, options: options, derived: derived) {
+                printer.report($0)
+            }
         } catch let error as ImportError {
             throw UsageError(error.description)
         }
@@ -199,11 +209,13 @@ enum ImportCommand: Command {
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let database = try databasePath(&arguments)
         let options = try ImportRunner.options(&arguments)
+        let derived = ImportRunner.derived(&arguments)
         let json = arguments.flag("json")
         let quiet = arguments.flag("quiet")
         let paths = try arguments.finish()
         guard !paths.isEmpty else { throw UsageError("give at least one PATH to import") }
-        return try ImportRunner.run(paths: paths, database: database, options: options, json: json, quiet: quiet)
+        return try ImportRunner.run(paths: paths, database: database, options: options, derived: derived,
+                                    json: json, quiet: quiet)
     }
 }
 
@@ -231,6 +243,7 @@ enum SyncCommand: Command {
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let database = try databasePath(&arguments)
         let options = try ImportRunner.options(&arguments)
+        let derived = ImportRunner.derived(&arguments)
         let json = arguments.flag("json")
         let quiet = arguments.flag("quiet")
         let planOnly = arguments.flag("plan")
@@ -250,8 +263,8 @@ enum SyncCommand: Command {
             }
         }
         if planOnly { return .ok }
-        return try ImportRunner.run(paths: plan.orderedPaths, database: database, options: options, json: json,
-                                    quiet: quiet)
+        return try ImportRunner.run(paths: plan.orderedPaths, database: database, options: options,
+                                    derived: derived, json: json, quiet: quiet)
     }
 }
 

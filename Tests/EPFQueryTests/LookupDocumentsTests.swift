@@ -1,0 +1,106 @@
+import EPFGenerator
+import EPFStore
+import EPFTestSupport
+import Foundation
+import Testing
+@testable import EPFQuery
+
+/// The stored lookup documents are exactly what a lookup from the tables returns, and are used only while they
+/// are those of the current tables.
+@Suite struct LookupDocumentsTests {
+    static func options(apps: Int = 120) -> GeneratorOptions {
+        var options = GeneratorOptions()
+        options.apps = apps
+        options.seed = 11
+        options.priceStorefronts = 4
+        return options
+    }
+
+    static func generate(_ options: GeneratorOptions, in directory: TemporaryDirectory, name: String) throws
+        -> [String] {
+        let feed = try FeedGenerator.write(options, to: directory.url.appendingPathComponent(name))
+        return feed.feedPaths.values.map(\.path).sorted()
+    }
+
+    static func importFeeds(_ paths: [String], into database: String, documents: Bool = true) throws
+        -> ImportReport {
+        let importer = try Importer(databasePath: database, options: ImportOptions(),
+                                    derived: documents ? [LookupDocuments()] : [])
+        return try importer.run(paths: paths)
+    }
+
+    /// Every app's document against the object built from the tables; returns how many apps were compared.
+    @discardableResult
+    static func expectDocumentsMatchTables(_ database: String) throws -> Int {
+        let stored = try QueryEngine(databasePath: database)
+        let tables = try QueryEngine(databasePath: database, useLookupDocuments: false)
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        let ids = try connection.query("SELECT application_id FROM application ORDER BY application_id")
+            .compactMap { row -> Int64? in if case .integer(let id) = row.first { return id } else { return nil } }
+        #expect(try connection.scalar("SELECT count(*) FROM epf_lookup_documents") == .integer(Int64(ids.count)))
+        for id in ids {
+            let document = try stored.entityJSON(kind: .software, id: id, country: nil, language: nil)
+            let built = try tables.entity(kind: .software, id: id, country: nil, language: nil)?.serialized()
+            #expect(document != nil)
+            #expect(document == built, "app \(id)")
+        }
+        return ids.count
+    }
+
+    @Test func documentsAreTheLookupsOfTheTablesAfterFullAndIncremental() throws {
+        let scratch = try TemporaryDirectory()
+        let full = Self.options()
+        let database = scratch.file("epf.sqlite")
+        let report = try Self.importFeeds(try Self.generate(full, in: scratch, name: "full"), into: database)
+        #expect(report.succeeded, "\(report.fileErrors)")
+        #expect(try Self.expectDocumentsMatchTables(database) == 120)
+
+        let incremental = FeedModel(full).incrementalOptions(day: 1)
+        let second = try Self.importFeeds(try Self.generate(incremental, in: scratch, name: "incr"), into: database)
+        #expect(second.succeeded, "\(second.fileErrors)")
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        #expect(try DerivedData.storedStamp(connection, name: LookupDocuments.name)
+                == DerivedData.currentStamp(connection))
+        try Self.expectDocumentsMatchTables(database)
+    }
+
+    @Test func staleDocumentsAreNotUsed() throws {
+        let scratch = try TemporaryDirectory()
+        let database = scratch.file("epf.sqlite")
+        _ = try Self.importFeeds(try Self.generate(Self.options(apps: 100), in: scratch, name: "full"), into: database)
+        let engine = try QueryEngine(databasePath: database)
+        let writer = try SQLiteConnection(path: database, mode: .readWrite)
+        let id = try #require(try writer.scalar("SELECT min(application_id) FROM application"))
+        guard case .integer(let appId) = id else { Issue.record("no app"); return }
+        let before = try #require(try engine.entityJSON(kind: .software, id: appId, country: nil, language: nil))
+        #expect(String(decoding: before, as: UTF8.self).contains("\"trackId\":\(appId)"))
+
+        // A table change as an import commits it: data and a ledger entry in one transaction. The documents
+        // still hold the old title, so the engine must read the tables from now on.
+        try writer.transaction {
+            try writer.execute("UPDATE application SET title = 'Renamed In Place' WHERE application_id = \(appId)")
+            try writer.execute("""
+                INSERT INTO epf_ledger (source, location, table_name, outcome) VALUES ('test', 'test', 'application',
+                'applied')
+                """)
+        }
+        let after = try #require(try engine.entityJSON(kind: .software, id: appId, country: nil, language: nil))
+        #expect(String(decoding: after, as: UTF8.self).contains("\"trackName\":\"Renamed In Place\""))
+        let stored = try writer.scalar("SELECT body FROM epf_lookup_documents WHERE application_id = \(appId)")
+        guard case .blob(let old)? = stored else { Issue.record("no stored document"); return }
+        #expect(!String(decoding: old, as: UTF8.self).contains("Renamed In Place"))
+    }
+
+    @Test func importWithoutDocumentsLeavesNone() throws {
+        let scratch = try TemporaryDirectory()
+        let database = scratch.file("epf.sqlite")
+        _ = try Self.importFeeds(try Self.generate(Self.options(apps: 100), in: scratch, name: "full"), into: database,
+                                 documents: false)
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        #expect(try !connection.tableExists(LookupDocuments.table))
+        let engine = try QueryEngine(databasePath: database)
+        let id = try #require(try connection.scalar("SELECT min(application_id) FROM application"))
+        guard case .integer(let appId) = id else { Issue.record("no app"); return }
+        #expect(try engine.entityJSON(kind: .software, id: appId, country: nil, language: nil) != nil)
+    }
+}
