@@ -15,6 +15,9 @@ public enum JSONValue: Equatable, Sendable {
     case array([JSONValue])
     /// Key/value pairs in output order. Duplicate keys are written as given.
     case object([(String, JSONValue)])
+    /// A value already serialized as compact JSON (a stored lookup document), written as is. It has no keys or
+    /// elements to read: `subscript` and the accessors return nil.
+    case serialized([UInt8])
 
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
@@ -27,6 +30,7 @@ public enum JSONValue: Equatable, Sendable {
         case let (.array(a), .array(b)): return a == b
         case let (.object(a), .object(b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case let (.serialized(a), .serialized(b)): return a == b
         default: return false
         }
     }
@@ -91,6 +95,7 @@ public enum JSONValue: Equatable, Sendable {
                 writer.append(JSONValue.nullBytes)
             }
         case .string(let text): writer.appendString(text)
+        case .serialized(let bytes): writer.append(bytes)
         case .array(let elements):
             writer.append(UInt8(ascii: "["))
             var first = true

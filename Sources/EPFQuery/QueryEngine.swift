@@ -30,6 +30,8 @@ public final class QueryEngine {
     /// (checked whenever the data version changes).
     private let useLookupDocuments: Bool
     private var documentsCurrent = false
+    /// Set while a `lookup(storedDocuments: true)` runs: default app items may then be stored documents.
+    private var storedDocumentsAllowed = false
     private var rankFunctionRegistered = false
     /// Formatted prices by feed text and currency (see `formattedPrice`).
     private var priceFormats: [PriceKey: FormattedPrice] = [:]
@@ -88,12 +90,16 @@ public final class QueryEngine {
     /// returns every kind that holds it (real Apple IDs are unique, so normally one). The country is `country`,
     /// else the link's country, else "us" for the price fields; with `allPrices` the item also lists its
     /// price in every storefront (`prices`) when no country was chosen. Arguments that are not IDs or
-    /// match nothing go to `invalidIds`.
+    /// match nothing go to `invalidIds`. With `storedDocuments`, default app items (no country, no language, not
+    /// every price) may be the stored lookup document itself, a `JSONValue.serialized` value (what the HTTP API
+    /// sends; it has no fields to read).
     /// Throws `QueryError.badArgument` for an unknown country or malformed language code.
     public func lookup(_ arguments: [String], country: String?, language: String?,
-                       allPrices: Bool = false) throws -> LookupResult {
+                       allPrices: Bool = false, storedDocuments: Bool = false) throws -> LookupResult {
         let country = try normalizedCountry(country)
         let language = try normalizedLanguage(language)
+        storedDocumentsAllowed = storedDocuments
+        defer { storedDocumentsAllowed = false }
         return try reading {
             var items: [LookupItem] = []
             var invalid: [String] = []
@@ -251,6 +257,13 @@ public final class QueryEngine {
 
     private func application(_ id: Int64, country: String?, language: String?,
                              allPrices: Bool) throws -> LookupItem? {
+        if country == nil, language == nil, !allPrices, storedDocumentsAllowed, documentsCurrent {
+            // The stored document is this very object, serialized (see `LookupDocuments`). Whether it shows a
+            // price is not known without parsing it, so the item names no price country.
+            return try storedDocument(id).map {
+                LookupItem(id: id, kind: .software, value: .serialized($0), country: nil)
+            }
+        }
         guard let app = try applicationStatement() else { return nil }
         let statement = app.statement
         defer { statement.reset() }

@@ -353,7 +353,9 @@ public final class EPFRoutes: HTTPResponder {
         guard !arguments.isEmpty else { throw RouteError.badParameter("id", "no ids given") }
         let country = try Self.optional(request, "country")
         let language = try Self.optional(request, "lang")
-        let result = try withEngine { try $0.lookup(arguments, country: country, language: language) }
+        let result = try withEngine {
+            try $0.lookup(arguments, country: country, language: language, storedDocuments: true)
+        }
         return json(result.json)
     }
 

@@ -44,6 +44,16 @@ import Testing
             #expect(document != nil)
             #expect(document == built, "app \(id)")
         }
+        // The Lookup API shape with several ids (and one unknown) is the same from documents as from the tables.
+        let arguments = ids.prefix(5).map(String.init) + ["999"]
+        let fromDocuments = try stored.lookup(arguments, country: nil, language: nil, storedDocuments: true)
+        let fromTables = try tables.lookup(arguments, country: nil, language: nil)
+        #expect(fromDocuments.items.allSatisfy { if case .serialized = $0.value { true } else { false } })
+        #expect(fromDocuments.json.serialized() == fromTables.json.serialized())
+        #expect(fromDocuments.invalidIds == ["999"])
+        // Without asking for them, callers get objects they can read.
+        let readable = try stored.lookup(arguments, country: nil, language: nil)
+        #expect(readable.items.first?.value["trackId"] != nil)
         return ids.count
     }
 
