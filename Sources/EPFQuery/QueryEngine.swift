@@ -194,6 +194,21 @@ public final class QueryEngine {
     private func find(_ link: StoreLink, country: String?, language: String?,
                       allPrices: Bool) throws -> [LookupItem] {
         var found: [LookupItem] = []
+        if link.kind == nil || link.kind == .software, country == nil, language == nil, !allPrices,
+           storedDocumentsAllowed, documentsCurrent {
+            // A default app lookup: the stored document says at once whether it is an app, and is the answer.
+            if let document = try storedDocument(link.id) {
+                found.append(LookupItem(id: link.id, kind: .software, value: .serialized(document), country: nil))
+                if link.kind == .software { return found }
+            }
+            for kind in try kinds(of: link, except: .software) {
+                if let item = try item(kind: kind, id: link.id, country: country, language: language,
+                                       allPrices: allPrices) {
+                    found.append(item)
+                }
+            }
+            return found
+        }
         for kind in try kinds(of: link) {
             if let item = try item(kind: kind, id: link.id, country: country, language: language,
                                    allPrices: allPrices) {
@@ -203,13 +218,15 @@ public final class QueryEngine {
         return found
     }
 
-    /// The kinds whose tables hold the ID: the link's kind alone when it matches, else every kind found.
-    private func kinds(of link: StoreLink) throws -> [EntityKind] {
-        if let kind = link.kind, let actual = try exists(kind.table, id: link.id) {
+    /// The kinds whose tables hold the ID: the link's kind alone when it matches, else every kind found
+    /// (leaving out `except`, already looked at by the caller).
+    private func kinds(of link: StoreLink, except: EntityKind? = nil) throws -> [EntityKind] {
+        if let kind = link.kind, kind != except, let actual = try exists(kind.table, id: link.id) {
             return [actual]
         }
         var result: [EntityKind] = []
-        for table in ["application", "collection", "song", "video", "artist"] {
+        for table in ["application", "collection", "song", "video", "artist"]
+        where !(table == "application" && except == .software) {
             if let kind = try exists(table, id: link.id) { result.append(kind) }
         }
         return result

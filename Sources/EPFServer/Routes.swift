@@ -336,7 +336,7 @@ public final class EPFRoutes: HTTPResponder {
             case "id":
                 sawParameter = true
                 for piece in value.split(separator: ",") {
-                    let trimmed = piece.filter { $0 != " " }
+                    let trimmed = piece.utf8.contains(0x20) ? piece.filter { $0 != " " } : String(piece)
                     if !trimmed.isEmpty { arguments.append(trimmed) }
                 }
             case "url":
