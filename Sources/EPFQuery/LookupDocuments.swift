@@ -25,7 +25,7 @@ public struct LookupDocuments: DerivedDataBuilder {
     public init() {}
 
     public func rebuild(databasePath: String, connection: SQLiteConnection, stamp: Int64,
-                       report: (_ done: Int, _ total: Int) -> Void) throws {
+                       report: (_ done: Int, _ total: Int) -> Void) throws -> Int {
         let staging = SQLiteConnection.quote(Self.table + "_new")
         let table = SQLiteConnection.quote(Self.table)
         try connection.execute("DROP TABLE IF EXISTS \(staging)")
@@ -34,7 +34,7 @@ public struct LookupDocuments: DerivedDataBuilder {
                 try connection.execute("DROP TABLE IF EXISTS \(table)")
                 try DerivedData.record(connection, name: Self.name, stamp: stamp)
             }
-            return
+            return 0
         }
         try connection.execute("CREATE TABLE \(staging) (application_id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
         var total = 0
@@ -65,5 +65,6 @@ public struct LookupDocuments: DerivedDataBuilder {
             try connection.execute("ALTER TABLE \(staging) RENAME TO \(table)")
             try DerivedData.record(connection, name: Self.name, stamp: stamp)
         }
+        return done
     }
 }

@@ -10,10 +10,11 @@ public protocol DerivedDataBuilder {
     var name: String { get }
     /// Rebuilds the data for the tables now committed in the database at `databasePath`, writing through
     /// `connection` (the importer's, holding the import lock), and records `stamp` with `DerivedData.record`.
-    /// `report` receives progress (items done, items in all). Throws on any SQLite failure; the previous data
-    /// (with its old stamp, so unused) stays until the new data replaces it in one transaction.
+    /// `report` receives progress (items done, items in all). Returns the number of items written. Throws on
+    /// any SQLite failure; the previous data (with its old stamp, so unused) stays until the new data replaces
+    /// it in one transaction.
     func rebuild(databasePath: String, connection: SQLiteConnection, stamp: Int64,
-                 report: (_ done: Int, _ total: Int) -> Void) throws
+                 report: (_ done: Int, _ total: Int) -> Void) throws -> Int
 }
 
 /// Bookkeeping of derived data: the `epf_derived` table (name, stamp, build time).

@@ -106,8 +106,19 @@ public struct ImportReport: Sendable, Codable {
     public var unchangedSources: [String] = []
     /// Errors that stopped a file before any table could be attributed (corrupt archive, MD5 mismatch).
     public var fileErrors: [String] = []
+    /// Derived data rebuilt after the tables (see `DerivedDataBuilder`).
+    public var derived: [DerivedOutcome] = []
     public var seconds = 0.0
 
     /// True when nothing failed.
     public var succeeded: Bool { fileErrors.isEmpty && !outcomes.contains { $0.status == .failed } }
+}
+
+/// One rebuilt set of derived data.
+public struct DerivedOutcome: Sendable, Codable {
+    /// The builder's name, e.g. "lookup_documents".
+    public var name: String
+    /// Items written (apps for the lookup documents).
+    public var items: Int
+    public var seconds: Double
 }

@@ -155,11 +155,14 @@ public final class Importer {
                 let stamp = try DerivedData.currentStamp(connection)
                 guard stamp > 0, try DerivedData.storedStamp(connection, name: builder.name) != stamp else { continue }
                 let started = Date()
-                try builder.rebuild(databasePath: databasePath, connection: connection, stamp: stamp) { done, total in
+                let items = try builder.rebuild(databasePath: databasePath, connection: connection,
+                                                stamp: stamp) { done, total in
                     progress?(ImportProgress(table: builder.name, location: builder.name, records: done, bytes: 0,
                                              inputRead: Int64(done), inputTotal: Int64(total),
                                              elapsed: Date().timeIntervalSince(started), finished: done == total))
                 }
+                report.derived.append(DerivedOutcome(name: builder.name, items: items,
+                                                     seconds: Date().timeIntervalSince(started)))
             } catch {
                 report.fileErrors.append("\(builder.name) not rebuilt (the tables were applied; lookups read the "
                                          + "tables directly until the next import): \(error)")

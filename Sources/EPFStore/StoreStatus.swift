@@ -26,10 +26,19 @@ public struct StoreStatus: Sendable, Codable {
         public var message: String?
     }
 
+    /// Derived data (the lookup documents) and whether it is that of the current tables.
+    public struct Derived: Sendable, Codable {
+        public var name: String
+        public var built: String?
+        /// False when a table changed after it was built: readers then ignore it until the next import.
+        public var current: Bool
+    }
+
     public var database: String
     public var sizeBytes: Int64
     public var tables: [Table]
     public var lastImports: [Import]
+    public var derived: [Derived] = []
     /// The newest export date over all tables (ms since 1970).
     public var exportDate: Int64? { tables.compactMap(\.exportDate).max() }
 
@@ -70,6 +79,16 @@ public struct StoreStatus: Sendable, Codable {
             tables.append(Table(name: name, rows: rows, exportDate: nil, mode: nil, updated: nil))
         }
         tables.sort { $0.name < $1.name }
+        var derived: [Derived] = []
+        if try connection.tableExists("epf_derived") {
+            let current = try DerivedData.currentStamp(connection)
+            for row in try connection.query("SELECT name, stamp, built FROM epf_derived ORDER BY name") {
+                guard row.count == 3, case .text(let name) = row[0] else { continue }
+                var built: String?
+                if case .text(let text) = row[2] { built = text }
+                derived.append(Derived(name: name, built: built, current: row[1] == .integer(current)))
+            }
+        }
         var imports: [Import] = []
         if try connection.tableExists("epf_ledger") {
             let statement = try connection.prepare("""
@@ -85,6 +104,7 @@ public struct StoreStatus: Sendable, Codable {
                                       outcome: statement.text(at: 8) ?? "", message: statement.text(at: 9)))
             }
         }
-        return StoreStatus(database: databasePath, sizeBytes: size, tables: tables, lastImports: imports)
+        return StoreStatus(database: databasePath, sizeBytes: size, tables: tables, lastImports: imports,
+                           derived: derived)
     }
 }

@@ -144,6 +144,9 @@ enum ImportRunner {
                 printError("error: \(outcome.table) NOT applied, previous data kept: \(outcome.message ?? "")")
             }
         }
+        for derived in report.derived {
+            say(String(format: "rebuilt  %@: %d items in %.1f s", derived.name, derived.items, derived.seconds))
+        }
         for error in report.fileErrors { printError("error: \(error)") }
         let applied = report.outcomes.filter { $0.status == .applied }.count
         let failed = report.outcomes.filter { $0.status == .failed }.count + report.fileErrors.count
@@ -310,6 +313,10 @@ enum StatusCommand: Command {
             [table.name, "\(table.rows)", table.exportDate.map { EPFValues.isoTimestamp(milliseconds: $0) } ?? "-",
              table.mode ?? "-", table.updated ?? "-"]
         }, rightAligned: [1])
+        for derived in status.derived {
+            let state = derived.current ? "current" : "stale (tables changed since; rebuilt by the next epf import)"
+            say("\(derived.name.replacingOccurrences(of: "_", with: " ")): \(state), built \(derived.built ?? "-")")
+        }
         if !status.lastImports.isEmpty {
             say()
             say("last imports:")
