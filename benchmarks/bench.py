@@ -770,7 +770,15 @@ def bench_lookup(epf, profile, state):
     found = int(values.get("found", values["lookups"]))
     note = "" if found == int(values["lookups"]) else f"only {found:,} of {values['lookups']} ids found"
     add(Row(figure, fmt_rate(rate, "/s"), base_text, fmt_ratio(rate / baseline) if baseline else "", target,
-            verdict(rate >= 20_000 and not note), note))
+            verdict(rate >= 20_000 and not note), note or "stored lookup documents"))
+    # The same lookups built from the tables: what lookups with a country or language cost.
+    result = measure([epf.bench, "lookups", database["db"], str(profile["lookups"]), "--ids", id_file,
+                      "--from-tables"])
+    if result.returncode == 0:
+        rate = float(result.kv()["per_s"])
+        add(Row(f"{profile['lookups']:,} lookups built from the tables (no stored documents)",
+                fmt_rate(rate, "/s"), base_text, fmt_ratio(rate / baseline) if baseline else "", "", "info",
+                "the path of lookups with --country or --lang"))
 
 
 def python_lookups(db, ids):
@@ -866,11 +874,13 @@ def wait_for_port(port, process, seconds=30):
     return False
 
 
-def rss_kb(pid):
+def rss_kb(pid, field="VmRSS"):
+    """Resident memory of a process in kB: VmRSS (everything, including pages of memory-mapped files such as the
+    database) or RssAnon (the process's own memory: heap, stacks, caches)."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
     except OSError:
         pass
@@ -967,6 +977,16 @@ def bench_http(epf, profile, state):
                 f"of {ours['requests']:,}: non-2xx {ours['non2xx']}, connect {ours['connect']}, read {ours['read']}, "
                 f"write {ours['write']}, timeout {ours['timeout']}" if ours["errors"] else ""))
 
+        # The Apple-shaped endpoint with one random id per call, for information.
+        lookup_lua = os.path.join(work, "lookup.lua")
+        with open(lookup_lua, "w") as f:
+            f.write((WRK_LUA % ", ".join(ids)).replace('"/v1/apps/" .. ', '"/v1/lookup?id=" .. '))
+        other = wrk(f"http://127.0.0.1:{port}", lookup_lua, profile["wrk_seconds"])
+        add(Row("HTTP GET /v1/lookup?id=<id>: requests/s, same load", fmt_rate(other["rps"], "req/s"),
+                f"{fmt_rate(base['rps'], 'req/s')} (nginx, above)" if base else "",
+                fmt_ratio(other["rps"] / base["rps"]) if base else "", "", "info",
+                f"p99 {other['p99_us'] / 1000:.2f} ms, errors {other['errors']}"))
+
         # Memory under sustained load, sampled every second.
         figure, target = figures[3]
         samples = []
@@ -974,10 +994,14 @@ def bench_http(epf, profile, state):
                                                                           profile["memory_seconds"]))))
         load.start()
         rss = []
+        anonymous = []
         while load.is_alive():
             value = rss_kb(server.pid)
             if value is not None:
                 rss.append(value)
+            value = rss_kb(server.pid, "RssAnon")
+            if value is not None:
+                anonymous.append(value)
             time.sleep(1)
         load.join()
         third = rss[: max(1, len(rss) // 3)]
@@ -985,8 +1009,10 @@ def bench_http(epf, profile, state):
             add(Row(figure, "", "", "", target, "error", "too few RSS samples"))
         else:
             ratio = rss[-1] / max(third)
+            anon = (f"; own memory (RssAnon) {fmt_mb(anonymous[0])} -> {fmt_mb(anonymous[-1])}, the rest is "
+                    f"database pages mapped by each worker") if anonymous else ""
             add(Row(figure, fmt_mb(rss[-1]), f"{fmt_mb(max(third))} (max of first third)", fmt_ratio(ratio), target,
-                    verdict(ratio <= 1.20), f"{len(rss)} samples, peak {fmt_mb(max(rss))}"))
+                    verdict(ratio <= 1.20), f"{len(rss)} samples, peak {fmt_mb(max(rss))}{anon}"))
         with open(os.path.join(work, "rss.json"), "w") as f:
             json.dump(rss, f)
     finally:

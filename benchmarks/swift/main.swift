@@ -6,10 +6,11 @@
 //       over the in-memory bytes, counting data records and fields; only the scan is timed, the fastest of
 //       N passes (default 3) is reported. --validate also checks UTF-8 and NUL bytes per record.
 //       Output: bytes records fields seconds gbps
-//   epf-bench lookups DB N --ids FILE [--country CC] [--no-json]
+//   epf-bench lookups DB N --ids FILE [--country CC] [--from-tables]
 //       N app lookups through EPFQuery's QueryEngine in one process, each one what GET /v1/apps/{id} does:
 //       `entityJSON(kind: .software, ...)` (the stored lookup document when current, else built from the
-//       tables and serialised); --no-json builds the object from the tables without serialising it.
+//       tables and serialised); --from-tables never reads the stored documents (the path of lookups with a
+//       country or language, and of databases imported with --no-documents).
 //       Ids come from FILE, one per line, cycled.
 //       One untimed warm-up pass over the ids first (opens the statements, warms the page cache).
 //       Output: lookups found seconds per_s bytes
@@ -31,7 +32,7 @@ enum BenchError: Error, CustomStringConvertible {
 
 let usage = """
 USAGE: epf-bench parse FILE [--reps N] [--validate]
-       epf-bench lookups DB N --ids FILE [--country CC] [--no-json]
+       epf-bench lookups DB N --ids FILE [--country CC] [--from-tables]
 """
 
 func monotonicSeconds() -> Double {
@@ -105,9 +106,9 @@ func lookups(_ arguments: [String]) throws {
     let text = String(decoding: try readWholeFile(idPath), as: UTF8.self)
     let ids = text.split(whereSeparator: \.isNewline).compactMap { Int64($0) }
     guard !ids.isEmpty else { throw BenchError.io("no ids in \(idPath)") }
-    let engine = try QueryEngine(databasePath: arguments[0])
+    let fromTables = arguments.contains("--from-tables")
+    let engine = try QueryEngine(databasePath: arguments[0], useLookupDocuments: !fromTables)
     let country = option(arguments, "--country")
-    let serialize = !arguments.contains("--no-json")
     var found = 0
     var bytes = 0
     for id in ids.prefix(count) {
@@ -115,15 +116,10 @@ func lookups(_ arguments: [String]) throws {
     }
     let started = monotonicSeconds()
     for index in 0..<count {
-        if serialize {
-            if let body = try engine.entityJSON(kind: .software, id: ids[index % ids.count], country: country,
-                                                language: nil) {
-                found += 1
-                bytes += body.count
-            }
-        } else if try engine.entity(kind: .software, id: ids[index % ids.count], country: country,
-                                    language: nil) != nil {
+        if let body = try engine.entityJSON(kind: .software, id: ids[index % ids.count], country: country,
+                                            language: nil) {
             found += 1
+            bytes += body.count
         }
     }
     let elapsed = monotonicSeconds() - started
