@@ -1,4 +1,6 @@
+import Dispatch
 import EPFStore
+import Foundation
 
 /// Every app's default Lookup object (no country, no language), serialized once at import time.
 ///
@@ -11,18 +13,23 @@ import EPFStore
 /// table change and the end of the rebuild lookups simply read the tables.
 ///
 /// Cost: about 2.7 KB per app on disk (2.7 GB for a million apps) and the rebuild after each import that
-/// changes tables (`epf import --no-documents` skips it; lookups then always read the tables).
+/// changes tables, on every core (`epf import --no-documents` skips it; lookups then always read the tables).
 public struct LookupDocuments: DerivedDataBuilder {
     /// The table: `application_id INTEGER PRIMARY KEY, body BLOB` (UTF-8 JSON).
     public static let table = "epf_lookup_documents"
     /// The name of its stamp in `epf_derived`.
     public static let name = "lookup_documents"
-    /// Apps read per snapshot and written per transaction while rebuilding.
-    static let batchSize = 2_000
+    /// Apps built per snapshot and written per transaction while rebuilding.
+    static let batchSize = 1_000
 
     public var name: String { Self.name }
 
-    public init() {}
+    /// Threads building documents (each with its own read-only connection); the caller's thread writes them.
+    public var threads: Int
+
+    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        self.threads = max(1, threads)
+    }
 
     public func rebuild(databasePath: String, connection: SQLiteConnection, stamp: Int64,
                        report: (_ done: Int, _ total: Int) -> Void) throws -> Int {
@@ -37,28 +44,44 @@ public struct LookupDocuments: DerivedDataBuilder {
             return 0
         }
         try connection.execute("CREATE TABLE \(staging) (application_id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
-        var total = 0
-        if case .integer(let count) = try connection.scalar("SELECT count(*) FROM application") { total = Int(count) }
-        // Reads and writes alternate (a batch read in one snapshot, then written in one transaction), so the
-        // reader never holds a snapshot while the writer commits.
-        let engine = try QueryEngine(databasePath: databasePath, useLookupDocuments: false)
+        var ids: [Int64] = []
+        let select = try connection.prepare("SELECT application_id FROM application ORDER BY application_id")
+        while try select.step() {
+            if let id = select.int64(at: 0) { ids.append(id) }
+        }
+        let batches = stride(from: 0, to: ids.count, by: Self.batchSize).map {
+            Array(ids[$0..<min($0 + Self.batchSize, ids.count)])
+        }
+        let pipeline = DocumentPipeline(batches: batches, window: threads * 2)
+        let builders = DispatchGroup()
+        let workers = min(threads, max(1, batches.count))
+        DispatchQueue.global().async(group: builders) {
+            DispatchQueue.concurrentPerform(iterations: workers) { _ in
+                pipeline.build(databasePath: databasePath)
+            }
+        }
+        defer {
+            pipeline.cancel()
+            builders.wait()
+        }
+        // Written in id order, one transaction per batch, while the next batches are being built.
         let insert = try connection.prepare("INSERT INTO \(staging) (application_id, body) VALUES (?1, ?2)")
-        var last = Int64.min
         var done = 0
-        report(0, total)
-        while true {
-            let batch = try engine.documentBatch(after: last, limit: Self.batchSize)
-            guard let final = batch.last else { break }
+        report(0, ids.count)
+        for index in batches.indices {
+            let documents = try pipeline.result(index)
             try connection.transaction {
-                for document in batch {
-                    try insert.bind([.integer(document.id), .blob(document.body)])
-                    _ = try insert.step()
-                    insert.reset()
+                for document in documents {
+                    try insert.bind(document.id, at: 1)
+                    try document.body.withUnsafeBytes { body in
+                        defer { insert.reset() }
+                        try insert.bindBlobNoCopy(body, at: 2)
+                        _ = try insert.step()
+                    }
                 }
             }
-            last = final.id
-            done += batch.count
-            report(done, max(total, done))
+            done += documents.count
+            report(done, max(ids.count, done))
         }
         try connection.transaction {
             try connection.execute("DROP TABLE IF EXISTS \(table)")
@@ -66,5 +89,76 @@ public struct LookupDocuments: DerivedDataBuilder {
             try DerivedData.record(connection, name: Self.name, stamp: stamp)
         }
         return done
+    }
+}
+
+/// Batches of app ids handed to builder threads, and their documents handed back to the writer in order.
+/// At most `window` batches are built ahead of the writer, so memory stays bounded.
+private final class DocumentPipeline: @unchecked Sendable {
+    typealias Documents = [(id: Int64, body: [UInt8])]
+
+    private let condition = NSCondition()
+    private let batches: [[Int64]]
+    private let window: Int
+    private var next = 0
+    private var written = 0
+    private var results: [Int: Result<Documents, Error>] = [:]
+    private var cancelled = false
+
+    init(batches: [[Int64]], window: Int) {
+        self.batches = batches
+        self.window = max(1, window)
+    }
+
+    /// A builder thread: its own engine, batches until none is left or the writer gave up.
+    func build(databasePath: String) {
+        let engine: QueryEngine
+        do {
+            engine = try QueryEngine(databasePath: databasePath, useLookupDocuments: false)
+        } catch {
+            // Report the failure through the batch the writer waits for next.
+            guard let index = take() else { return }
+            store(index, .failure(error))
+            return
+        }
+        while let index = take() {
+            store(index, Result { try engine.documents(for: batches[index]) })
+        }
+    }
+
+    /// The next batch to build, waiting while the writer is `window` batches behind; nil when done.
+    private func take() -> Int? {
+        condition.lock()
+        defer { condition.unlock() }
+        while !cancelled && next < batches.count && next - written >= window { condition.wait() }
+        guard !cancelled, next < batches.count else { return nil }
+        next += 1
+        return next - 1
+    }
+
+    private func store(_ index: Int, _ result: Result<Documents, Error>) {
+        condition.lock()
+        results[index] = result
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The documents of batch `index`, waiting until a builder has made them; rethrows a builder's error.
+    func result(_ index: Int) throws -> Documents {
+        condition.lock()
+        defer { condition.unlock() }
+        while results[index] == nil && !cancelled { condition.wait() }
+        guard let result = results.removeValue(forKey: index) else { throw CancellationError() }
+        written = index + 1
+        condition.broadcast()
+        return try result.get()
+    }
+
+    /// Stops handing out batches (the writer finished or failed).
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
     }
 }

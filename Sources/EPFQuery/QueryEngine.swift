@@ -149,25 +149,13 @@ public final class QueryEngine {
         return body
     }
 
-    /// Lookup documents of the apps after `id` in id order, at most `limit`, read in one snapshot: what
-    /// `LookupDocuments` stores. Always built from the tables.
-    func documentBatch(after id: Int64, limit: Int) throws -> [(id: Int64, body: [UInt8])] {
+    /// The lookup documents of these apps (those that exist), read in one snapshot: what `LookupDocuments`
+    /// stores. Always built from the tables.
+    func documents(for ids: [Int64]) throws -> [(id: Int64, body: [UInt8])] {
         try reading {
-            let ids = try prepared("""
-                SELECT application_id FROM application WHERE application_id > ?1 ORDER BY application_id LIMIT ?2
-                """)
             var batch: [(id: Int64, body: [UInt8])] = []
-            batch.reserveCapacity(limit)
-            var next: [Int64] = []
-            do {
-                defer { ids.statement.reset() }
-                try ids.statement.bind(id, at: 1)
-                try ids.statement.bind(Int64(limit), at: 2)
-                while try ids.statement.step() {
-                    if let value = ids.statement.int64(at: 0) { next.append(value) }
-                }
-            }
-            for app in next {
+            batch.reserveCapacity(ids.count)
+            for app in ids {
                 if let value = try application(app, country: nil, language: nil, allPrices: false)?.value {
                     batch.append((app, value.serialized()))
                 }

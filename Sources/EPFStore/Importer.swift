@@ -127,10 +127,11 @@ public final class Importer {
                 report.fileErrors.append("search index not rebuilt (the tables were applied): \(error)")
             }
         }
-        if let connection { rebuildDerived(connection, report: &report) }
         if let opened, opened.initialBuild, report.outcomes.contains(where: { $0.status == .applied }) {
             StoreDatabase.finishInitialBuild(opened.connection)
         }
+        // After the switch to WAL: derived data is built by readers on other connections while this one writes.
+        if let connection { rebuildDerived(connection, report: &report) }
         report.seconds = Date().timeIntervalSince(started)
         withExtendedLifetime(lock) {}
         return report

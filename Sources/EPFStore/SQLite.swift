@@ -303,6 +303,11 @@ public final class SQLiteStatement {
                                       sqliteStatic, UInt8(SQLITE_UTF8)))
     }
 
+    /// Binds bytes as a blob without copying: they must stay valid until the next `step`, `reset` or rebind.
+    public func bindBlobNoCopy(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+        try check(sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), sqliteStatic))
+    }
+
     /// Binds UTF-8 bytes, copied by SQLite.
     public func bindTextCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws {
         try check(sqlite3_bind_text64(handle, index, bytes.assumingMemoryBound(to: CChar.self), UInt64(count),
