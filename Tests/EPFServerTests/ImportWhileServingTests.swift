@@ -1,4 +1,5 @@
 import EPFServer
+import EPFQuery
 import EPFStore
 import Foundation
 import Glibc
@@ -117,5 +118,48 @@ struct ImportWhileServingTests {
         let status = try after.readResponse().json()
         #expect((status["lastImports"] as? [Any])?.isEmpty == false)
         #expect((status["exportDate"] as? String)?.hasPrefix("2026-02") == true)
+    }
+}
+
+@Suite("Stored lookup documents over HTTP")
+struct StoredDocumentsHTTPTests {
+    @Test func appsAndLookupAnswerFromDocumentsExactlyAsFromTheTables() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("epf-serve-docs-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let feed = directory.appendingPathComponent("feed").path
+        let database = directory.appendingPathComponent("epf.sqlite").path
+        #expect(try runEPF(["generate", feed, "--apps", "300", "--seed", "5"]).status == 0)
+        let feeds = try FileManager.default.contentsOfDirectory(atPath: feed).sorted().map { feed + "/" + $0 }
+        let imported = try runEPF(["import"] + feeds + ["--db", database])
+        #expect(imported.status == 0, "\(imported.errors)")
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        #expect(try connection.scalar("SELECT count(*) FROM epf_lookup_documents") == .integer(300))
+        let ids = try connection.query("SELECT application_id FROM application ORDER BY random() LIMIT 25")
+            .compactMap { row -> Int64? in if case .integer(let id) = row[0] { return id } else { return nil } }
+
+        var http = HTTPServerConfiguration()
+        http.port = 0
+        http.threads = 2
+        let server = EPFAPI.makeServer(EPFServerConfiguration(databasePath: database, http: http))
+        let port = try server.start()
+        defer {
+            server.shutdown()
+            server.waitUntilStopped()
+        }
+        let tables = try QueryEngine(databasePath: database, useLookupDocuments: false)
+        let client = try Client(port: port)
+        for id in ids {
+            try client.send(request("/v1/apps/\(id)"))
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            let expected = try #require(try tables.entity(kind: .software, id: id, country: nil, language: nil))
+            #expect(response.body == expected.serialized() + [UInt8(ascii: "\n")], "app \(id)")
+        }
+        let arguments = ids.prefix(3).map(String.init) + ["42"]
+        try client.send(request("/v1/lookup?id=" + arguments.joined(separator: ",")))
+        let lookup = try client.readResponse()
+        let expected = try tables.lookup(arguments, country: nil, language: nil)
+        #expect(lookup.body == expected.json.serialized() + [UInt8(ascii: "\n")])
     }
 }
