@@ -1,6 +1,7 @@
 import EPFServer
 import EPFQuery
 import EPFStore
+import EPFTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -21,6 +22,20 @@ func runEPF(_ arguments: [String]) throws -> (status: Int32, errors: String) {
     return (process.terminationStatus, text)
 }
 
+/// The feed directories `epf generate` wrote under `root`, in name order.
+func feedDirectories(_ root: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: root).sorted().map { root + "/" + $0 }
+}
+
+/// An API server over `database` on 127.0.0.1, port 0, two workers; the caller shuts it down.
+func startServer(_ database: String) throws -> (HTTPServer, Int) {
+    var http = HTTPServerConfiguration()
+    http.port = 0
+    http.threads = 2
+    let server = EPFAPI.makeServer(EPFServerConfiguration(databasePath: database, http: http))
+    return (server, try server.start())
+}
+
 @Suite("Import while serving")
 struct ImportWhileServingTests {
     @Test func clientsSeeNoErrorsWhileImportsSwapAndUpdateTables() throws {
@@ -34,10 +49,7 @@ struct ImportWhileServingTests {
         #expect(try runEPF(["generate", second, "--apps", "1500", "--export-date", "2026-02-05"]).status == 0)
         #expect(try runEPF(["generate", second, "--apps", "1500", "--export-date", "2026-02-05",
                             "--incremental", "--day", "1"]).status == 0)
-        func feeds(_ root: String) throws -> [String] {
-            try FileManager.default.contentsOfDirectory(atPath: root).sorted().map { root + "/" + $0 }
-        }
-        let initial = try runEPF(["import"] + feeds(first) + ["--db", database])
+        let initial = try runEPF(["import"] + feedDirectories(first) + ["--db", database])
         #expect(initial.status == 0, "\(initial.errors)")
 
         let ids: [Int64] = try {
@@ -50,11 +62,7 @@ struct ImportWhileServingTests {
         }()
         try #require(ids.count == 20)
 
-        var http = HTTPServerConfiguration()
-        http.port = 0
-        http.threads = 2
-        let server = EPFAPI.makeServer(EPFServerConfiguration(databasePath: database, http: http))
-        let port = try server.start()
+        let (server, port) = try startServer(database)
         defer {
             server.shutdown()
             server.waitUntilStopped()
@@ -67,7 +75,7 @@ struct ImportWhileServingTests {
         let failures = Failures()
         let finished = Failures()
         let counts = Failures()
-        let feedsOfSecond = try feeds(second)
+        let feedsOfSecond = try feedDirectories(second)
         onThreads(4) { thread in
             if thread == 0 {
                 do {
@@ -124,25 +132,18 @@ struct ImportWhileServingTests {
 @Suite("Stored lookup documents over HTTP")
 struct StoredDocumentsHTTPTests {
     @Test func appsAndLookupAnswerFromDocumentsExactlyAsFromTheTables() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("epf-serve-docs-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let feed = directory.appendingPathComponent("feed").path
-        let database = directory.appendingPathComponent("epf.sqlite").path
+        let directory = try TemporaryDirectory(prefix: "epf-serve-docs")
+        let feed = directory.file("feed")
+        let database = directory.file("epf.sqlite")
         #expect(try runEPF(["generate", feed, "--apps", "300", "--seed", "5"]).status == 0)
-        let feeds = try FileManager.default.contentsOfDirectory(atPath: feed).sorted().map { feed + "/" + $0 }
-        let imported = try runEPF(["import"] + feeds + ["--db", database])
+        let imported = try runEPF(["import"] + feedDirectories(feed) + ["--db", database])
         #expect(imported.status == 0, "\(imported.errors)")
         let connection = try SQLiteConnection(path: database, mode: .readOnly)
         #expect(try connection.scalar("SELECT count(*) FROM epf_lookup_documents") == .integer(300))
         let ids = try connection.query("SELECT application_id FROM application ORDER BY random() LIMIT 25")
             .compactMap { row -> Int64? in if case .integer(let id) = row[0] { return id } else { return nil } }
 
-        var http = HTTPServerConfiguration()
-        http.port = 0
-        http.threads = 2
-        let server = EPFAPI.makeServer(EPFServerConfiguration(databasePath: database, http: http))
-        let port = try server.start()
+        let (server, port) = try startServer(database)
         defer {
             server.shutdown()
             server.waitUntilStopped()

@@ -14,6 +14,15 @@ import Testing
         return reader
     }
 
+    /// A new database at `path` with table `t(a, b)` and `count` rows, in WAL or rollback-journal mode.
+    private func writer(_ path: String, wal: Bool, rows count: Int) throws -> SQLiteConnection {
+        let writer = try SQLiteConnection(path: path, mode: .readWriteCreate)
+        if wal { try writer.execute("PRAGMA journal_mode = WAL") }
+        try writer.execute("CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT)")
+        if count > 0 { try fill(writer, from: 1, count: count) }
+        return writer
+    }
+
     private func fill(_ writer: SQLiteConnection, from first: Int, count: Int) throws {
         try writer.transaction {
             let insert = try writer.prepare("INSERT INTO t(a, b) VALUES (?1, ?2)")
@@ -29,8 +38,7 @@ import Testing
     @Test func limitIsNotCappedAtTwoGibibytes() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("t.sqlite")
-        let writer = try SQLiteConnection(path: path, mode: .readWriteCreate)
-        try writer.execute("PRAGMA journal_mode = WAL; CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT)")
+        _ = try writer(path, wal: true, rows: 0)
         let reader = try mappedReader(path)
         // The default VFS reports its compile-time cap (2 GiB in Debian's build); the mapped VFS keeps the limit.
         #expect(try reader.scalar("PRAGMA mmap_size") == .integer(1_099_511_627_776))
@@ -39,9 +47,7 @@ import Testing
     @Test func readerSeesGrowthRewritesAndShrinking() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("t.sqlite")
-        let writer = try SQLiteConnection(path: path, mode: .readWriteCreate)
-        try writer.execute("PRAGMA journal_mode = WAL; CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT)")
-        try fill(writer, from: 1, count: 2_000)
+        let writer = try writer(path, wal: true, rows: 2_000)
         try writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         let reader = try mappedReader(path)
         let plain = try SQLiteConnection(path: path, mode: .readOnly)
@@ -78,9 +84,7 @@ import Testing
     @Test func rollbackJournalDatabasesReadToo() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("t.sqlite")
-        let writer = try SQLiteConnection(path: path, mode: .readWriteCreate)
-        try writer.execute("CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT)")
-        try fill(writer, from: 1, count: 3_000)
+        let writer = try writer(path, wal: false, rows: 3_000)
         let reader = try mappedReader(path)
         #expect(try reader.scalar("SELECT count(*) FROM t") == .integer(3_000))
         try writer.execute("DELETE FROM t WHERE a > 1000; VACUUM")
