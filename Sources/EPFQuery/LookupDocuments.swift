@@ -12,8 +12,11 @@ import Foundation
 /// they were made from (`DerivedData`); the engine uses them only while that stamp is current, so between a
 /// table change and the end of the rebuild lookups simply read the tables.
 ///
-/// Cost: about 2.7 KB per app on disk (2.7 GB for a million apps) and the rebuild after each import that
-/// changes tables, on every core (`epf import --no-documents` skips it; lookups then always read the tables).
+/// Cost: about 2.7 KB per app on disk (2.9 GB for a million apps). After an import, only what its changes touch is
+/// rebuilt: nothing when no table the documents show changed, the apps in the rows of incrementals of per-app
+/// tables (prices, details, genres, devices, developer), and every document (on every core) after a full export or
+/// a change to shared tables such as genre names (`epf import --no-documents` skips them; lookups then always read
+/// the tables).
 public struct LookupDocuments: DerivedDataBuilder {
     /// The table: `application_id INTEGER PRIMARY KEY, body BLOB` (UTF-8 JSON).
     public static let table = "epf_lookup_documents"
@@ -31,7 +34,38 @@ public struct LookupDocuments: DerivedDataBuilder {
         self.threads = max(1, threads)
     }
 
-    public func rebuild(databasePath: String, connection: SQLiteConnection, stamp: Int64,
+    /// Tables whose rows an app's document shows; a change to any other table leaves the documents as they are.
+    static let shownTables: Set<String> = [
+        "application", "application_price", "application_detail", "application_device_type", "genre_application",
+        "artist_application", "artist", "genre", "device_type", "storefront",
+    ]
+    /// Tables keyed by app: an incremental of these changes only the documents of the apps in its rows.
+    static let perAppTables: Set<String> = [
+        "application", "application_price", "application_detail", "application_device_type", "genre_application",
+        "artist_application",
+    ]
+
+    /// How much of the documents an import's changes require rebuilding.
+    enum Scope: Equatable {
+        /// Nothing they show changed: only the stamp is renewed.
+        case none
+        /// Incrementals of per-app tables: the documents of these apps.
+        case apps([Int64])
+        /// Everything (full exports, shared tables such as genre names, or documents that were not current).
+        case all
+    }
+
+    static func scope(_ changes: DerivedChanges, storedStamp: Int64?, documentsExist: Bool) -> Scope {
+        guard documentsExist, storedStamp == changes.stampBefore else { return .all }
+        let shown = changes.tables.filter { shownTables.contains($0.key) }
+        if shown.isEmpty { return .none }
+        if shown.allSatisfy({ perAppTables.contains($0.key) && !$0.value }) {
+            return .apps(changes.applicationIds.sorted())
+        }
+        return .all
+    }
+
+    public func rebuild(databasePath: String, connection: SQLiteConnection, stamp: Int64, changes: DerivedChanges,
                        report: (_ done: Int, _ total: Int) -> Void) throws -> Int {
         let staging = SQLiteConnection.quote(Self.table + "_new")
         let table = SQLiteConnection.quote(Self.table)
@@ -43,12 +77,44 @@ public struct LookupDocuments: DerivedDataBuilder {
             }
             return 0
         }
-        try connection.execute("CREATE TABLE \(staging) (application_id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
-        var ids: [Int64] = []
-        let select = try connection.prepare("SELECT application_id FROM application ORDER BY application_id")
-        while try select.step() {
-            if let id = select.int64(at: 0) { ids.append(id) }
+        let scope = Self.scope(changes, storedStamp: try DerivedData.storedStamp(connection, name: Self.name),
+                               documentsExist: try connection.tableExists(Self.table))
+        switch scope {
+        case .none:
+            try connection.transaction { try DerivedData.record(connection, name: Self.name, stamp: stamp) }
+            return 0
+        case .apps(let ids):
+            // In place: readers ignore the documents while their stamp is old, and see the updated ones with the
+            // new stamp in the last transaction.
+            let done = try write(ids, databasePath: databasePath, into: table, replacing: true,
+                                 connection: connection, report: report)
+            try connection.transaction { try DerivedData.record(connection, name: Self.name, stamp: stamp) }
+            return done
+        case .all:
+            try connection.execute("""
+                CREATE TABLE \(staging) (application_id INTEGER PRIMARY KEY, body BLOB NOT NULL)
+                """)
+            var ids: [Int64] = []
+            let select = try connection.prepare("SELECT application_id FROM application ORDER BY application_id")
+            while try select.step() {
+                if let id = select.int64(at: 0) { ids.append(id) }
+            }
+            let done = try write(ids, databasePath: databasePath, into: staging, replacing: false,
+                                 connection: connection, report: report)
+            try connection.transaction {
+                try connection.execute("DROP TABLE IF EXISTS \(table)")
+                try connection.execute("ALTER TABLE \(staging) RENAME TO \(table)")
+                try DerivedData.record(connection, name: Self.name, stamp: stamp)
+            }
+            return done
         }
+    }
+
+    /// Builds the documents of `ids` (ascending) on the builder threads and writes them into `target` in id
+    /// order, one transaction per batch; with `replacing`, ids that are no app (any more) lose their document.
+    /// Returns the number of documents written.
+    private func write(_ ids: [Int64], databasePath: String, into target: String, replacing: Bool,
+                       connection: SQLiteConnection, report: (_ done: Int, _ total: Int) -> Void) throws -> Int {
         let batches = stride(from: 0, to: ids.count, by: Self.batchSize).map {
             Array(ids[$0..<min($0 + Self.batchSize, ids.count)])
         }
@@ -64,8 +130,9 @@ public struct LookupDocuments: DerivedDataBuilder {
             pipeline.cancel()
             builders.wait()
         }
-        // Written in id order, one transaction per batch, while the next batches are being built.
-        let insert = try connection.prepare("INSERT INTO \(staging) (application_id, body) VALUES (?1, ?2)")
+        let insert = try connection.prepare("INSERT \(replacing ? "OR REPLACE " : "")INTO \(target) "
+                                            + "(application_id, body) VALUES (?1, ?2)")
+        let delete = try connection.prepare("DELETE FROM \(target) WHERE application_id = ?1")
         var done = 0
         report(0, ids.count)
         for index in batches.indices {
@@ -79,14 +146,17 @@ public struct LookupDocuments: DerivedDataBuilder {
                         _ = try insert.step()
                     }
                 }
+                if replacing && documents.count < batches[index].count {
+                    let built = Set(documents.map(\.id))
+                    for id in batches[index] where !built.contains(id) {
+                        defer { delete.reset() }
+                        try delete.bind(id, at: 1)
+                        _ = try delete.step()
+                    }
+                }
             }
             done += documents.count
-            report(done, max(ids.count, done))
-        }
-        try connection.transaction {
-            try connection.execute("DROP TABLE IF EXISTS \(table)")
-            try connection.execute("ALTER TABLE \(staging) RENAME TO \(table)")
-            try DerivedData.record(connection, name: Self.name, stamp: stamp)
+            report(min(ids.count, (index + 1) * Self.batchSize), ids.count)
         }
         return done
     }

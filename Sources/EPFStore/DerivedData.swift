@@ -8,13 +8,26 @@
 public protocol DerivedDataBuilder {
     /// The name under which the stamp is kept in `epf_derived`.
     var name: String { get }
-    /// Rebuilds the data for the tables now committed in the database at `databasePath`, writing through
-    /// `connection` (the importer's, holding the import lock), and records `stamp` with `DerivedData.record`.
-    /// `report` receives progress (items done, items in all). Returns the number of items written. Throws on
-    /// any SQLite failure; the previous data (with its old stamp, so unused) stays until the new data replaces
-    /// it in one transaction.
-    func rebuild(databasePath: String, connection: SQLiteConnection, stamp: Int64,
+    /// Brings the data up to date with the tables now committed in the database at `databasePath`, writing
+    /// through `connection` (the importer's, holding the import lock), and records `stamp` with
+    /// `DerivedData.record`. `changes` says what this import changed, so a builder whose data was current before
+    /// it may update only what those changes touch. `report` receives progress (items done, items in all).
+    /// Returns the number of items written. Throws on any SQLite failure; the data keeps its old stamp (so
+    /// readers ignore it) until the transaction that records the new one.
+    func rebuild(databasePath: String, connection: SQLiteConnection, stamp: Int64, changes: DerivedChanges,
                  report: (_ done: Int, _ total: Int) -> Void) throws -> Int
+}
+
+/// What one import run changed: enough for derived data to be updated in place instead of rebuilt.
+public struct DerivedChanges: Sendable {
+    /// The stamp before the run applied anything (`DerivedData.currentStamp`).
+    public var stampBefore: Int64 = 0
+    /// Tables applied by the run; true when one of their loads was a full export (which may change any row).
+    public var tables: [String: Bool] = [:]
+    /// The `application_id` of every row the run's incrementals wrote.
+    public var applicationIds = Set<Int64>()
+
+    public init() {}
 }
 
 /// Bookkeeping of derived data: the `epf_derived` table (name, stamp, build time).

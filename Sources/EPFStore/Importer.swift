@@ -18,6 +18,8 @@ public final class Importer {
     private let derived: [any DerivedDataBuilder]
     /// Tables applied in this run.
     public private(set) var appliedTables = Set<String>()
+    /// What this run changed, for the derived data builders.
+    private var changes = DerivedChanges()
 
     /// Prepares an import; `derived` are rebuilt at the end whenever their stamp is not the tables' one.
     /// Throws `ImportError.badOption` for an invalid --only/--skip expression.
@@ -113,7 +115,10 @@ public final class Importer {
         let opened = options.dryRun ? nil : try StoreDatabase.open(databasePath, pageSize: options.pageSize)
         let connection = opened?.connection
         let ledger = connection.map(Ledger.init)
-        if let connection { try dropLeftovers(connection) }
+        if let connection {
+            try dropLeftovers(connection)
+            changes.stampBefore = try DerivedData.currentStamp(connection)
+        }
         let rejectsDirectory = options.rejectsDirectory ?? databasePath + ".rejects"
         for path in Self.ordered(paths) {
             try apply(path: path, connection: connection, ledger: ledger, rejectsDirectory: rejectsDirectory,
@@ -157,7 +162,7 @@ public final class Importer {
                 guard stamp > 0, try DerivedData.storedStamp(connection, name: builder.name) != stamp else { continue }
                 let started = Date()
                 let items = try builder.rebuild(databasePath: databasePath, connection: connection,
-                                                stamp: stamp) { done, total in
+                                                stamp: stamp, changes: changes) { done, total in
                     progress?(ImportProgress(table: builder.name, location: builder.name, records: done, bytes: 0,
                                              inputRead: Int64(done), inputTotal: Int64(total),
                                              elapsed: Date().timeIntervalSince(started), finished: done == total))
@@ -199,7 +204,12 @@ public final class Importer {
             guard let load = pending else { return }
             pending = nil
             let outcome = load.finish(ledger: ledger)
-            if outcome.status == .applied { appliedTables.insert(outcome.table) }
+            if outcome.status == .applied {
+                appliedTables.insert(outcome.table)
+                changes.tables[outcome.table, default: false] = changes.tables[outcome.table] == true
+                    || load.mode != .incremental
+                changes.applicationIds.formUnion(load.touchedApplicationIds)
+            }
             outcomes.append(outcome)
         }
 

@@ -56,6 +56,10 @@ final class TableLoad {
     /// Rows an incremental inserted (not updated), to keep the row count without a count(*).
     private var insertedRows = 0
     private var keyIndexes: [Int] = []
+    /// Field of `application_id` in an incremental's records, when the table has one.
+    private var applicationIdIndex: Int?
+    /// The `application_id`s of the rows an incremental wrote (for derived data that is kept per app).
+    private(set) var touchedApplicationIds = Set<Int64>()
     private var fileColumns: [String]
     private var failed = false
     private var attempts = 0
@@ -87,6 +91,7 @@ final class TableLoad {
                                     ?? "no #exportMode; loading as FULL")
         }
         keyIndexes = schema.primaryKey.compactMap { schema.index(of: $0) }
+        if mode == .incremental { applicationIdIndex = schema.index(of: "application_id") }
         if let connection, !options.dryRun {
             try prepare(connection)
         }
@@ -276,6 +281,9 @@ final class TableLoad {
                     try statement.step()
                     statement.reset()
                     if !isFull && connection?.lastInsertRowid != before { insertedRows += 1 }
+                }
+                if let applicationIdIndex, let id = EPFValues.integer(record.field(applicationIdIndex)) {
+                    touchedApplicationIds.insert(id)
                 }
                 attempts += 1
             }

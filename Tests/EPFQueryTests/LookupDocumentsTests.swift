@@ -68,6 +68,9 @@ import Testing
         let incremental = FeedModel(full).incrementalOptions(day: 1)
         let second = try Self.importFeeds(try Self.generate(incremental, in: scratch, name: "incr"), into: database)
         #expect(second.succeeded, "\(second.fileErrors)")
+        // The incremental touches per-app tables only: just the documents of the apps in its rows are rebuilt.
+        let rebuilt = try #require(second.derived.first { $0.name == LookupDocuments.name })
+        #expect(rebuilt.items > 0 && rebuilt.items < 120, "rebuilt \(rebuilt.items) documents")
         let connection = try SQLiteConnection(path: database, mode: .readOnly)
         #expect(try DerivedData.storedStamp(connection, name: LookupDocuments.name)
                 == DerivedData.currentStamp(connection))
@@ -112,5 +115,28 @@ import Testing
         let id = try #require(try connection.scalar("SELECT min(application_id) FROM application"))
         guard case .integer(let appId) = id else { Issue.record("no app"); return }
         #expect(try engine.entityJSON(kind: .software, id: appId, country: nil, language: nil) != nil)
+    }
+
+    @Test func importChangesDecideWhatIsRebuilt() {
+        var changes = DerivedChanges()
+        changes.stampBefore = 7
+        func scope(stored: Int64? = 7, exist: Bool = true) -> LookupDocuments.Scope {
+            LookupDocuments.scope(changes, storedStamp: stored, documentsExist: exist)
+        }
+        #expect(scope() == .none)
+        changes.tables = ["song": true, "application_popularity_per_genre": false]
+        #expect(scope() == .none)
+        changes.tables["application_price"] = false
+        changes.tables["genre_application"] = false
+        changes.applicationIds = [30, 10, 20]
+        #expect(scope() == .apps([10, 20, 30]))
+        #expect(scope(stored: 6) == .all)
+        #expect(scope(stored: nil) == .all)
+        #expect(scope(exist: false) == .all)
+        changes.tables["application"] = true
+        #expect(scope() == .all)
+        changes.tables["application"] = false
+        changes.tables["genre"] = false
+        #expect(scope() == .all)
     }
 }
