@@ -30,6 +30,7 @@ public struct LookupDocuments: DerivedDataBuilder {
     /// Threads building documents (each with its own read-only connection); the caller's thread writes them.
     public var threads: Int
 
+    /// A builder using `threads` builder threads (default: one per core).
     public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
         self.threads = max(1, threads)
     }

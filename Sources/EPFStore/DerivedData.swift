@@ -27,6 +27,7 @@ public struct DerivedChanges: Sendable {
     /// The `application_id` of every row the run's incrementals wrote.
     public var applicationIds = Set<Int64>()
 
+    /// No changes, stamp 0 (what the importer starts from).
     public init() {}
 }
 
