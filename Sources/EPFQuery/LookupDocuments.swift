@@ -71,7 +71,10 @@ public struct LookupDocuments: DerivedDataBuilder {
         let staging = SQLiteConnection.quote(Self.table + "_new")
         let table = SQLiteConnection.quote(Self.table)
         try connection.execute("DROP TABLE IF EXISTS \(staging)")
-        guard try connection.tableExists("application") else {
+        // No apps to document without an application table keyed by application_id (a hand-made or hostile one).
+        let keyed = try connection.tableExists("application") && connection.query(
+            "SELECT 1 FROM pragma_table_info('application') WHERE lower(name) = 'application_id'").count == 1
+        guard keyed else {
             try connection.transaction {
                 try connection.execute("DROP TABLE IF EXISTS \(table)")
                 try DerivedData.record(connection, name: Self.name, stamp: stamp)
