@@ -132,12 +132,104 @@ public final class QueryEngine {
     /// sends. A default app lookup (no country, no language) is one read of its stored lookup document when
     /// the documents are those of the current tables; everything else is built from the tables.
     public func entityJSON(kind: EntityKind, id: Int64, country: String?, language: String?) throws -> [UInt8]? {
-        try reading {
-            if kind == .software, country == nil, language == nil, documentsCurrent {
-                return try storedDocument(id)
+        let normalized = try normalizedCountry(country)
+        return try reading {
+            if kind == .software, language == nil, documentsCurrent {
+                guard let normalized else { return try storedDocument(id) }
+                switch try storedDocument(id, country: normalized) {
+                case .document(let body, _): return body
+                case .missing: return nil
+                case .unusable: break
+                }
             }
             return try entity(kind: kind, id: id, country: country, language: language)?.serialized()
         }
+    }
+
+    /// A stored document made for a country, or why there is none.
+    enum CountryDocument {
+        /// The document for the country; `priced` when it shows a price in that storefront.
+        case document([UInt8], priced: Bool)
+        /// No such app.
+        case missing
+        /// The document does not have the expected shape (no US price to replace, an escaped link): build the
+        /// answer from the tables.
+        case unusable
+    }
+
+    /// The stored document of an app re-targeted to `country` (normalized): the same bytes as a lookup from the
+    /// tables with that country, since a country changes only the link's country segment and the three price
+    /// fields (`price`, `formattedPrice`, `currency`, read here from `application_price`).
+    private func storedDocument(_ id: Int64, country: String) throws -> CountryDocument {
+        guard let stored = try storedDocument(id) else { return .missing }
+        let document = stored[...]
+        guard let priceStart = Self.range(of: Self.priceKey, in: document)?.lowerBound,
+              let currency = Self.range(of: Self.currencyKey, in: document[priceStart...]),
+              let currencyEnd = document[currency.upperBound...].firstIndex(of: UInt8(ascii: "\"")),
+              document[currencyEnd - 1] != UInt8(ascii: "\\"),
+              Self.range(of: Self.formattedPriceKey, in: document[priceStart..<currency.lowerBound]) != nil
+        else { return .unusable }
+        var link: (value: Range<Int>, text: String)?
+        if let key = Self.range(of: Self.viewURLKey, in: document) {
+            guard let end = document[key.upperBound...].firstIndex(of: UInt8(ascii: "\"")), end < priceStart,
+                  !document[key.upperBound..<end].contains(UInt8(ascii: "\\")) else { return .unusable }
+            link = (key.upperBound..<end, String(decoding: document[key.upperBound..<end], as: UTF8.self))
+        }
+        var price: FormattedPrice?
+        if let storefront = try smallTables().storefrontByCountry[country] {
+            let row = try prepared("""
+                SELECT retail_price, currency_code FROM application_price WHERE application_id = ?1
+                AND storefront_id = ?2
+                """)
+            defer { row.statement.reset() }
+            try row.statement.bind(id, at: 1)
+            try row.statement.bind(storefront, at: 2)
+            if try row.statement.step(), let retail = row.statement.text(at: 0) {
+                price = formattedPrice(retail, currency: row.statement.text(at: 1) ?? "")
+            }
+        }
+        var result: [UInt8] = []
+        result.reserveCapacity(stored.count + 64)
+        var copied = 0
+        if let link {
+            result.append(contentsOf: document[..<link.value.lowerBound])
+            var writer = JSONWriter(capacity: link.text.utf8.count + 16)
+            writer.appendString(Self.viewURL(link.text, country: country))
+            // The writer's quotes are already in the document.
+            writer.withBytes { result.append(contentsOf: $0.dropFirst().dropLast()) }
+            copied = link.value.upperBound
+        }
+        result.append(contentsOf: document[copied..<priceStart])
+        if let price {
+            // The three fields as the tables' lookup writes them: an object's members without its braces.
+            let fields = JSONValue.object([
+                ("price", .decimal(price.number)), ("formattedPrice", .string(price.formatted)),
+                ("currency", .string(price.currency)),
+            ]).serialized()
+            result.append(UInt8(ascii: ","))
+            result.append(contentsOf: fields.dropFirst().dropLast())
+        }
+        result.append(contentsOf: document[(currencyEnd + 1)...])
+        return .document(result, priced: price != nil)
+    }
+
+    private static let priceKey = Array(#","price":"#.utf8)
+    private static let formattedPriceKey = Array(#","formattedPrice":""#.utf8)
+    private static let currencyKey = Array(#","currency":""#.utf8)
+    private static let viewURLKey = Array(#","trackViewUrl":""#.utf8)
+
+    /// The first occurrence of `needle` in `haystack`. In a serialized object a key with its quotes, colon and
+    /// the comma before it can only be that key: inside string values quotes are escaped.
+    static func range(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Range<Int>? {
+        guard let first = needle.first, haystack.count >= needle.count else { return nil }
+        var index = haystack.startIndex
+        let last = haystack.endIndex - needle.count
+        while index <= last {
+            guard let found = haystack[index...last].firstIndex(of: first) else { return nil }
+            if haystack[found..<(found + needle.count)].elementsEqual(needle) { return found..<(found + needle.count) }
+            index = found + 1
+        }
+        return nil
     }
 
     /// An app's stored lookup document, nil when there is none (the documents cover every app).
@@ -182,13 +274,12 @@ public final class QueryEngine {
     private func find(_ link: StoreLink, country: String?, language: String?,
                       allPrices: Bool) throws -> [LookupItem] {
         var found: [LookupItem] = []
-        if link.kind == nil || link.kind == .software, country == nil, language == nil, !allPrices,
-           storedDocumentsAllowed, documentsCurrent {
-            // A default app lookup: the stored document says at once whether it is an app, and is the answer.
-            if let document = try storedDocument(link.id) {
-                found.append(LookupItem(id: link.id, kind: .software, value: .serialized(document), country: nil))
-                if link.kind == .software { return found }
-            }
+        if link.kind == nil || link.kind == .software, language == nil, !allPrices,
+           storedDocumentsAllowed, documentsCurrent,
+           let app = try application(link.id, country: country, language: nil, allPrices: false) {
+            // An app lookup answered by its stored document: no need to ask the application table first.
+            found.append(app)
+            if link.kind == .software { return found }
             for kind in try kinds(of: link, except: .software) {
                 if let item = try item(kind: kind, id: link.id, country: country, language: language,
                                        allPrices: allPrices) {
@@ -262,11 +353,20 @@ public final class QueryEngine {
 
     private func application(_ id: Int64, country: String?, language: String?,
                              allPrices: Bool) throws -> LookupItem? {
-        if country == nil, language == nil, !allPrices, storedDocumentsAllowed, documentsCurrent {
-            // The stored document is this very object, serialized (see `LookupDocuments`). Whether it shows a
-            // price is not known without parsing it, so the item names no price country.
-            return try storedDocument(id).map {
-                LookupItem(id: id, kind: .software, value: .serialized($0), country: nil)
+        if language == nil, !allPrices, storedDocumentsAllowed, documentsCurrent {
+            // The stored document is this very object, serialized (see `LookupDocuments`), re-targeted to the
+            // country when one is given. Without a country, whether it shows a price is not known without
+            // parsing it, so the item names no price country.
+            guard let country else {
+                return try storedDocument(id).map {
+                    LookupItem(id: id, kind: .software, value: .serialized($0), country: nil)
+                }
+            }
+            switch try storedDocument(id, country: country) {
+            case .document(let body, let priced):
+                return LookupItem(id: id, kind: .software, value: .serialized(body), country: priced ? country : nil)
+            case .missing: return nil
+            case .unusable: break
             }
         }
         guard let app = try applicationStatement() else { return nil }

@@ -43,6 +43,15 @@ import Testing
             let built = try tables.entity(kind: .software, id: id, country: nil, language: nil)?.serialized()
             #expect(document != nil)
             #expect(document == built, "app \(id)")
+            // Re-targeted to a country (priced there or not, alpha-2 or alpha-3): still the tables' answer.
+            for country in ["gb", "JP", "deu", "br", "us"] {
+                let forCountry = try stored.entityJSON(kind: .software, id: id, country: country, language: nil)
+                let fromTables = try tables.entity(kind: .software, id: id, country: country, language: nil)
+                #expect(forCountry == fromTables?.serialized(), "app \(id) in \(country)")
+            }
+        }
+        #expect(throws: QueryError.self) {
+            try stored.entityJSON(kind: .software, id: ids[0], country: "zz", language: nil)
         }
         // The Lookup API shape with several ids (and one unknown) is the same from documents as from the tables.
         let arguments = ids.prefix(5).map(String.init) + ["999"]
@@ -51,6 +60,12 @@ import Testing
         #expect(fromDocuments.items.allSatisfy { if case .serialized = $0.value { true } else { false } })
         #expect(fromDocuments.json.serialized() == fromTables.json.serialized())
         #expect(fromDocuments.invalidIds == ["999"])
+        let links = ids.prefix(3).map { "https://apps.apple.com/fr/app/x/id\($0)" } + arguments
+        let withCountry = try stored.lookup(links, country: nil, language: nil, storedDocuments: true)
+        let linksFromTables = try tables.lookup(links, country: nil, language: nil)
+        #expect(withCountry.json.serialized() == linksFromTables.json.serialized())
+        // The price country of the re-targeted items (those without a country name none, see `lookup`).
+        #expect(withCountry.items.prefix(3).map(\.country) == linksFromTables.items.prefix(3).map(\.country))
         // Without asking for them, callers get objects they can read.
         let readable = try stored.lookup(arguments, country: nil, language: nil)
         #expect(readable.items.first?.value["trackId"] != nil)

@@ -156,6 +156,10 @@ struct StoredDocumentsHTTPTests {
             #expect(response.status == 200)
             let expected = try #require(try tables.entity(kind: .software, id: id, country: nil, language: nil))
             #expect(response.body == expected.serialized() + [UInt8(ascii: "\n")], "app \(id)")
+            try client.send(request("/v1/apps/\(id)?country=jp"))
+            let inJapan = try client.readResponse()
+            let expectedInJapan = try #require(try tables.entity(kind: .software, id: id, country: "jp", language: nil))
+            #expect(inJapan.body == expectedInJapan.serialized() + [UInt8(ascii: "\n")], "app \(id) in jp")
         }
         let arguments = ids.prefix(3).map(String.init) + ["42"]
         try client.send(request("/v1/lookup?id=" + arguments.joined(separator: ",")))
