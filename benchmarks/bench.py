@@ -999,6 +999,15 @@ def bench_http(epf, profile, state):
                 f"{fmt_rate(base['rps'], 'req/s')} (nginx, above)" if base else "",
                 fmt_ratio(other["rps"] / base["rps"]) if base else "", "", "info",
                 f"p99 {other['p99_us'] / 1000:.2f} ms, errors {other['errors']}"))
+        # With a country: the stored document re-targeted to the storefront (link and price fields).
+        country_lua = os.path.join(work, "country.lua")
+        with open(country_lua, "w") as f:
+            f.write((WRK_LUA % ", ".join(ids)).replace('ids[math.random(#ids)])', 'ids[math.random(#ids)] .. "?country=gb")'))
+        other = wrk(f"http://127.0.0.1:{port}", country_lua, profile["wrk_seconds"])
+        add(Row("HTTP GET /v1/apps/<id>?country=gb: requests/s, same load", fmt_rate(other["rps"], "req/s"),
+                f"{fmt_rate(base['rps'], 'req/s')} (nginx, above)" if base else "",
+                fmt_ratio(other["rps"] / base["rps"]) if base else "", "", "info",
+                f"p99 {other['p99_us'] / 1000:.2f} ms, errors {other['errors']}"))
 
         # Memory under sustained load, sampled every second.
         figure, target = figures[3]
