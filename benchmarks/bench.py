@@ -784,14 +784,14 @@ def bench_lookup(epf, profile, state):
     note = "" if found == int(values["lookups"]) else f"only {found:,} of {values['lookups']} ids found"
     add(Row(figure, fmt_rate(rate, "/s"), base_text, fmt_ratio(rate / baseline) if baseline else "", target,
             verdict(rate >= 20_000 and not note), note or "stored lookup documents"))
-    # The same lookups built from the tables: what lookups with a country or language cost.
+    # The same lookups built from the tables: what lookups with a language cost.
     result = measure([epf.bench, "lookups", database["db"], str(profile["lookups"]), "--ids", id_file,
                       "--from-tables"])
     if result.returncode == 0:
         rate = float(result.kv()["per_s"])
         add(Row(f"{profile['lookups']:,} lookups built from the tables (no stored documents)",
                 fmt_rate(rate, "/s"), base_text, fmt_ratio(rate / baseline) if baseline else "", "", "info",
-                "the path of lookups with --country or --lang"))
+                "the path of lookups with --lang"))
 
 
 def python_lookups(db, ids):

@@ -10,7 +10,7 @@
 //       N app lookups through EPFQuery's QueryEngine in one process, each one what GET /v1/apps/{id} does:
 //       `entityJSON(kind: .software, ...)` (the stored lookup document when current, else built from the
 //       tables and serialised); --from-tables never reads the stored documents (the path of lookups with a
-//       country or language, and of databases imported with --no-documents).
+//       language, and of databases imported with --no-documents).
 //       Ids come from FILE, one per line, cycled.
 //       One untimed warm-up pass over the ids first (opens the statements, warms the page cache).
 //       Output: lookups found seconds per_s bytes
