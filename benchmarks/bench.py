@@ -990,24 +990,20 @@ def bench_http(epf, profile, state):
                 f"of {ours['requests']:,}: non-2xx {ours['non2xx']}, connect {ours['connect']}, read {ours['read']}, "
                 f"write {ours['write']}, timeout {ours['timeout']}" if ours["errors"] else ""))
 
-        # The Apple-shaped endpoint with one random id per call, for information.
-        lookup_lua = os.path.join(work, "lookup.lua")
-        with open(lookup_lua, "w") as f:
-            f.write((WRK_LUA % ", ".join(ids)).replace('"/v1/apps/" .. ', '"/v1/lookup?id=" .. '))
-        other = wrk(f"http://127.0.0.1:{port}", lookup_lua, profile["wrk_seconds"])
-        add(Row("HTTP GET /v1/lookup?id=<id>: requests/s, same load", fmt_rate(other["rps"], "req/s"),
-                f"{fmt_rate(base['rps'], 'req/s')} (nginx, above)" if base else "",
-                fmt_ratio(other["rps"] / base["rps"]) if base else "", "", "info",
-                f"p99 {other['p99_us'] / 1000:.2f} ms, errors {other['errors']}"))
-        # With a country: the stored document re-targeted to the storefront (link and price fields).
-        country_lua = os.path.join(work, "country.lua")
-        with open(country_lua, "w") as f:
-            f.write((WRK_LUA % ", ".join(ids)).replace('ids[math.random(#ids)])', 'ids[math.random(#ids)] .. "?country=gb")'))
-        other = wrk(f"http://127.0.0.1:{port}", country_lua, profile["wrk_seconds"])
-        add(Row("HTTP GET /v1/apps/<id>?country=gb: requests/s, same load", fmt_rate(other["rps"], "req/s"),
-                f"{fmt_rate(base['rps'], 'req/s')} (nginx, above)" if base else "",
-                fmt_ratio(other["rps"] / base["rps"]) if base else "", "", "info",
-                f"p99 {other['p99_us'] / 1000:.2f} ms, errors {other['errors']}"))
+        # Other request shapes under the same load, for information: the Apple-shaped endpoint, and an app with a
+        # country (its stored document re-targeted to the storefront: link and price fields).
+        for name, label, old, replacement in (
+                ("lookup", "HTTP GET /v1/lookup?id=<id>", '"/v1/apps/" .. ', '"/v1/lookup?id=" .. '),
+                ("country", "HTTP GET /v1/apps/<id>?country=gb", 'ids[math.random(#ids)])',
+                 'ids[math.random(#ids)] .. "?country=gb")')):
+            script = os.path.join(work, f"{name}.lua")
+            with open(script, "w") as f:
+                f.write((WRK_LUA % ", ".join(ids)).replace(old, replacement))
+            other = wrk(f"http://127.0.0.1:{port}", script, profile["wrk_seconds"])
+            add(Row(f"{label}: requests/s, same load", fmt_rate(other["rps"], "req/s"),
+                    f"{fmt_rate(base['rps'], 'req/s')} (nginx, above)" if base else "",
+                    fmt_ratio(other["rps"] / base["rps"]) if base else "", "", "info",
+                    f"p99 {other['p99_us'] / 1000:.2f} ms, errors {other['errors']}"))
 
         # Memory under sustained load, sampled every second.
         figure, target = figures[3]
