@@ -175,19 +175,10 @@ public final class QueryEngine {
                   !document[key.upperBound..<end].contains(UInt8(ascii: "\\")) else { return .unusable }
             link = (key.upperBound..<end, String(decoding: document[key.upperBound..<end], as: UTF8.self))
         }
-        var price: FormattedPrice?
-        if let storefront = try smallTables().storefrontByCountry[country] {
-            let row = try prepared("""
-                SELECT retail_price, currency_code FROM application_price WHERE application_id = ?1
-                AND storefront_id = ?2
-                """)
-            defer { row.statement.reset() }
-            try row.statement.bind(id, at: 1)
-            try row.statement.bind(storefront, at: 2)
-            if try row.statement.step(), let retail = row.statement.text(at: 0) {
-                price = formattedPrice(retail, currency: row.statement.text(at: 1) ?? "")
-            }
-        }
+        // The three fields exactly as the tables' lookup adds them.
+        var priceFields = Fields()
+        let priced = try addPrice(&priceFields, table: "application_price", id: id, country: country,
+                                  name: "price") != nil
         var result: [UInt8] = []
         result.reserveCapacity(stored.count + 64)
         var copied = 0
@@ -200,17 +191,13 @@ public final class QueryEngine {
             copied = link.value.upperBound
         }
         result.append(contentsOf: document[copied..<priceStart])
-        if let price {
-            // The three fields as the tables' lookup writes them: an object's members without its braces.
-            let fields = JSONValue.object([
-                ("price", .decimal(price.number)), ("formattedPrice", .string(price.formatted)),
-                ("currency", .string(price.currency)),
-            ]).serialized()
+        if priced {
+            // An object's members without its braces, after the comma that ends the field before them.
             result.append(UInt8(ascii: ","))
-            result.append(contentsOf: fields.dropFirst().dropLast())
+            result.append(contentsOf: priceFields.json.serialized().dropFirst().dropLast())
         }
         result.append(contentsOf: document[(currencyEnd + 1)...])
-        return .document(result, priced: price != nil)
+        return .document(result, priced: priced)
     }
 
     private static let priceKey = Array(#","price":"#.utf8)
