@@ -84,43 +84,43 @@ private final class Registration: @unchecked Sendable {
         methods.xClose = { file in
             guard let file else { return SQLITE_MISUSE }
             unmap(state(file))
-            guard let (target, table) = wrapped(file), let close = table.xClose else { return SQLITE_OK }
+            guard let (target, table) = wrapped(file), let close = table.pointee.xClose else { return SQLITE_OK }
             return close(target)
         }
         methods.xRead = { file, buffer, amount, offset in
-            guard let (target, table) = wrapped(file), let call = table.xRead else { return SQLITE_IOERR }
+            guard let (target, table) = wrapped(file), let call = table.pointee.xRead else { return SQLITE_IOERR }
             return call(target, buffer, amount, offset)
         }
         methods.xWrite = { file, buffer, amount, offset in
-            guard let (target, table) = wrapped(file), let call = table.xWrite else { return SQLITE_IOERR }
+            guard let (target, table) = wrapped(file), let call = table.pointee.xWrite else { return SQLITE_IOERR }
             return call(target, buffer, amount, offset)
         }
         methods.xTruncate = { file, size in
-            guard let (target, table) = wrapped(file), let call = table.xTruncate else {
+            guard let (target, table) = wrapped(file), let call = table.pointee.xTruncate else {
                 return SQLITE_IOERR
             }
             return call(target, size)
         }
         methods.xSync = { file, flags in
-            guard let (target, table) = wrapped(file), let call = table.xSync else { return SQLITE_IOERR }
+            guard let (target, table) = wrapped(file), let call = table.pointee.xSync else { return SQLITE_IOERR }
             return call(target, flags)
         }
         methods.xFileSize = { file, size in
-            guard let (target, table) = wrapped(file), let call = table.xFileSize else {
+            guard let (target, table) = wrapped(file), let call = table.pointee.xFileSize else {
                 return SQLITE_IOERR
             }
             return call(target, size)
         }
         methods.xLock = { file, level in
-            guard let (target, table) = wrapped(file), let call = table.xLock else { return SQLITE_IOERR }
+            guard let (target, table) = wrapped(file), let call = table.pointee.xLock else { return SQLITE_IOERR }
             return call(target, level)
         }
         methods.xUnlock = { file, level in
-            guard let (target, table) = wrapped(file), let call = table.xUnlock else { return SQLITE_IOERR }
+            guard let (target, table) = wrapped(file), let call = table.pointee.xUnlock else { return SQLITE_IOERR }
             return call(target, level)
         }
         methods.xCheckReservedLock = { file, result in
-            guard let (target, table) = wrapped(file), let call = table.xCheckReservedLock else {
+            guard let (target, table) = wrapped(file), let call = table.pointee.xCheckReservedLock else {
                 return SQLITE_IOERR
             }
             return call(target, result)
@@ -139,37 +139,37 @@ private final class Registration: @unchecked Sendable {
                 }
                 return SQLITE_OK
             }
-            guard let call = table.xFileControl else { return SQLITE_NOTFOUND }
+            guard let call = table.pointee.xFileControl else { return SQLITE_NOTFOUND }
             return call(target, operation, argument)
         }
         methods.xSectorSize = { file in
-            guard let (target, table) = wrapped(file), let call = table.xSectorSize else { return 4096 }
+            guard let (target, table) = wrapped(file), let call = table.pointee.xSectorSize else { return 4096 }
             return call(target)
         }
         methods.xDeviceCharacteristics = { file in
-            guard let (target, table) = wrapped(file), let call = table.xDeviceCharacteristics else {
+            guard let (target, table) = wrapped(file), let call = table.pointee.xDeviceCharacteristics else {
                 return 0
             }
             return call(target)
         }
         methods.xShmMap = { file, region, size, extend, pointer in
-            guard let (target, table) = wrapped(file), let call = table.xShmMap else {
+            guard let (target, table) = wrapped(file), let call = table.pointee.xShmMap else {
                 return SQLITE_IOERR
             }
             return call(target, region, size, extend, pointer)
         }
         methods.xShmLock = { file, offset, count, flags in
-            guard let (target, table) = wrapped(file), let call = table.xShmLock else {
+            guard let (target, table) = wrapped(file), let call = table.pointee.xShmLock else {
                 return SQLITE_IOERR
             }
             return call(target, offset, count, flags)
         }
         methods.xShmBarrier = { file in
-            guard let (target, table) = wrapped(file), let call = table.xShmBarrier else { return }
+            guard let (target, table) = wrapped(file), let call = table.pointee.xShmBarrier else { return }
             call(target)
         }
         methods.xShmUnmap = { file, delete in
-            guard let (target, table) = wrapped(file), let call = table.xShmUnmap else {
+            guard let (target, table) = wrapped(file), let call = table.pointee.xShmUnmap else {
                 return SQLITE_OK
             }
             return call(target, delete)
@@ -303,13 +303,13 @@ private func innerVFS(_ vfs: UnsafeMutablePointer<sqlite3_vfs>?) -> UnsafeMutabl
     vfs?.pointee.pAppData?.assumingMemoryBound(to: sqlite3_vfs.self)
 }
 
-/// The wrapped file object and its methods, or nil for a file that is not open.
+/// The wrapped file object and its method table, or nil for a file that is not open.
 private func wrapped(_ file: UnsafeMutablePointer<sqlite3_file>?)
-    -> (file: UnsafeMutablePointer<sqlite3_file>, methods: sqlite3_io_methods)? {
+    -> (file: UnsafeMutablePointer<sqlite3_file>, methods: UnsafePointer<sqlite3_io_methods>)? {
     guard let file else { return nil }
     let innerFile = inner(file)
     guard let methods = innerFile.pointee.pMethods else { return nil }
-    return (innerFile, methods.pointee)
+    return (innerFile, methods)
 }
 
 /// The unix VFS's descriptor for a just-opened main database file, when its file object has the expected

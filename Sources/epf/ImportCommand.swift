@@ -63,9 +63,20 @@ enum ImportRunner {
         return options
     }
 
-    /// The derived data the import keeps up to date: the lookup documents unless `--no-documents`.
-    static func derived(_ arguments: inout Arguments) -> [any DerivedDataBuilder] {
-        arguments.flag("no-documents") ? [] : [LookupDocuments()]
+    /// What `import` and `sync` both take: the database, the import options, the derived data to keep up to date
+    /// (the lookup documents unless `--no-documents`) and how to print.
+    struct Settings {
+        var database: String
+        var options: ImportOptions
+        var derived: [any DerivedDataBuilder]
+        var json: Bool
+        var quiet: Bool
+    }
+
+    static func settings(_ arguments: inout Arguments) throws -> Settings {
+        Settings(database: try databasePath(&arguments), options: try options(&arguments),
+                 derived: arguments.flag("no-documents") ? [] : [LookupDocuments()],
+                 json: arguments.flag("json"), quiet: arguments.flag("quiet"))
     }
 
     static let optionsHelp = """
@@ -79,14 +90,15 @@ enum ImportRunner {
       --bad-dates null|reject Unparseable DATETIME values: store NULL (default) or reject the row.
       --checkpoint-records N  Commit a full load every N records so a killed import resumes (default 250000).
       --page-size N           Page size of a database this import creates (default \(StoreDatabase.defaultPageSize)).
-      --no-documents          Do not rebuild the stored lookup documents (about 2.7 KB per app) after the tables
+      --no-documents          Do not rebuild the stored lookup documents (about 3 KB per app) after the tables
                               changed; app lookups then read the tables (slower, same answers).
       --json                  Print the summary as JSON.
       --quiet                 No progress lines.
     """
 
-    static func run(paths: [String], database: String, options: ImportOptions, derived: [any DerivedDataBuilder],
-                    json: Bool, quiet: Bool) throws -> ExitCode {
+    static func run(paths: [String], settings: Settings) throws -> ExitCode {
+        let (database, options, derived, json, quiet) = (settings.database, settings.options, settings.derived,
+                                                         settings.json, settings.quiet)
         let printer = ProgressPrinter(quiet: quiet || json && !isTerminal(STDERR_FILENO))
         let importer: Importer
         do {
@@ -210,15 +222,10 @@ enum ImportCommand: Command {
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let database = try databasePath(&arguments)
-        let options = try ImportRunner.options(&arguments)
-        let derived = ImportRunner.derived(&arguments)
-        let json = arguments.flag("json")
-        let quiet = arguments.flag("quiet")
+        let settings = try ImportRunner.settings(&arguments)
         let paths = try arguments.finish()
         guard !paths.isEmpty else { throw UsageError("give at least one PATH to import") }
-        return try ImportRunner.run(paths: paths, database: database, options: options, derived: derived,
-                                    json: json, quiet: quiet)
+        return try ImportRunner.run(paths: paths, settings: settings)
     }
 }
 
@@ -244,11 +251,7 @@ enum SyncCommand: Command {
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let database = try databasePath(&arguments)
-        let options = try ImportRunner.options(&arguments)
-        let derived = ImportRunner.derived(&arguments)
-        let json = arguments.flag("json")
-        let quiet = arguments.flag("quiet")
+        let settings = try ImportRunner.settings(&arguments)
         let planOnly = arguments.flag("plan")
         let positionals = try arguments.finish()
         guard positionals.count == 1, let root = positionals.first else { throw UsageError("give exactly one ROOT") }
@@ -259,15 +262,14 @@ enum SyncCommand: Command {
             if case .missingInput = error { throw CommandFailure(.noInput, error.description) }
             throw CommandFailure(.noInput, error.description)
         }
-        if planOnly || !quiet {
+        if planOnly || !settings.quiet {
             say("full \(plan.fullDate): \(plan.fullPaths.joined(separator: ", "))")
             for incremental in plan.incrementals {
                 say("incremental \(incremental.date): \(incremental.paths.joined(separator: ", "))")
             }
         }
         if planOnly { return .ok }
-        return try ImportRunner.run(paths: plan.orderedPaths, database: database, options: options,
-                                    derived: derived, json: json, quiet: quiet)
+        return try ImportRunner.run(paths: plan.orderedPaths, settings: settings)
     }
 }
 
