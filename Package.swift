@@ -21,10 +21,13 @@ let package = Package(
         .target(name: "EPFStore", dependencies: ["EPFFormat", "CSQLite"]),
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
         .target(name: "EPFQuery", dependencies: ["EPFStore"]),
-        // HTTP/1.1 transport and routes over EPFQuery.
-        .target(name: "EPFServer", dependencies: ["EPFQuery"]),
+        // HTTP/1.1 transport: sockets, parser, workers, response writer, metrics. Knows nothing of EPF.
+        .target(name: "HTTPTransport"),
+        // The EPF API: routes over EPFQuery, the response cache and the status report, on HTTPTransport.
+        .target(name: "EPFServer", dependencies: ["EPFQuery", "HTTPTransport"]),
         // The executable: argument parsing and output only.
-        .executableTarget(name: "epf", dependencies: ["EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery", "EPFServer"]),
+        .executableTarget(name: "epf", dependencies: ["EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery", "EPFServer",
+                                                      "HTTPTransport"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench", dependencies: ["EPFFormat", "EPFStore", "EPFQuery"], path: "benchmarks/swift"),
 
@@ -33,7 +36,9 @@ let package = Package(
         // Shared test data (SQL for a small catalogue), used by the query and server tests only.
         .target(name: "EPFTestSupport", dependencies: [], path: "Tests/EPFTestSupport"),
         .testTarget(name: "EPFQueryTests", dependencies: ["EPFQuery", "EPFStore", "EPFGenerator", "EPFTestSupport"]),
-        .testTarget(name: "EPFServerTests", dependencies: ["EPFServer", "EPFQuery", "EPFTestSupport"]),
+        .testTarget(name: "EPFServerTests",
+                    dependencies: ["EPFServer", "EPFQuery", "HTTPTransport", "EPFTestSupport"]),
+        .testTarget(name: "HTTPTransportTests", dependencies: ["HTTPTransport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat"]),
     ],

@@ -1,3 +1,5 @@
+import HTTPTransport
+
 /// Rendered responses of one worker, reused until the database changes.
 ///
 /// Keyed by the request target and tied to one data version (`PRAGMA data_version` of the query engine's

@@ -1,4 +1,5 @@
 import EPFQuery
+import HTTPTransport
 import EPFStore
 
 /// The body of `/v1/status`: EPFStore's `StoreStatus` (tables with row counts and export dates from the

@@ -1,5 +1,6 @@
 import EPFQuery
 import EPFServer
+import HTTPTransport
 import Foundation
 
 /// `epf serve`: the HTTP API over an imported database.

@@ -1,3 +1,4 @@
+import HTTPTransport
 import EPFServer
 import Foundation
 import Testing
@@ -159,5 +160,18 @@ struct HTTPBehaviourTests {
         #expect(try client.readResponse().status == 200)
         try client.send("GET /v1/apps/364709193 HTTP/1.1\nHost: x\n\n")
         #expect(try client.readResponse().status == 200)
+    }
+
+    @Test func metricsCountRequestsByRouteAndStatus() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        _ = try server.get("/v1/apps/1")
+        let metrics = try server.get("/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        #expect(metrics.text.contains("epf_http_requests_total{route=\"apps\",status=\"404\"} 1"))
+        #expect(metrics.text.contains("epf_http_request_duration_seconds_bucket{le=\"+Inf\"}"))
+        #expect(metrics.text.contains("epf_http_open_connections "))
+        #expect(metrics.text.contains("epf_database_export_date_seconds 1452074401"))
     }
 }

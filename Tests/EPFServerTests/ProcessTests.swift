@@ -1,3 +1,4 @@
+import HTTPTransport
 import Foundation
 import Glibc
 import Testing

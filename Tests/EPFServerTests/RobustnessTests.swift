@@ -1,3 +1,4 @@
+import HTTPTransport
 import EPFServer
 import EPFStore
 import Foundation

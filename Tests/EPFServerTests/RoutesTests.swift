@@ -1,15 +1,16 @@
-import EPFServer
+@testable import EPFServer
 import Foundation
+import HTTPTransport
 import Testing
 
-@Suite("API routes")
+@Suite("API routes, called without a socket")
 struct RoutesTests {
     @Test func appByID() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try RouteHarness()
+        defer { server.remove() }
         let response = try server.get("/v1/apps/364709193")
         #expect(response.status == 200)
-        #expect(response.header("Content-Type") == "application/json; charset=utf-8")
+        #expect(response.response.contentType == "application/json; charset=utf-8")
         let object = try response.json()
         #expect(object["trackId"] as? Int == 364709193)
         #expect(object["trackName"] as? String == "iBooks")
@@ -24,8 +25,8 @@ struct RoutesTests {
         ("/v1/artists/284417353", "artistId", 284417353),
     ])
     func entities(path: String, key: String, id: Int) throws {
-        let server = try TestServer(threads: 1)
-        defer { server.stop() }
+        let server = try RouteHarness()
+        defer { server.remove() }
         let response = try server.get(path)
         #expect(response.status == 200)
         #expect(try response.json()[key] as? Int == id)
@@ -33,8 +34,8 @@ struct RoutesTests {
 
     @Test(arguments: ["/v1/apps/1", "/v1/songs/364709193", "/v1/artists/999", "/v1/apps/999/prices"])
     func missingEntityIs404(path: String) throws {
-        let server = try TestServer(threads: 1)
-        defer { server.stop() }
+        let server = try RouteHarness()
+        defer { server.remove() }
         let response = try server.get(path)
         #expect(response.status == 404)
         let error = try #require(try response.json()["error"] as? [String: Any])
@@ -51,18 +52,18 @@ struct RoutesTests {
         ("/v1/resolve", "'url'"), ("/v1/resolve?url=nothing", "'url'"),
     ])
     func badParameterIs400NamingIt(path: String, name: String) throws {
-        let server = try TestServer(threads: 1)
-        defer { server.stop() }
+        let server = try RouteHarness()
+        defer { server.remove() }
         let response = try server.get(path)
         #expect(response.status == 400, "\(path)")
         let message = try #require((try response.json()["error"] as? [String: Any])?["message"] as? String)
         #expect(message.contains(name), "\(path): \(message)")
-        #expect(response.header("Cache-Control") == "no-store")
+        #expect(response.response.cache == .noStore)
     }
 
     @Test func lookupShapeAndInvalidIds() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try RouteHarness()
+        defer { server.remove() }
         let response = try server.get("/v1/lookup?id=364709193,562148264,42&country=gb")
         #expect(response.status == 200)
         let object = try response.json()
@@ -74,8 +75,8 @@ struct RoutesTests {
     }
 
     @Test func lookupByStoreLink() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try RouteHarness()
+        defer { server.remove() }
         let link = "https%3A%2F%2Fapps.apple.com%2Fus%2Fapp%2Fibooks%2Fid364709193%3Fmt%3D8"
         let response = try server.get("/v1/lookup?url=\(link)")
         #expect(response.status == 200)
@@ -84,8 +85,8 @@ struct RoutesTests {
     }
 
     @Test func lookupLimitIs200Ids() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try RouteHarness()
+        defer { server.remove() }
         let ids200 = (1...200).map(String.init).joined(separator: ",")
         #expect(try server.get("/v1/lookup?id=\(ids200)").status == 200)
         let ids201 = (1...201).map(String.init).joined(separator: ",")
@@ -95,8 +96,8 @@ struct RoutesTests {
     }
 
     @Test func resolve() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try RouteHarness()
+        defer { server.remove() }
         let response = try server.get("/v1/resolve?url=https://apps.apple.com/us/app/ibooks/id364709193")
         #expect(response.status == 200)
         #expect(response.text == "{\"id\":364709193,\"kind\":\"software\",\"country\":\"us\"}\n")
@@ -104,8 +105,8 @@ struct RoutesTests {
     }
 
     @Test func searchWithPlusAndPercent() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try RouteHarness()
+        defer { server.remove() }
         let response = try server.get("/v1/search?term=caf%C3%A9+ol&entity=software&country=us&limit=5")
         #expect(response.status == 200, "\(response.text)")
         let results = try #require(try response.json()["results"] as? [[String: Any]])
@@ -113,8 +114,8 @@ struct RoutesTests {
     }
 
     @Test func pricesStorefrontsGenres() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try RouteHarness()
+        defer { server.remove() }
         let prices = try server.get("/v1/apps/562148264/prices").json()
         let rows = try #require(prices["prices"] as? [[String: Any]])
         #expect(rows.count == 6)
@@ -125,9 +126,9 @@ struct RoutesTests {
         #expect((genres["results"] as? [[String: Any]])?.first?["name"] as? String == "App Store")
     }
 
-    @Test func statusHealthMetrics() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+    @Test func statusAndHealth() throws {
+        let server = try RouteHarness()
+        defer { server.remove() }
         let status = try server.get("/v1/status")
         #expect(status.status == 200)
         let object = try status.json()
@@ -137,27 +138,78 @@ struct RoutesTests {
         let health = try server.get("/healthz")
         #expect(health.status == 200)
         #expect(try health.json()["status"] as? String == "ok")
-        _ = try server.get("/v1/apps/1")
-        let metrics = try server.get("/metrics")
-        #expect(metrics.status == 200)
-        #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
-        #expect(metrics.text.contains("epf_http_requests_total{route=\"apps\",status=\"404\"} 1"))
-        #expect(metrics.text.contains("epf_http_request_duration_seconds_bucket{le=\"+Inf\"}"))
-        #expect(metrics.text.contains("epf_http_open_connections "))
-        #expect(metrics.text.contains("epf_database_export_date_seconds 1452074401"))
+        #expect(health.response.cache == .noStore)
+        #expect(EPFRoutes.isoDate(milliseconds: 1452074401007) == "2016-01-06T10:00:01Z")
     }
 
     @Test func unknownRouteAndMethod() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try RouteHarness()
+        defer { server.remove() }
         #expect(try server.get("/nope").status == 404)
         #expect(try server.get("/v1/apps").status == 404)
         #expect(try server.get("/v1/apps/1/2/3").status == 404)
-        let client = try server.client()
-        try client.send(request("/v1/apps/364709193", method: "DELETE"))
-        let response = try client.readResponse()
+        let response = try server.get("/v1/apps/364709193", method: .other("DELETE"))
         #expect(response.status == 405)
-        #expect(response.header("Allow") == "GET, HEAD")
+        #expect(response.response.headers.contains { $0.name == "Allow" && $0.value == "GET, HEAD" })
         #expect(try response.json()["error"] != nil)
+    }
+
+    @Test(arguments: [
+        ("/healthz", Route.health), ("/metrics", .metrics), ("/v1/lookup", .lookup), ("/v1/resolve", .resolve),
+        ("/v1/search", .search), ("/v1/storefronts", .storefronts), ("/v1/genres", .genres),
+        ("/v1/status", .status), ("/v1/apps/12", .entity(.software, id: "12")),
+        ("/v1/collections/x", .entity(.album, id: "x")), ("/v1/apps/5/prices", .appPrices(id: "5")),
+    ])
+    func pathsParseIntoRoutes(path: String, route: Route) {
+        #expect(Route(path: path) == route)
+    }
+
+    @Test(arguments: ["/", "/v1", "/v1/", "/v1/nope", "/v2/lookup", "/v1/songs/5/prices", "/v1/apps/1/2/3",
+                      "/healthz/", "*"])
+    func unknownPathsHaveNoRoute(path: String) {
+        #expect(Route(path: path) == nil)
+    }
+
+    @Test func routeNamesAndCacheability() {
+        #expect(Route.entity(.album, id: "1").name == "collections")
+        #expect(Route.appPrices(id: "1").name == "app_prices")
+        #expect(Route.entity(.software, id: "1").isCacheable)
+        #expect(!Route.status.isCacheable && !Route.health.isCacheable && !Route.metrics.isCacheable)
+    }
+}
+
+/// The API's routes over their own fixture database, called directly with requests.
+final class RouteHarness {
+    let fixture: Fixture
+    let routes: EPFRoutes
+
+    init() throws {
+        fixture = try Fixture()
+        routes = try EPFRoutes(configuration: EPFServerConfiguration(databasePath: fixture.path))
+    }
+
+    func remove() {
+        fixture.remove()
+    }
+
+    /// The routes' answer to one request for `target`.
+    func get(_ target: String, method: HTTPMethod = .get) throws -> RouteAnswer {
+        let request = try #require(HTTPRequest(method: method, target: target))
+        return RouteAnswer(response: routes.respond(to: request))
+    }
+}
+
+/// A responder's answer, with the helpers the socket tests' `Response` has.
+struct RouteAnswer {
+    let response: HTTPResponse
+
+    var status: Int { response.status }
+    var text: String { String(decoding: response.body, as: UTF8.self) }
+
+    func json() throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
+            throw ClientError(description: "not a JSON object: \(text.prefix(200))")
+        }
+        return object
     }
 }

@@ -1,3 +1,4 @@
+import HTTPTransport
 import EPFServer
 import Foundation
 import Glibc

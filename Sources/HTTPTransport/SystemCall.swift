@@ -183,7 +183,7 @@ final class EPoll {
 }
 
 /// Monotonic clock in nanoseconds (`clock_gettime(CLOCK_MONOTONIC)`).
-func monotonicNanoseconds() -> UInt64 {
+public func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)

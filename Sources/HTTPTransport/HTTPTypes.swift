@@ -55,6 +55,15 @@ public struct HTTPRequest: Sendable {
         self.ifModifiedSince = ifModifiedSince
     }
 
+    /// Creates a request for a target as a client sends it (`/v1/apps/1?country=gb`), decoded as the parser
+    /// decodes it: for responders called without a socket (tests, tools). Nil when the target is malformed.
+    public init?(method: HTTPMethod = .get, target: String) {
+        var bytes = Array(target.utf8)
+        let decoded = bytes.withUnsafeMutableBufferPointer { HTTPParser.decodeTarget(UnsafeBufferPointer($0)) }
+        guard case .success(let parts) = decoded else { return nil }
+        self.init(method: method, target: target, path: parts.path, query: parts.query)
+    }
+
     /// The last value of query parameter `name`, or nil.
     public func parameter(_ name: String) -> String? {
         query.last(where: { $0.name == name })?.value

@@ -1,0 +1,100 @@
+import EPFQuery
+
+/// A request path parsed into the API route it names.
+enum Route: Equatable, Sendable {
+    case health
+    case metrics
+    case lookup
+    case resolve
+    case search
+    case storefronts
+    case genres
+    case status
+    /// `/v1/apps/{id}`, `/v1/collections/{id}`, ...: the id as sent, checked by the handler.
+    case entity(EntityKind, id: String)
+    /// `/v1/apps/{id}/prices`.
+    case appPrices(id: String)
+
+    /// The route of a decoded path that starts with `/`, nil when none matches.
+    init?(path: String) {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count >= 2, segments[0].isEmpty else { return nil }
+        switch (segments.count, segments[1]) {
+        case (2, "healthz"): self = .health
+        case (2, "metrics"): self = .metrics
+        case (3, "v1"):
+            switch segments[2] {
+            case "lookup": self = .lookup
+            case "resolve": self = .resolve
+            case "search": self = .search
+            case "storefronts": self = .storefronts
+            case "genres": self = .genres
+            case "status": self = .status
+            default: return nil
+            }
+        case (4, "v1"), (5, "v1"):
+            guard let kind = Self.entityKinds[String(segments[2])] else { return nil }
+            let id = String(segments[3])
+            if segments.count == 5 {
+                guard kind == .software, segments[4] == "prices" else { return nil }
+                self = .appPrices(id: id)
+            } else {
+                self = .entity(kind, id: id)
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// The low-cardinality name used in metrics and access logs.
+    var name: String {
+        switch self {
+        case .health: return "healthz"
+        case .metrics: return "metrics"
+        case .lookup: return "lookup"
+        case .resolve: return "resolve"
+        case .search: return "search"
+        case .storefronts: return "storefronts"
+        case .genres: return "genres"
+        case .status: return "status"
+        case .entity(let kind, _): return Self.entitySegment(kind)
+        case .appPrices: return "app_prices"
+        }
+    }
+
+    /// Whether the answer depends only on the target and the data, so the response cache may keep it.
+    var isCacheable: Bool {
+        switch self {
+        case .health, .metrics, .status: return false
+        case .lookup, .resolve, .search, .storefronts, .genres, .entity, .appPrices: return true
+        }
+    }
+
+    /// The path segment after `/v1/` of each entity route, by the kind it serves.
+    private static func entitySegment(_ kind: EntityKind) -> String {
+        switch kind {
+        case .software: return "apps"
+        case .album, .ebook: return "collections"
+        case .song: return "songs"
+        case .video: return "videos"
+        case .artist: return "artists"
+        }
+    }
+
+    /// The kind each entity route serves, by its path segment.
+    private static let entityKinds: [String: EntityKind] = [
+        "apps": .software, "collections": .album, "songs": .song, "videos": .video, "artists": .artist,
+    ]
+}
+
+/// Why a route answered with an error instead of a body.
+struct RouteError: Error {
+    let status: Int
+    let message: String
+    var headers: [(name: String, value: String)] = []
+
+    static func badParameter(_ name: String, _ message: String) -> RouteError {
+        RouteError(status: 400, message: "parameter '\(name)': \(message)")
+    }
+}
+
