@@ -704,7 +704,8 @@ def sample_ids(database, count):
 def search_term(database):
     result = subprocess.run(["sqlite3", database["db"], "SELECT title FROM application ORDER BY random() LIMIT 50"],
                             capture_output=True, text=True)
-    words = [w for w in re.findall(r"[A-Za-z]{4,}", result.stdout)]
+    # Whole words only: a run of ASCII letters cut out of "Märchen" ("rchen") matches no token.
+    words = [w for w in result.stdout.split() if re.fullmatch(r"[A-Za-z]{4,}", w)]
     return words[0].lower() if words else "photo"
 
 
