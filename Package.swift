@@ -13,21 +13,23 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CBzip2", path: "Sources/CBzip2", providers: [.apt(["libbz2-dev"])]),
 
+        // One JSON value type and writer for every output (CLI --json, HTTP bodies, stored documents).
+        .target(name: "JSONText"),
         // Bytes -> records: sources (file, gzip, bzip2, tar), record splitter, header, feed layout.
         .target(name: "EPFFormat", dependencies: ["CZlib", "CBzip2"]),
         // Deterministic synthetic feeds in the exact EPF format.
         .target(name: "EPFGenerator", dependencies: ["EPFFormat", "CBzip2", "CZlib"]),
         // Records -> rows: SQLite wrapper, schema mapping, full/incremental loaders, ledger.
-        .target(name: "EPFStore", dependencies: ["EPFFormat", "CSQLite"]),
+        .target(name: "EPFStore", dependencies: ["EPFFormat", "CSQLite", "JSONText"]),
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
-        .target(name: "EPFQuery", dependencies: ["EPFStore"]),
+        .target(name: "EPFQuery", dependencies: ["EPFStore", "JSONText"]),
         // HTTP/1.1 transport: sockets, parser, workers, response writer, metrics. Knows nothing of EPF.
-        .target(name: "HTTPTransport"),
+        .target(name: "HTTPTransport", dependencies: ["JSONText"]),
         // The EPF API: routes over EPFQuery, the response cache and the status report, on HTTPTransport.
-        .target(name: "EPFServer", dependencies: ["EPFQuery", "HTTPTransport"]),
+        .target(name: "EPFServer", dependencies: ["EPFQuery", "HTTPTransport", "JSONText"]),
         // The executable: argument parsing and output only.
         .executableTarget(name: "epf", dependencies: ["EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery", "EPFServer",
-                                                      "HTTPTransport"]),
+                                                      "HTTPTransport", "JSONText"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench", dependencies: ["EPFFormat", "EPFStore", "EPFQuery"], path: "benchmarks/swift"),
 
@@ -35,10 +37,11 @@ let package = Package(
         .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator", "EPFTestSupport"]),
         // Shared test data (SQL for a small catalogue), used by the query and server tests only.
         .target(name: "EPFTestSupport", dependencies: [], path: "Tests/EPFTestSupport"),
-        .testTarget(name: "EPFQueryTests", dependencies: ["EPFQuery", "EPFStore", "EPFGenerator", "EPFTestSupport"]),
+        .testTarget(name: "EPFQueryTests",
+                    dependencies: ["EPFQuery", "EPFStore", "EPFGenerator", "EPFTestSupport", "JSONText"]),
         .testTarget(name: "EPFServerTests",
                     dependencies: ["EPFServer", "EPFQuery", "HTTPTransport", "EPFTestSupport"]),
-        .testTarget(name: "HTTPTransportTests", dependencies: ["HTTPTransport"]),
+        .testTarget(name: "HTTPTransportTests", dependencies: ["HTTPTransport", "JSONText"]),
         .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat"]),
     ],

@@ -1,6 +1,7 @@
 import Dispatch
 import EPFStore
 import Foundation
+import JSONText
 
 /// Every app's default Lookup object (no country, no language), serialized once at import time.
 ///

@@ -1,3 +1,5 @@
+import JSONText
+
 /// Formatting helpers of Lookup objects that need no database: genre and device lists, dates, view URLs.
 extension QueryEngine {
     /// Comma-separated integers (as `group_concat` writes them) in order; anything else is skipped.

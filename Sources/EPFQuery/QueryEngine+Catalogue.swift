@@ -1,4 +1,5 @@
 import EPFStore
+import JSONText
 
 /// Catalogue listings: an item's prices, storefronts, the genre tree, a genre's apps, the export date.
 extension QueryEngine {

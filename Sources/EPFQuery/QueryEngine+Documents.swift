@@ -1,4 +1,5 @@
 import EPFStore
+import JSONText
 
 /// Stored lookup documents: reading them, re-targeting them to a country, and building them for the importer.
 extension QueryEngine {

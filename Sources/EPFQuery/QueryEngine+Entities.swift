@@ -1,4 +1,5 @@
 import EPFStore
+import JSONText
 
 /// Lookup objects built from the tables: apps, collections, songs, videos, artists, and their prices.
 extension QueryEngine {

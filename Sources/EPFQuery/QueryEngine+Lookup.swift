@@ -1,4 +1,5 @@
 import EPFStore
+import JSONText
 
 /// Lookups by Apple ID or store link, and link resolution.
 extension QueryEngine {

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import EPFStore
+import JSONText
 
 /// Answers questions about an imported EPF database: lookups by ID or link, search, prices, genres, SQL.
 ///

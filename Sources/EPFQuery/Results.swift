@@ -1,4 +1,5 @@
 import EPFStore
+import JSONText
 
 /// Why a query could not be answered. Each case's `description` says what went wrong and what to do.
 public enum QueryError: Error, CustomStringConvertible, Sendable {

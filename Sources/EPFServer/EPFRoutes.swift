@@ -1,7 +1,9 @@
+import EPFFormat
 import EPFQuery
 import EPFStore
 import Glibc
 import HTTPTransport
+import JSONText
 
 /// The API's routes for one worker thread, over its own read-only `QueryEngine`.
 ///
@@ -280,7 +282,7 @@ public final class EPFRoutes: HTTPResponder {
         let exportDate = database.newestExportDate()
         return json(.object([
             ("status", .string("ok")),
-            ("exportDate", exportDate.map { .string(Self.isoDate(milliseconds: $0)) } ?? .null),
+            ("exportDate", exportDate.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null),
         ]), cache: .noStore)
     }
 
@@ -316,18 +318,5 @@ public final class EPFRoutes: HTTPResponder {
         }
         statusCache = (now, value)
         return json(value, cache: .noStore)
-    }
-
-    /// Milliseconds since 1970 as `2024-05-01T00:00:00Z`.
-    static func isoDate(milliseconds: Int64) -> String {
-        var time = time_t(milliseconds / 1000)
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))Z"
     }
 }

@@ -2,9 +2,9 @@ import EPFFormat
 import Foundation
 
 /// What the database holds: tables with row counts and export dates, the last imports, the file size.
-public struct StoreStatus: Sendable, Codable {
+public struct StoreStatus: Sendable {
     /// One EPF table.
-    public struct Table: Sendable, Codable {
+    public struct Table: Sendable {
         public var name: String
         public var rows: Int64
         public var exportDate: Int64?
@@ -13,7 +13,7 @@ public struct StoreStatus: Sendable, Codable {
     }
 
     /// One ledger row.
-    public struct Import: Sendable, Codable {
+    public struct Import: Sendable {
         public var table: String
         public var location: String
         public var mode: String?
@@ -27,7 +27,7 @@ public struct StoreStatus: Sendable, Codable {
     }
 
     /// Derived data (the lookup documents) and whether it is that of the current tables.
-    public struct Derived: Sendable, Codable {
+    public struct Derived: Sendable {
         public var name: String
         public var built: String?
         /// False when a table changed after it was built: readers then ignore it until the next import.

@@ -1,3 +1,5 @@
+import JSONText
+
 /// The HTTP version of a request line.
 public enum HTTPVersion: Sendable, Equatable {
     /// `HTTP/1.0`: the connection closes after the response unless the client asks for keep-alive.
@@ -119,33 +121,13 @@ public struct HTTPResponse: Sendable {
     public static func error(_ status: Int, _ message: String, route: String = "other",
                              lastModified: Int64? = nil,
                              headers: [(name: String, value: String)] = []) -> HTTPResponse {
-        var body = Array("{\"error\":{\"status\":\(status),\"message\":".utf8)
-        appendJSONString(message, to: &body)
-        body.append(contentsOf: "}}\n".utf8)
+        var body = JSONValue.object([
+            ("error", .object([("status", .int(Int64(status))), ("message", .string(message))])),
+        ]).serialized()
+        body.append(UInt8(ascii: "\n"))
         return HTTPResponse(status: status, body: body, lastModified: lastModified, cache: .noStore,
                             headers: headers, route: route)
     }
-}
-
-/// Appends `text` as a JSON string literal with the escapes RFC 8259 requires.
-public func appendJSONString(_ text: String, to output: inout [UInt8]) {
-    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-    output.append(UInt8(ascii: "\""))
-    for byte in text.utf8 {
-        switch byte {
-        case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
-        case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
-        case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-        case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-        case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-        case 0..<0x20:
-            output.append(contentsOf: Array("\\u00".utf8))
-            output.append(hex[Int(byte >> 4)])
-            output.append(hex[Int(byte & 0xF)])
-        default: output.append(byte)
-        }
-    }
-    output.append(UInt8(ascii: "\""))
 }
 
 /// Reason phrases for the status codes this server sends.

@@ -2,6 +2,7 @@ import EPFFormat
 import EPFQuery
 import EPFStore
 import Foundation
+import JSONText
 
 /// Shows import progress: a live line per table on a terminal, a plain log line every few seconds otherwise.
 final class ProgressPrinter: @unchecked Sendable {
@@ -301,9 +302,7 @@ enum StatusCommand: Command {
                                  + "epf import <feed directory or file> --db \(database)")
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            Output.shared.write(String(decoding: try encoder.encode(status), as: UTF8.self) + "\n")
+            Output.shared.write(status.json().prettyText + "\n")
             return .ok
         }
         say("database: \(database) (\(String(format: "%.1f", Double(status.sizeBytes) / 1_000_000)) MB)")

@@ -1,6 +1,7 @@
 import EPFFormat
 import EPFStore
 import Foundation
+import JSONText
 
 /// `epf inspect`: reads feed files end to end without loading them, and reports what they hold and what is wrong.
 enum InspectCommand: Command {
@@ -81,11 +82,7 @@ enum InspectCommand: Command {
             }
         }
         if json {
-            let objects = reports.map(jsonObject)
-            let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys,
-                                                                                      .withoutEscapingSlashes])
-            Output.shared.write(String(decoding: data, as: UTF8.self))
-            Output.shared.write("\n")
+            Output.shared.write(JSONValue.array(reports.map(jsonObject)).prettyText + "\n")
         } else {
             let bad = reports.filter { !$0.isSound }.count
             say("\(reports.count) table file(s), \(bad) with problems")
@@ -162,47 +159,59 @@ enum InspectCommand: Command {
         say(report.isSound ? "  status:          ok" : "  status:          PROBLEM")
     }
 
-    static func jsonObject(_ report: Report) -> [String: Any] {
-        var object: [String: Any] = [
-            "location": report.file.location,
-            "table": report.file.table,
-            "sound": report.isSound,
+    /// The JSON object of one report (`--json`): keys in a fixed order, optional facts left out when unknown.
+    static func jsonObject(_ report: Report) -> JSONValue {
+        var object: [(String, JSONValue)] = [
+            ("location", .string(report.file.location)),
+            ("table", .string(report.file.table)),
+            ("sound", .bool(report.isSound)),
         ]
-        if let feed = report.file.feed { object["feed"] = feed }
-        if let date = report.file.feedDate { object["feedDate"] = date }
-        if let part = report.file.part { object["part"] = part }
-        if let digest = report.file.verifiedMD5 { object["md5"] = digest }
+        func add(_ key: String, _ value: JSONValue?) {
+            if let value { object.append((key, value)) }
+        }
+        func text(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+        add("feed", report.file.feed.map { .string($0) })
+        add("feedDate", report.file.feedDate.map { .string($0) })
+        add("part", report.file.part.map { .int(Int64($0)) })
+        add("md5", report.file.verifiedMD5.map { .string($0) })
         if let exportDate = report.exportDate {
-            object["exportDate"] = exportDate
-            object["exportDateUTC"] = EPFValues.isoTimestamp(milliseconds: exportDate)
+            add("exportDate", .int(exportDate))
+            add("exportDateUTC", .string(EPFValues.isoTimestamp(milliseconds: exportDate)))
         }
         if let header = report.header {
-            object["mode"] = header.exportMode?.rawValue ?? header.unknownExportMode ?? NSNull()
-            object["flavor"] = header.flavor.rawValue
-            object["primaryKey"] = header.primaryKey
-            object["headerWarnings"] = KnownSchemas.resolve(table: report.file.table, header: header).corrections
-            object["columns"] = header.columns.enumerated().map { index, name -> [String: Any] in
-                ["name": name, "type": index < header.dbTypes.count ? header.dbTypes[index] : NSNull()]
-            }
+            add("mode", text(header.exportMode?.rawValue ?? header.unknownExportMode))
+            add("flavor", .string(header.flavor.rawValue))
+            add("primaryKey", .array(header.primaryKey.map { .string($0) }))
+            let corrections = KnownSchemas.resolve(table: report.file.table, header: header).corrections
+            add("headerWarnings", .array(corrections.map { .string($0) }))
+            add("columns", .array(header.columns.enumerated().map { index, name in
+                .object([("name", .string(name)),
+                         ("type", index < header.dbTypes.count ? .string(header.dbTypes[index]) : .null)])
+            }))
         }
         if let summary = report.summary {
-            object["recordsWritten"] = summary.declaredRecords ?? NSNull()
-            object["recordsRead"] = summary.records
-            object["countMismatch"] = summary.countMismatch
-            object["truncated"] = summary.truncated
-            if summary.truncated { object["endsAtByte"] = summary.bytes }
-            object["badRecords"] = summary.badRecords
-            object["problems"] = summary.problemCounts
-            object["samples"] = summary.problemSamples.map { sample -> [String: Any] in
-                var entry: [String: Any] = ["record": sample.record, "offset": sample.offset, "kinds": sample.kinds]
-                if let fields = sample.fields { entry["fields"] = fields }
-                return entry
-            }
-            object["bytes"] = summary.bytes
-            object["seconds"] = report.seconds
-            object["megabytesPerSecond"] = report.seconds > 0 ? Double(summary.bytes) / 1_000_000 / report.seconds : 0
+            add("recordsWritten", summary.declaredRecords.map { .int(Int64($0)) } ?? .null)
+            add("recordsRead", .int(Int64(summary.records)))
+            add("countMismatch", .bool(summary.countMismatch))
+            add("truncated", .bool(summary.truncated))
+            if summary.truncated { add("endsAtByte", .int(Int64(summary.bytes))) }
+            add("badRecords", .int(Int64(summary.badRecords)))
+            add("problems", .object(summary.problemCounts.sorted { $0.key < $1.key }.map {
+                ($0.key, .int(Int64($0.value)))
+            }))
+            add("samples", .array(summary.problemSamples.map { sample in
+                var entry: [(String, JSONValue)] = [("record", .int(Int64(sample.record))),
+                                                    ("offset", .int(sample.offset)),
+                                                    ("kinds", .array(sample.kinds.map { .string($0) }))]
+                if let fields = sample.fields { entry.append(("fields", .int(Int64(fields)))) }
+                return .object(entry)
+            }))
+            add("bytes", .int(Int64(summary.bytes)))
+            add("seconds", .double(report.seconds))
+            add("megabytesPerSecond", .double(report.seconds > 0
+                ? Double(summary.bytes) / 1_000_000 / report.seconds : 0))
         }
-        if let error = report.error { object["error"] = error }
-        return object
+        add("error", report.error.map { .string($0) })
+        return .object(object)
     }
 }

@@ -1,5 +1,6 @@
 import EPFQuery
 import EPFStore
+import JSONText
 
 /// `epf lookup`: what an Apple ID or store link is, like Apple's Lookup API but from the local database.
 enum LookupCommand: Command {

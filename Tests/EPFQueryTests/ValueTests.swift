@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import EPFQuery
+import JSONText
 
 @Suite struct StoreLinkTests {
     @Test(arguments: [

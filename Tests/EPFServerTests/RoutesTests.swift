@@ -1,5 +1,6 @@
 @testable import EPFServer
 import Foundation
+import EPFStore
 import HTTPTransport
 import Testing
 
@@ -139,7 +140,6 @@ struct RoutesTests {
         #expect(health.status == 200)
         #expect(try health.json()["status"] as? String == "ok")
         #expect(health.response.cache == .noStore)
-        #expect(EPFRoutes.isoDate(milliseconds: 1452074401007) == "2016-01-06T10:00:01Z")
     }
 
     @Test func unknownRouteAndMethod() throws {
@@ -152,6 +152,25 @@ struct RoutesTests {
         #expect(response.status == 405)
         #expect(response.response.headers.contains { $0.name == "Allow" && $0.value == "GET, HEAD" })
         #expect(try response.json()["error"] != nil)
+    }
+
+    @Test func statusHasTheKeysAndTypesOfEpfStatusJSON() throws {
+        let server = try RouteHarness()
+        defer { server.remove() }
+        let served = try JSONSerialization.jsonObject(with: Data(server.get("/v1/status").response.body))
+        let connection = try SQLiteConnection(path: server.fixture.path, mode: .readOnly)
+        let cli = try StoreStatus.read(connection, databasePath: server.fixture.path).json().serialized()
+        var expected = try #require(try JSONSerialization.jsonObject(with: Data(cli)) as? [String: Any])
+        var got = try #require(served as? [String: Any])
+        #expect(got.removeValue(forKey: "server") != nil)
+        #expect(got["exportDate"] is String && got["exportDateMs"] is Int)
+        // The fixture has no import bookkeeping: the server falls back on the data's newest export_date.
+        #expect(Set(got.keys) == Set(expected.keys))
+        for key in ["sizeBytes", "exportDate", "exportDateMs"] {
+            expected[key] = nil
+            got[key] = nil
+        }
+        #expect(NSDictionary(dictionary: got) == NSDictionary(dictionary: expected))
     }
 
     @Test(arguments: [

@@ -1,4 +1,5 @@
 @testable import HTTPTransport
+import JSONText
 import Testing
 
 @Suite("HTTP parser and dates")
@@ -52,8 +53,8 @@ struct ParserTests {
     }
 
     @Test func jsonStringEscapes() {
-        var bytes: [UInt8] = []
-        appendJSONString("a\"b\\c\n\u{01}é", to: &bytes)
-        #expect(String(decoding: bytes, as: UTF8.self) == "\"a\\\"b\\\\c\\n\\u0001é\"")
+        let response = HTTPResponse.error(400, "a\"b\\c\n\u{01}é\u{2028}")
+        #expect(String(decoding: response.body, as: UTF8.self)
+                 == "{\"error\":{\"status\":400,\"message\":\"a\\\"b\\\\c\\n\\u0001é\\u2028\"}}\n")
     }
 }

@@ -73,7 +73,8 @@ public enum JSONValue: Equatable, Sendable {
         writer.withBytes { bytes.append(contentsOf: $0) }
     }
 
-    func write(to writer: inout JSONWriter) {
+    /// Appends the compact JSON of this value to `writer`.
+    public func write(to writer: inout JSONWriter) {
         switch self {
         case .null: writer.append(JSONValue.nullBytes)
         case .bool(let value): writer.append(value ? JSONValue.trueBytes : JSONValue.falseBytes)
@@ -119,6 +120,46 @@ public enum JSONValue: Equatable, Sendable {
         }
     }
 
+    /// Indented JSON for people (two spaces a level, one member or element a line), as a `String`: what the
+    /// CLI prints for `--json`. Same values and escapes as `serialized()`.
+    public var prettyText: String {
+        var writer = JSONWriter(capacity: 1024)
+        writePretty(to: &writer, level: 0)
+        return writer.withBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private func writePretty(to writer: inout JSONWriter, level: Int) {
+        func newline(_ level: Int) {
+            writer.append(UInt8(ascii: "\n"))
+            for _ in 0..<(level * 2) { writer.append(UInt8(ascii: " ")) }
+        }
+        switch self {
+        case .array(let elements) where !elements.isEmpty:
+            writer.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { writer.append(UInt8(ascii: ",")) }
+                newline(level + 1)
+                element.writePretty(to: &writer, level: level + 1)
+            }
+            newline(level)
+            writer.append(UInt8(ascii: "]"))
+        case .object(let pairs) where !pairs.isEmpty:
+            writer.append(UInt8(ascii: "{"))
+            for (index, pair) in pairs.enumerated() {
+                if index > 0 { writer.append(UInt8(ascii: ",")) }
+                newline(level + 1)
+                writer.appendString(pair.0)
+                writer.append(UInt8(ascii: ":"))
+                writer.append(UInt8(ascii: " "))
+                pair.1.writePretty(to: &writer, level: level + 1)
+            }
+            newline(level)
+            writer.append(UInt8(ascii: "}"))
+        default:
+            write(to: &writer)
+        }
+    }
+
     /// The serialized JSON as a `String`.
     public var jsonText: String { String(decoding: serialized(), as: UTF8.self) }
 
@@ -127,7 +168,7 @@ public enum JSONValue: Equatable, Sendable {
     static let falseBytes: [UInt8] = Array("false".utf8)
 
     /// Whether text is a JSON number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
-    static func isJSONNumber(_ text: String) -> Bool {
+    public static func isJSONNumber(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { isJSONNumber($0) }
     }
@@ -161,16 +202,18 @@ public enum JSONValue: Equatable, Sendable {
     }
 }
 
-/// A growing byte buffer that JSON is written into, freed by its one owner (`deinit`).
+/// A growing byte buffer that JSON is written into, freed by its one owner (`deinit`): the one JSON writer of
+/// the project (the CLI's `--json`, the HTTP API's bodies and errors, the stored lookup documents).
 ///
 /// Appending to an `Array` checks uniqueness and capacity through several calls per byte; this keeps a
 /// raw pointer and a count, and grows by doubling.
-struct JSONWriter: ~Copyable {
+public struct JSONWriter: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     private var count = 0
 
-    init(capacity: Int) {
+    /// An empty writer with room for `capacity` bytes before it grows.
+    public init(capacity: Int) {
         self.capacity = max(capacity, 64)
         base = .allocate(capacity: self.capacity)
     }
@@ -178,10 +221,10 @@ struct JSONWriter: ~Copyable {
     deinit { base.deallocate() }
 
     /// A copy of the bytes written.
-    func bytes() -> [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+    public func bytes() -> [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
     /// Calls `body` with the bytes written.
-    func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    public func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try body(UnsafeBufferPointer(start: base, count: count))
     }
 
@@ -200,30 +243,35 @@ struct JSONWriter: ~Copyable {
         capacity = newCapacity
     }
 
+    /// Appends one byte as is.
     @inline(__always)
-    mutating func append(_ byte: UInt8) {
+    public mutating func append(_ byte: UInt8) {
         reserve(1)
         base[count] = byte
         count += 1
     }
 
-    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+    /// Appends bytes as they are (already JSON, or part of a literal).
+    public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         reserve(bytes.count)
         (base + count).update(from: source, count: bytes.count)
         count += bytes.count
     }
 
-    mutating func append(_ bytes: [UInt8]) {
+    /// Appends bytes as they are (already JSON, or part of a literal).
+    public mutating func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { append($0) }
     }
 
-    mutating func appendUTF8(of text: String) {
+    /// Appends the UTF-8 of `text` unescaped (already JSON, e.g. a checked number).
+    public mutating func appendUTF8(of text: String) {
         var text = text
         text.withUTF8 { append($0) }
     }
 
-    mutating func appendInteger(_ number: Int64) {
+    /// Appends an integer in decimal.
+    public mutating func appendInteger(_ number: Int64) {
         reserve(20)
         if number == 0 {
             append(UInt8(ascii: "0"))
@@ -247,7 +295,7 @@ struct JSONWriter: ~Copyable {
     }
 
     /// A JSON string literal: escapes `"`, `\\`, control characters and U+2028/U+2029.
-    mutating func appendString(_ text: String) {
+    public mutating func appendString(_ text: String) {
         var text = text
         text.withUTF8 { appendString(utf8: $0) }
     }

@@ -1,0 +1,46 @@
+import EPFFormat
+import JSONText
+
+extension StoreStatus {
+    /// The status as JSON: the one shape of `epf status --json` and of `/v1/status` (which adds a `server`
+    /// object). Export dates appear twice, as ISO 8601 UTC (`exportDate`) and as EPF's milliseconds
+    /// (`exportDateMs`); `exportDateFallback` stands in for the top-level date when no table has bookkeeping, and
+    /// `extra` members are appended.
+    public func json(exportDateFallback: Int64? = nil, extra: [(String, JSONValue)] = []) -> JSONValue {
+        func date(_ milliseconds: Int64?) -> JSONValue {
+            milliseconds.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null
+        }
+        func milliseconds(_ value: Int64?) -> JSONValue { value.map { .int($0) } ?? .null }
+        func text(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+        let tables: [JSONValue] = tables.map { table in
+            .object([
+                ("name", .string(table.name)), ("rows", .int(table.rows)),
+                ("exportDate", date(table.exportDate)), ("exportDateMs", milliseconds(table.exportDate)),
+                ("mode", text(table.mode)), ("updated", text(table.updated)),
+            ])
+        }
+        let imports: [JSONValue] = lastImports.map { entry in
+            .object([
+                ("table", .string(entry.table)), ("location", .string(entry.location)), ("mode", text(entry.mode)),
+                ("exportDate", date(entry.exportDate)), ("exportDateMs", milliseconds(entry.exportDate)),
+                ("rows", .int(entry.rows)), ("rejects", .int(entry.rejects)),
+                ("duplicates", .int(entry.duplicates)), ("finished", text(entry.finished)),
+                ("outcome", .string(entry.outcome)), ("message", text(entry.message)),
+            ])
+        }
+        let derived: [JSONValue] = derived.map { item in
+            .object([("name", .string(item.name)), ("built", text(item.built)), ("current", .bool(item.current))])
+        }
+        let newest = exportDate ?? exportDateFallback
+        return .object([
+            ("database", .string(database)),
+            ("sizeBytes", .int(sizeBytes)),
+            ("exportDate", date(newest)),
+            ("exportDateMs", milliseconds(newest)),
+            ("tables", .array(tables)),
+            ("derived", .array(derived)),
+            ("lastImport", imports.first ?? .null),
+            ("lastImports", .array(imports)),
+        ] + extra)
+    }
+}
