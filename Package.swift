@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "epf",
-    platforms: [.macOS(.v13)],
+    // Linux only: the code imports Glibc and links Debian's -dev packages. SwiftPM cannot declare a Linux-only
+    // package, so no `platforms` are listed rather than a macOS version the code does not build for.
     products: [
         .executable(name: "epf", targets: ["epf"]),
     ],

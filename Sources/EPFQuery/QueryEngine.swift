@@ -167,7 +167,7 @@ public final class QueryEngine {
                 return nil
             })
         } catch let error as SQLiteError {
-            if error.primaryCode == 26 { // SQLITE_NOTADB
+            if error.isNotADatabase {
                 throw QueryError.databaseEmpty(path: databasePath)
             }
             throw QueryError.sqlite(error)

@@ -29,6 +29,8 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public var isConstraint: Bool { primaryCode == SQLITE_CONSTRAINT }
     /// True when the connection is read-only and a write was attempted, or the statement was refused by the authorizer.
     public var isReadOnlyViolation: Bool { primaryCode == SQLITE_READONLY || primaryCode == SQLITE_AUTH }
+    /// True for `SQLITE_NOTADB`: the file is not an SQLite database.
+    public var isNotADatabase: Bool { primaryCode == SQLITE_NOTADB }
 }
 
 /// A value read from or bound to SQLite.
