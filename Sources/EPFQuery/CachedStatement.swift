@@ -61,6 +61,17 @@ extension QueryEngine {
         return try read(cached)
     }
 
+    /// `firstRow` with one integer bound to ?1 (an id), without building an array of bindings: the stored
+    /// document read is on every lookup's path.
+    @inline(__always)
+    func firstRow<T>(_ sql: String, id: Int64, _ read: (CachedStatement) throws -> T?) throws -> T? {
+        let cached = try cachedStatement(sql)
+        defer { cached.statement.reset() }
+        try cached.statement.bind(id, at: 1)
+        guard try cached.statement.step() else { return nil }
+        return try read(cached)
+    }
+
     /// Runs the cached statement for `sql` with `bindings` as ?1, ?2, ..., handing each row to `body` until it
     /// returns false. The statement is reset before this returns, whatever happens.
     func forEachRow(_ sql: String, _ bindings: [SQLValue], _ body: (CachedStatement) throws -> Bool) throws {

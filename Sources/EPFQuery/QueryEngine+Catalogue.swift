@@ -31,7 +31,7 @@ extension QueryEngine {
     func title(_ table: CatalogueTable, id: Int64) throws -> String? {
         guard tables.contains(table.name) else { return nil }
         let sql = "SELECT \(table.titleColumn) FROM \(table.name) WHERE \(table.idColumn) = ?1"
-        return try firstRow(sql, [.integer(id)]) { $0.statement.text(at: 0) }
+        return try firstRow(sql, id: id) { $0.statement.text(at: 0) }
     }
 
     /// Every storefront, sorted by country code. Empty when the storefront table is absent.

@@ -79,7 +79,7 @@ extension QueryEngine {
     /// An app's stored lookup document, nil when there is none (the documents cover every app).
     func storedDocument(_ id: Int64) throws -> [UInt8]? {
         let sql = "SELECT body FROM \(LookupDocuments.table) WHERE application_id = ?1"
-        return try firstRow(sql, [.integer(id)]) { row in
+        return try firstRow(sql, id: id) { row in
             guard case .blob(let body) = row.statement.value(at: 0) else { return nil }
             return body
         }

@@ -157,7 +157,7 @@ extension QueryEngine {
 
     func collection(_ id: Int64, country: String?, allPrices: Bool) throws -> LookupItem? {
         guard tables.contains("collection") else { return nil }
-        return try firstRow("SELECT * FROM collection WHERE collection_id = ?1", [.integer(id)]) { row -> LookupItem? in
+        return try firstRow("SELECT * FROM collection WHERE collection_id = ?1", id: id) { row -> LookupItem? in
             let kind = collectionKind(mediaType: row.int("media_type_id"))
             var fields = Fields()
             let artistId = try firstID("SELECT artist_id FROM artist_collection WHERE collection_id = ?1 LIMIT 1",
@@ -186,7 +186,7 @@ extension QueryEngine {
                                             name: "collectionPrice")
                 if tables.contains("collection_song") {
                     let count = try firstRow("SELECT count(*) FROM collection_song WHERE collection_id = ?1",
-                                             [.integer(id)]) { $0.statement.int64(at: 0) }
+                                             id: id) { $0.statement.int64(at: 0) }
                     if let count { fields.add("trackCount", .int(count)) }
                 }
             }
@@ -201,7 +201,7 @@ extension QueryEngine {
 
     func song(_ id: Int64, country: String?, allPrices: Bool) throws -> LookupItem? {
         guard tables.contains("song") else { return nil }
-        return try firstRow("SELECT * FROM song WHERE song_id = ?1", [.integer(id)]) { row -> LookupItem? in
+        return try firstRow("SELECT * FROM song WHERE song_id = ?1", id: id) { row -> LookupItem? in
             var fields = Fields()
             fields.add("wrapperType", "track")
             fields.add("kind", "song")
@@ -229,7 +229,7 @@ extension QueryEngine {
 
     func video(_ id: Int64, country: String?, allPrices: Bool) throws -> LookupItem? {
         guard tables.contains("video") else { return nil }
-        return try firstRow("SELECT * FROM video WHERE video_id = ?1", [.integer(id)]) { row -> LookupItem? in
+        return try firstRow("SELECT * FROM video WHERE video_id = ?1", id: id) { row -> LookupItem? in
             var fields = Fields()
             fields.add("wrapperType", "track")
             fields.add("kind", try videoKind(mediaType: row.int("media_type_id")))
@@ -253,7 +253,7 @@ extension QueryEngine {
 
     func artist(_ id: Int64) throws -> LookupItem? {
         guard tables.contains("artist") else { return nil }
-        return try firstRow("SELECT * FROM artist WHERE artist_id = ?1", [.integer(id)]) { row -> LookupItem? in
+        return try firstRow("SELECT * FROM artist WHERE artist_id = ?1", id: id) { row -> LookupItem? in
             var fields = Fields()
             fields.add("wrapperType", "artist")
             fields.add("artistType", try artistTypeName(row.int("artist_type_id")) ?? "Artist")
@@ -289,7 +289,7 @@ extension QueryEngine {
 
     func firstID(_ sql: String, table: String, id: Int64) throws -> Int64? {
         guard tables.contains(table) else { return nil }
-        return try firstRow(sql, [.integer(id)]) { $0.statement.int64(at: 0) }
+        return try firstRow(sql, id: id) { $0.statement.int64(at: 0) }
     }
 
     /// Adds `<name>`, `formattedPrice` and `currency` for the storefront of `country` (default "us") from the
@@ -355,7 +355,7 @@ extension QueryEngine {
 
     func artistTypeName(_ id: Int64?) throws -> String? {
         guard let id, tables.contains("artist_type") else { return nil }
-        return try firstRow("SELECT name FROM artist_type WHERE artist_type_id = ?1", [.integer(id)]) {
+        return try firstRow("SELECT name FROM artist_type WHERE artist_type_id = ?1", id: id) {
             $0.statement.text(at: 0)
         }
     }

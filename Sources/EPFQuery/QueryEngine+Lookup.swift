@@ -123,11 +123,11 @@ extension QueryEngine {
     func exists(_ table: CatalogueTable, id: Int64) throws -> EntityKind? {
         guard tables.contains(table.name) else { return nil }
         if table == .collection {
-            return try firstRow("SELECT media_type_id FROM collection WHERE collection_id = ?1", [.integer(id)]) {
+            return try firstRow("SELECT media_type_id FROM collection WHERE collection_id = ?1", id: id) {
                 collectionKind(mediaType: $0.statement.int64(at: 0))
             }
         }
-        return try firstRow("SELECT 1 FROM \(table.name) WHERE \(table.idColumn) = ?1", [.integer(id)]) { _ in
+        return try firstRow("SELECT 1 FROM \(table.name) WHERE \(table.idColumn) = ?1", id: id) { _ in
             table.defaultKind
         }
     }
