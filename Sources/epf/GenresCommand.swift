@@ -47,10 +47,10 @@ enum GenresCommand: Command {
             }
             let ranks = answer.country.map { " ranked in \($0)" } ?? ""
             let heading = "\(answer.genre.id)  \(answer.genre.name): \(answer.total) apps\(ranks)"
-            say(QueryCLI.bold(QueryCLI.truncate(heading, to: width)))
-            QueryCLI.printTable(["RANK", "ID", "PRIMARY", "TITLE"], answer.apps.map {
+            say(TerminalText.bold(TerminalText.truncate(heading, to: width)))
+            printTable(header: ["RANK", "ID", "PRIMARY", "TITLE"], rows: answer.apps.map {
                 [$0.rank.map { String($0) } ?? "-", String($0.id), $0.isPrimary ? "yes" : "", $0.title ?? ""]
-            }, width: width, rightAligned: [0, 1])
+            }, width: width, rightAligned: [0, 1], boldHeader: true)
             return .ok
         }
         let genres = try QueryCLI.run { try QueryEngine(databasePath: path).genres() }
@@ -66,8 +66,8 @@ enum GenresCommand: Command {
         for genre in genres {
             let id = String(genre.id)
             let line = String(repeating: " ", count: idWidth - id.count) + id + "  "
-                + String(repeating: "  ", count: genre.depth) + QueryCLI.oneLine(genre.name)
-            say(QueryCLI.truncate(line, to: width))
+                + String(repeating: "  ", count: genre.depth) + TerminalText.oneLine(genre.name)
+            say(TerminalText.truncate(line, to: width))
         }
         return .ok
     }

@@ -169,31 +169,6 @@ enum ImportRunner {
     }
 }
 
-/// Prints an aligned table, cut to the terminal width on a terminal.
-func printTable(header: [String], rows: [[String]], rightAligned: Set<Int> = []) {
-    var widths = header.map(\.count)
-    for row in rows {
-        for (index, cell) in row.enumerated() where index < widths.count {
-            widths[index] = max(widths[index], cell.count)
-        }
-    }
-    let limit = terminalWidth()
-    func line(_ cells: [String]) -> String {
-        var parts: [String] = []
-        for (index, cell) in cells.enumerated() {
-            let width = index < widths.count ? widths[index] : cell.count
-            let padding = String(repeating: " ", count: max(0, width - cell.count))
-            parts.append(rightAligned.contains(index) ? padding + cell : cell + padding)
-        }
-        var text = parts.joined(separator: "  ")
-        while text.last == " " { text.removeLast() }
-        if let limit, text.count > limit { text = String(text.prefix(max(1, limit - 1))) + "…" }
-        return text
-    }
-    say(line(header))
-    for row in rows { say(line(row)) }
-}
-
 /// `epf import`: applies feed files to the database.
 enum ImportCommand: Command {
     static let name = "import"

@@ -81,86 +81,14 @@ enum QueryCLI {
         Output.shared.write(String(decoding: bytes, as: UTF8.self))
     }
 
-    /// Bold text when colour is allowed.
-    static func bold(_ text: String) -> String {
-        colorAllowed ? "\u{1B}[1m" + text + "\u{1B}[0m" : text
-    }
-
-    /// Columns a string takes on a terminal: wide (CJK, fullwidth, emoji) count 2, combining marks 0.
-    static func displayWidth(_ text: String) -> Int {
-        var width = 0
-        for scalar in text.unicodeScalars {
-            width += scalarWidth(scalar.value)
-        }
-        return width
-    }
-
-    static func scalarWidth(_ value: UInt32) -> Int {
-        switch value {
-        case 0x0300...0x036F, 0x200B...0x200F, 0xFE00...0xFE0F: return 0
-        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
-             0xA000...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
-             0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD:
-            return 2
-        default: return value < 0x20 ? 0 : 1
-        }
-    }
-
-    /// Cuts text to `width` columns, ending with "…" when cut; unchanged when width is nil.
-    static func truncate(_ text: String, to width: Int?) -> String {
-        guard let width, displayWidth(text) > width else { return text }
-        var result = ""
-        var used = 0
-        for character in text {
-            let columns = displayWidth(String(character))
-            if used + columns > width - 1 { break }
-            result.append(character)
-            used += columns
-        }
-        return result + "…"
-    }
-
-    /// One line: control characters (newlines, tabs) shown as spaces.
-    static func oneLine(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 ? " " : $0 }))
-    }
-
-    /// Prints rows as aligned columns with a header; every line cut to the terminal width when given.
-    ///
-    /// `rightAligned` lists the columns to align right (numbers, prices).
-    static func printTable(_ header: [String], _ rows: [[String]], width: Int?, rightAligned: Set<Int> = []) {
-        let cleaned = rows.map { $0.map(oneLine) }
-        var widths = header.map(displayWidth)
-        for row in cleaned {
-            for (index, cell) in row.enumerated() where index < widths.count {
-                widths[index] = max(widths[index], displayWidth(cell))
-            }
-        }
-        func line(_ cells: [String]) -> String {
-            var text = ""
-            for (index, cell) in cells.enumerated() {
-                let isLast = index == cells.count - 1
-                let pad = String(repeating: " ", count: max(0, widths[index] - displayWidth(cell)))
-                if rightAligned.contains(index) {
-                    text += pad + cell
-                } else {
-                    text += isLast ? cell : cell + pad
-                }
-                if !isLast { text += "  " }
-            }
-            return truncate(text, to: width)
-        }
-        say(bold(line(header)))
-        for row in cleaned { say(line(row)) }
-    }
-
     /// Prints one lookup or search result as a titled block of aligned fields.
     static func printItem(_ item: LookupItem, width: Int?, requestedCountry: String? = nil) {
         let value = item.value
         let title = value["trackName"]?.stringValue ?? value["collectionName"]?.stringValue
             ?? value["artistName"]?.stringValue ?? ""
         let kindName = value["kind"]?.stringValue ?? value["wrapperType"]?.stringValue ?? item.kind.rawValue
-        say(bold(truncate(oneLine("\(item.id)  \(title)  (\(kindName))"), to: width)))
+        let heading = TerminalText.oneLine("\(item.id)  \(title)  (\(kindName))")
+        say(TerminalText.bold(TerminalText.truncate(heading, to: width)))
         var lines: [(String, String)] = []
         func add(_ label: String, _ text: String?) {
             if let text, !text.isEmpty { lines.append((label, text)) }
@@ -196,25 +124,25 @@ enum QueryCLI {
         }
         let description = (value["description"] ?? value["longDescription"] ?? value["shortDescription"])?
             .stringValue
-        let labelWidth = (lines.map { displayWidth($0.0) } + [11]).max() ?? 11
+        let labelWidth = (lines.map { TerminalText.displayWidth($0.0) } + [11]).max() ?? 11
         func pad(_ label: String) -> String {
-            "  " + label + String(repeating: " ", count: labelWidth - displayWidth(label)) + "  "
+            "  " + label + String(repeating: " ", count: labelWidth - TerminalText.displayWidth(label)) + "  "
         }
-        for (label, text) in lines { say(truncate(pad(label) + oneLine(text), to: width)) }
+        for (label, text) in lines { say(TerminalText.truncate(pad(label) + TerminalText.oneLine(text), to: width)) }
         if let description, !description.isEmpty {
             if width != nil {
-                say(truncate(pad("Description") + oneLine(description), to: width))
+                say(TerminalText.truncate(pad("Description") + TerminalText.oneLine(description), to: width))
             } else {
                 let indent = String(repeating: " ", count: labelWidth + 4)
                 // Feeds hold LF, CRLF and bare CR line ends: any of them starts an indented line.
                 let body = description.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
-                    .map { oneLine(String($0)) }
+                    .map { TerminalText.oneLine(String($0)) }
                     .joined(separator: "\n" + indent)
                 say(pad("Description") + body)
             }
         }
         if let notes = value["releaseNotes"]?.stringValue, !notes.isEmpty {
-            say(truncate(pad("Notes") + oneLine(notes), to: width))
+            say(TerminalText.truncate(pad("Notes") + TerminalText.oneLine(notes), to: width))
         }
         if let prices = value["prices"]?.arrayValue {
             if prices.isEmpty {
@@ -225,7 +153,8 @@ enum QueryCLI {
                     ["  " + (price["country"]?.stringValue ?? "?"), price["storefrontName"]?.stringValue ?? "",
                      price["currency"]?.stringValue ?? "", price["formattedPrice"]?.stringValue ?? ""]
                 }
-                printTable(["  CC", "STOREFRONT", "CURRENCY", "PRICE"], rows, width: width, rightAligned: [3])
+                printTable(header: ["  CC", "STOREFRONT", "CURRENCY", "PRICE"], rows: rows, width: width,
+                           rightAligned: [3], boldHeader: true)
             }
         }
     }

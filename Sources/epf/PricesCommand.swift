@@ -42,8 +42,8 @@ enum PricesCommand: Command {
             return .ok
         }
         let width = terminalWidth()
-        let heading = QueryCLI.oneLine("\(list.id)  \(list.title ?? "")  (\(list.kind.rawValue))")
-        say(QueryCLI.bold(QueryCLI.truncate(heading, to: width)))
+        let heading = TerminalText.oneLine("\(list.id)  \(list.title ?? "")  (\(list.kind.rawValue))")
+        say(TerminalText.bold(TerminalText.truncate(heading, to: width)))
         if list.rows.isEmpty {
             say("no prices in any storefront")
             return .ok
@@ -51,8 +51,8 @@ enum PricesCommand: Command {
         let rows = list.rows.map { row in
             [row.country ?? "?", String(row.storefrontId), row.storefrontName ?? "", row.currency, row.formattedPrice]
         }
-        QueryCLI.printTable(["CC", "STOREFRONT", "NAME", "CURRENCY", "PRICE"], rows, width: width,
-                            rightAligned: [1, 4])
+        printTable(header: ["CC", "STOREFRONT", "NAME", "CURRENCY", "PRICE"], rows: rows, width: width,
+                   rightAligned: [1, 4], boldHeader: true)
         return .ok
     }
 }

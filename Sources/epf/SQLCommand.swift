@@ -62,8 +62,8 @@ enum SQLCommand: Command {
                 Output.shared.write(first ? "]\n" : "\n]\n")
             } else {
                 let result = try engine.sql(text)
-                QueryCLI.printTable(result.columns, result.rows.map { $0.map { plain($0, null: "NULL") } },
-                                    width: terminalWidth(), rightAligned: numericColumns(result))
+                printTable(header: result.columns, rows: result.rows.map { $0.map { plain($0, null: "NULL") } },
+                           width: terminalWidth(), rightAligned: numericColumns(result), boldHeader: true)
             }
         }
         return .ok

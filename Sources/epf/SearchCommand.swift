@@ -60,8 +60,8 @@ enum SearchCommand: Command {
                 let by = item.kind == .artist ? "" : value["artistName"]?.stringValue ?? ""
                 return [String(item.id), item.kind.rawValue, value["formattedPrice"]?.stringValue ?? "", title, by]
             }
-            QueryCLI.printTable(["ID", "KIND", "PRICE", "TITLE", "BY"], rows, width: terminalWidth(),
-                                rightAligned: [0, 2])
+            printTable(header: ["ID", "KIND", "PRICE", "TITLE", "BY"], rows: rows, width: terminalWidth(),
+                       rightAligned: [0, 2], boldHeader: true)
         }
         if result.items.isEmpty {
             Output.shared.flush()

@@ -34,9 +34,9 @@ enum StorefrontsCommand: Command {
                        + "import the itunes feed's storefront file")
             return .notFound
         }
-        QueryCLI.printTable(["ID", "CC", "ISO3", "NAME"],
-                            rows.map { [String($0.storefrontId), $0.country ?? "?", $0.countryCode, $0.name] },
-                            width: terminalWidth(), rightAligned: [0])
+        printTable(header: ["ID", "CC", "ISO3", "NAME"],
+                   rows: rows.map { [String($0.storefrontId), $0.country ?? "?", $0.countryCode, $0.name] },
+                   width: terminalWidth(), rightAligned: [0], boldHeader: true)
         return .ok
     }
 }

@@ -131,6 +131,25 @@ import Testing
         #expect(try feed.epf(["prices", "1"]).status == 1)
     }
 
+    @Test func tablesLineUpByDisplayWidthWithCJKTitles() throws {
+        let feed = try ImportedFeed()
+        defer { feed.remove() }
+        let run = try feed.epf(["sql", "SELECT title, 'end' AS tail FROM application ORDER BY application_id LIMIT 12"])
+        #expect(run.status == 0)
+        let lines = run.stdout.split(separator: "\n").filter { $0.hasSuffix("end") || $0.hasSuffix("tail") }
+        #expect(lines.count == 13)
+        // Lines of Latin and CJK text only, whose terminal width is certain: CJK characters take two columns.
+        func isCJK(_ scalar: Unicode.Scalar) -> Bool { scalar.value >= 0x3040 && scalar.value <= 0x9FFF }
+        let plain = lines.filter { $0.unicodeScalars.allSatisfy { $0.value < 0x300 || isCJK($0) } }
+        #expect(plain.contains { $0.unicodeScalars.contains(where: isCJK) })
+        // Where the last column starts: the same on every line.
+        func start(_ line: Substring) -> Int {
+            let head = line.dropLast(line.hasSuffix("tail") ? 4 : 3)
+            return head.unicodeScalars.reduce(0) { $0 + (isCJK($1) ? 2 : 1) }
+        }
+        #expect(plain.count >= 8 && Set(plain.map(start)).count == 1, "\(plain)")
+    }
+
     @Test func searchGenresStorefrontsOnAGeneratedFeed() throws {
         let feed = try ImportedFeed()
         defer { feed.remove() }
