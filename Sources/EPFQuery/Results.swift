@@ -17,12 +17,11 @@ public enum QueryError: Error, CustomStringConvertible, Sendable {
     public var description: String {
         switch self {
         case .databaseMissing(let path):
-            return "no database at '\(path)': import a feed first with 'epf import FEED_PATH --db \(path)'"
+            return "no database at '\(path)'"
         case .databaseEmpty(let path):
-            return "database '\(path)' holds no EPF tables: "
-                + "import a feed first with 'epf import FEED_PATH --db \(path)'"
+            return "database '\(path)' holds no EPF tables"
         case .badArgument(let name, let message):
-            return "--\(name): \(message)"
+            return "'\(name)': \(message)"
         case .refused(let sql, let reason):
             return "refused (\(reason)); the database is opened read-only and nothing was changed: \(sql.prefix(200))"
         case .sqlite(let error):

@@ -67,10 +67,22 @@ enum QueryCLI {
             return try body()
         } catch let error as QueryError {
             switch error {
-            case .databaseMissing, .databaseEmpty: throw CommandFailure(.noInput, error.description)
-            case .badArgument: throw UsageError(error.description)
-            case .refused, .sqlite: throw CommandFailure(.dataError, error.description)
+            case .databaseMissing, .databaseEmpty: throw CommandFailure(.noInput, message(error))
+            case .badArgument: throw UsageError(message(error))
+            case .refused, .sqlite: throw CommandFailure(.dataError, message(error))
             }
+        }
+    }
+
+    /// A query error in the CLI's words: options as flags, and what to run when there is no data.
+    static func message(_ error: QueryError) -> String {
+        switch error {
+        case .databaseMissing(let path), .databaseEmpty(let path):
+            return "\(error.description): import a feed first with 'epf import FEED_PATH --db \(path)'"
+        case .badArgument(let name, let message):
+            return "--\(name): \(message)"
+        case .refused, .sqlite:
+            return error.description
         }
     }
 

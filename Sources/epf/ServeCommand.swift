@@ -87,9 +87,9 @@ enum ServeCommand: Command {
         } catch let error as QueryError {
             switch error {
             case .databaseMissing:
-                throw CommandFailure(.noInput, error.description)
+                throw CommandFailure(.noInput, QueryCLI.message(error))
             default:
-                throw CommandFailure(.dataError, error.description)
+                throw CommandFailure(.dataError, QueryCLI.message(error))
             }
         } catch let error as HTTPServerError {
             throw CommandFailure(.software, error.description)
