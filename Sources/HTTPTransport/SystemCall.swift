@@ -2,7 +2,8 @@ import Glibc
 
 /// A failed system call: the call's name and the `errno` it left.
 ///
-/// Every syscall in this module goes through `systemCall(_:_:)`, which retries `EINTR` and throws this.
+/// Every syscall in this module goes through `systemCall(_:_:)` (which retries `EINTR` and throws this) or, on
+/// non-blocking descriptors, `nonBlockingCall(_:_:)` (which also turns `EAGAIN` into a value).
 public struct SystemError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The C function that failed, e.g. `"bind"` or `"epoll_wait"`.
     public let call: String
@@ -30,6 +31,30 @@ func systemCall<Result: FixedWidthInteger>(
         if result != -1 { return result }
         let code = errno
         if code == EINTR { continue }
+        throw SystemError(call: name(), code: code)
+    }
+}
+
+/// What a call on a non-blocking descriptor gave: its result, or that it would have to wait.
+enum NonBlocking<Value> {
+    /// The call completed with this result (a count, a descriptor).
+    case done(Value)
+    /// `EAGAIN`/`EWOULDBLOCK`: nothing to do until epoll says so.
+    case wouldBlock
+}
+
+/// Runs a C call on a non-blocking descriptor: retries `EINTR`, turns `EAGAIN`/`EWOULDBLOCK` into
+/// `.wouldBlock`, and throws `SystemError` for any other failure. The one wrapper of the workers' I/O.
+@inline(__always)
+func nonBlockingCall<Result: FixedWidthInteger>(
+    _ name: @autoclosure () -> String, _ body: () -> Result
+) throws(SystemError) -> NonBlocking<Result> {
+    while true {
+        let result = body()
+        if result != -1 { return .done(result) }
+        let code = errno
+        if code == EINTR { continue }
+        if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock }
         throw SystemError(call: name(), code: code)
     }
 }

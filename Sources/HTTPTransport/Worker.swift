@@ -97,7 +97,8 @@ final class Worker: @unchecked Sendable {
     /// Interrupts `epoll_wait` so the worker notices `shutdown()`. Safe from any thread.
     func wake() {
         var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        // A full counter (EAGAIN) already wakes the loop; nothing else can fail on a valid eventfd.
+        _ = try? nonBlockingCall("write") { write(wakeFD, &one, 8) }
     }
 
     /// The event loop; returns after `shutdown()` once connections are drained.
@@ -118,7 +119,7 @@ final class Worker: @unchecked Sendable {
                 let event = epoll.event(at: slot)
                 if event.fd == wakeFD {
                     var value: UInt64 = 0
-                    _ = read(wakeFD, &value, 8)
+                    _ = try? nonBlockingCall("read") { read(wakeFD, &value, 8) }
                 } else if event.fd == listener {
                     if !stopping { acceptConnections() }
                 } else if let connection = connections[event.fd] {
@@ -157,22 +158,27 @@ final class Worker: @unchecked Sendable {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let flags = Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-            let fd = withUnsafeMutablePointer(to: &storage) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    calls.accept4(listener, address, &length, flags)
+            let accepted: NonBlocking<Int32>
+            do {
+                accepted = try nonBlockingCall("accept4") {
+                    withUnsafeMutablePointer(to: &storage) { pointer in
+                        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                            calls.accept4(listener, address, &length, flags)
+                        }
+                    }
                 }
-            }
-            if fd < 0 {
-                switch errno {
-                case EINTR, ECONNABORTED, EPROTO: continue
+            } catch {
+                switch error.code {
+                case ECONNABORTED, EPROTO: continue
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                     // Out of descriptors: stop watching the listener for a moment instead of spinning.
                     try? epoll.remove(listener)
                     acceptPausedUntil = now + 100_000_000
                     return
-                default: return  // EAGAIN: another worker took it, or the queue is empty.
+                default: return
                 }
             }
+            guard case .done(let fd) = accepted else { return }  // another worker took it, or the queue is empty
             shard.countAccepted()
             try? setSocketOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1, "TCP_NODELAY")
             let counted = server.metrics.openConnection(limit: configuration.maxConnections)
@@ -237,36 +243,28 @@ final class Worker: @unchecked Sendable {
 
     /// Reads once; false when the connection was closed because of an error.
     private func readInput(_ connection: Connection) -> Bool {
-        while true {
-            let count = read(connection.fd, scratch.baseAddress, scratch.count)
-            if count > 0 {
-                if connection.input.isEmpty { connection.requestStarted = now }
-                connection.input.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
-                connection.lastActivity = now
-                return true
-            }
-            if count == 0 {
-                connection.peerClosed = true
-                return true
-            }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return true
-            default:
-                closeConnection(connection)
-                return false
-            }
+        switch try? nonBlockingCall("read", { read(connection.fd, scratch.baseAddress, scratch.count) }) {
+        case .done(let count) where count > 0:
+            if connection.input.isEmpty { connection.requestStarted = now }
+            connection.input.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
+            connection.lastActivity = now
+            return true
+        case .done:
+            connection.peerClosed = true
+            return true
+        case .wouldBlock:
+            return true
+        case nil:
+            closeConnection(connection)
+            return false
         }
     }
 
     private func discardInput(_ connection: Connection) {
-        while true {
-            let count = read(connection.fd, scratch.baseAddress, scratch.count)
-            if count > 0 { return }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
-            closeConnection(connection)
-            return
+        switch try? nonBlockingCall("read", { read(connection.fd, scratch.baseAddress, scratch.count) }) {
+        case .done(let count) where count > 0: return
+        case .wouldBlock: return
+        case .done, nil: closeConnection(connection)
         }
     }
 
@@ -354,20 +352,24 @@ final class Worker: @unchecked Sendable {
 
     /// Writes as much output as the socket takes; false when the connection was closed.
     private func flush(_ connection: Connection) -> Bool {
-        while connection.pendingOutput > 0 {
-            let count = connection.output.withUnsafeBytes { raw in
-                Glibc.send(connection.fd, raw.baseAddress.map { $0 + connection.outputSent },
-                           connection.pendingOutput, Int32(MSG_NOSIGNAL))
+        sending: while connection.pendingOutput > 0 {
+            let sent = try? nonBlockingCall("send") {
+                connection.output.withUnsafeBytes { raw in
+                    Glibc.send(connection.fd, raw.baseAddress.map { $0 + connection.outputSent },
+                               connection.pendingOutput, Int32(MSG_NOSIGNAL))
+                }
             }
-            if count > 0 {
+            switch sent {
+            case .done(let count) where count > 0:
                 connection.outputSent += count
                 connection.lastActivity = now
                 continue
+            case .wouldBlock:
+                break sending
+            case .done, nil:
+                closeConnection(connection)
+                return false
             }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
-            closeConnection(connection)
-            return false
         }
         if connection.pendingOutput == 0 {
             if connection.output.count > 64 * 1024 {
