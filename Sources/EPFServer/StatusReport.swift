@@ -27,7 +27,8 @@ enum StatusReport {
             .object([
                 ("table", .string(entry.table)), ("location", .string(entry.location)), ("mode", text(entry.mode)),
                 ("exportDate", date(entry.exportDate)), ("rows", .int(entry.rows)), ("rejects", .int(entry.rejects)),
-                ("duplicates", .int(entry.duplicates)), ("finished", text(entry.finished)),
+                ("repaired", .int(entry.repaired)), ("duplicates", .int(entry.duplicates)),
+                ("finished", text(entry.finished)),
                 ("outcome", .string(entry.outcome)), ("message", text(entry.message)),
             ])
         }
