@@ -119,9 +119,9 @@ extension UTF8Validator {
             back += 1
         }
         if tailStart > start {
-            clean = clean && isValid(base + start, count: tailStart - start)
+            clean = clean && isCleanText(base + start, count: tailStart - start)
         }
-        if count > start && memchr(base + start, 0, count - start) != nil { clean = false }
+        if clean && tailStart < count && memchr(base + tailStart, 0, count - tailStart) != nil { clean = false }
         if tailStart < count {
             carry = Array(UnsafeRawBufferPointer(start: base + tailStart, count: count - tailStart))
         }

@@ -306,29 +306,3 @@ func readAll(_ bytes: [UInt8], maximumRead: Int = .max, readSize: Int = 1 << 20)
         #expect(parsed.part == part)
     }
 }
-
-@Suite struct UTF8ValidatorTests {
-    /// The validator must agree with the standard library's own UTF-8 validation on random and tricky bytes.
-    @Test func agreesWithTheStandardLibrary() {
-        var generator = SystemRandomNumberGenerator()
-        let interesting: [UInt8] = [0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf,
-                                    0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff]
-        for round in 0..<20_000 {
-            let length = Int.random(in: 0...40, using: &generator)
-            var bytes: [UInt8] = (0..<length).map { _ in
-                Bool.random(using: &generator) ? interesting.randomElement(using: &generator) ?? 0
-                    : UInt8.random(in: 0x20...0x7e, using: &generator)
-            }
-            if round % 3 == 0 {
-                bytes += Array("日本語 émoji 🎮".utf8).prefix(Int.random(in: 0...20, using: &generator))
-            }
-            let expected = String(validating: bytes, as: UTF8.self) != nil
-            let actual = bytes.withUnsafeBytes { raw in
-                UTF8Validator.isValid(raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1).unsafelyUnwrapped,
-                                      count: raw.count)
-            }
-            #expect(actual == expected, "bytes \(bytes.map { String($0, radix: 16) })")
-            if actual != expected { break }
-        }
-    }
-}
