@@ -129,6 +129,26 @@ import EPFTestSupport
                 == ["1|5000", "2|NULL", "3|NULL", "4|7", "7|NULL"])
     }
 
+    @Test func aDatabaseFromBeforeRepairsIsReadAndUpgraded() throws {
+        let scratch = try TemporaryDirectory()
+        let database = scratch.file("epf.sqlite")
+        try Self.write(scratch.file("itunes20260105/application"), rows: Self.rows)
+        #expect(try importPaths([scratch.file("itunes20260105")], database: database).outcomes.first?.repaired == 5)
+        do {
+            // What an earlier version made: no repaired columns.
+            let connection = try SQLiteConnection(path: database, mode: .readWriteCreate)
+            try connection.execute("ALTER TABLE epf_ledger DROP COLUMN repaired")
+            try connection.execute("ALTER TABLE epf_progress DROP COLUMN repaired")
+        }
+        let old = try SQLiteConnection(path: database, mode: .readOnly)
+        #expect(try StoreStatus.read(old, databasePath: database).lastImports.first?.repaired == 0)
+        let again = try importPaths([scratch.file("itunes20260105")], database: database) { $0.force = true }
+        #expect(again.succeeded)
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        #expect(try StoreDatabase.hasColumn(connection, table: "epf_progress", column: "repaired"))
+        #expect(try StoreStatus.read(connection, databasePath: database).lastImports.first?.repaired == 5)
+    }
+
     @Test func valuesAreEscapedAndCutForTheRejectsFile() {
         func escaped(_ bytes: [UInt8], limit: Int = 200) -> String {
             bytes.withUnsafeBytes { RowBinder.escaped($0, limit: limit) }
