@@ -145,3 +145,27 @@ import Testing
         }
     }
 }
+
+/// Chunks the reading thread passes over unchecked are never reported clean, nor is a chunk after them that
+/// starts inside a character.
+@Suite struct ChunkValidationSkipTests {
+    @Test func skippedChunksAndWhatFollowsThemAreNotKnownClean() {
+        let tracker = ChunkValidation()
+        let text = Array("abcdefgh".utf8)
+        let split = Array("é".utf8) // 2 bytes: the first ends chunk 2, the second starts chunk 3
+        let chunks: [[UInt8]] = [text, text + [split[0]], [split[1]] + text, text]
+        for (index, chunk) in chunks.enumerated() {
+            chunk.withUnsafeBytes { raw in
+                if index == 1 {
+                    tracker.skip(count: raw.count)
+                } else {
+                    tracker.analyze(raw.baseAddress!, count: raw.count)
+                }
+            }
+        }
+        #expect(tracker.isClean(start: 0, end: 8))
+        #expect(!tracker.isClean(start: 8, end: 17))
+        #expect(!tracker.isClean(start: 17, end: 26))
+        #expect(tracker.isClean(start: 26, end: 34))
+    }
+}
