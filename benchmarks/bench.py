@@ -31,6 +31,8 @@ import threading
 import time
 import urllib.request
 
+import bench_values
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUT = os.path.join(HERE, "out")
@@ -48,7 +50,7 @@ PROFILES = {
                   lookup_apps=50_000, wrk_seconds=5, memory_seconds=10, reps=1, hyperfine_runs=15,
                   lookups=10_000),
 }
-SECTIONS = ["parse", "tbz", "import", "incremental", "lookup", "http"]
+SECTIONS = ["parse", "validate", "tbz", "import", "incremental", "lookup", "http"]
 # Rows per second of the Python reference importer, from the performance issue.
 PYTHON_REFERENCE = {"application_price": 54_000, "application_detail": 9_500}
 SEED = 42
@@ -1125,6 +1127,8 @@ def main():
 
     if "parse" in sections:
         guarded("parse", bench_parse, epf, profile, reps)
+    if "validate" in sections:
+        guarded("validate", bench_values.bench_validate, sys.modules[__name__], epf, profile, reps)
     if "tbz" in sections:
         guarded("tbz", bench_tbz, epf, profile, reps)
     if "import" in sections or "incremental" in sections:

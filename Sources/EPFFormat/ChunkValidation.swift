@@ -31,6 +31,17 @@ public final class ChunkValidation: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Producer side: passes over the next chunk unchecked; its records are checked one by one by the consumer.
+    func skip(count: Int) {
+        // A sequence cut at the end of the previous chunk is not followed up: the next checked chunk then starts
+        // with continuation bytes and is (conservatively) not clean.
+        carry = []
+        produced += Int64(count)
+        lock.lock()
+        regions.append((produced, false))
+        lock.unlock()
+    }
+
     /// Consumer side: whether the stream bytes `start..<end` are known clean. Queries must come in increasing
     /// order of `start`.
     func isClean(start: Int64, end: Int64) -> Bool {
@@ -119,9 +130,9 @@ extension UTF8Validator {
             back += 1
         }
         if tailStart > start {
-            clean = clean && isValid(base + start, count: tailStart - start)
+            clean = clean && isCleanText(base + start, count: tailStart - start)
         }
-        if count > start && memchr(base + start, 0, count - start) != nil { clean = false }
+        if clean && tailStart < count && memchr(base + tailStart, 0, count - tailStart) != nil { clean = false }
         if tailStart < count {
             carry = Array(UnsafeRawBufferPointer(start: base + tailStart, count: count - tailStart))
         }

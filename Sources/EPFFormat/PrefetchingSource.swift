@@ -14,6 +14,8 @@ public final class PrefetchingSource: ByteSource, @unchecked Sendable {
     private var ended = false
     private var cancelled = false
     private var workerDone = false
+    /// True while `read` waits for a chunk (guarded by `condition`): the worker then skips its checks.
+    private var readerIsWaiting = false
     private let chunkSize: Int
     private var current: (buffer: UnsafeMutableRawPointer, count: Int)?
     private var currentPosition = 0
@@ -73,7 +75,18 @@ public final class PrefetchingSource: ByteSource, @unchecked Sendable {
                 error = caught
             }
 
-            if count > 0 { validation?.analyze(buffer, count: count) }
+            if count > 0, let validation {
+                // When the reader is already waiting for bytes, this thread is the slower one: hand the chunk
+                // over unchecked and let the reader check its records itself, so the work balances itself.
+                condition.lock()
+                let readerWaiting = filled.isEmpty && readerIsWaiting
+                condition.unlock()
+                if readerWaiting {
+                    validation.skip(count: count)
+                } else {
+                    validation.analyze(buffer, count: count)
+                }
+            }
             condition.lock()
             if count > 0 {
                 filled.append((buffer, count))
@@ -99,7 +112,11 @@ public final class PrefetchingSource: ByteSource, @unchecked Sendable {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         if current == nil {
             condition.lock()
-            while filled.isEmpty && failure == nil && !ended { condition.wait() }
+            while filled.isEmpty && failure == nil && !ended {
+                readerIsWaiting = true
+                condition.wait()
+            }
+            readerIsWaiting = false
             if !filled.isEmpty {
                 current = filled.removeFirst()
                 currentPosition = 0

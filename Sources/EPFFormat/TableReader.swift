@@ -423,7 +423,8 @@ public final class EPFTableReader {
                     let start = streamOffset + record.offset
                     knownClean = tracker.isClean(start: start, end: start + Int64(length))
                 }
-                if !knownClean {
+                // One pass for the common clean record; which problems a dirty one has, separately.
+                if !knownClean && !UTF8Validator.isCleanText(recordBase, count: length) {
                     if memchr(recordBase, 0, length) != nil { issues.insert(.nulByte) }
                     if !UTF8Validator.isValid(recordBase, count: length) { issues.insert(.invalidUTF8) }
                 }

@@ -50,50 +50,122 @@ public enum EPFValues {
         return digits > 0
     }
 
-    /// Normalises an EPF DATETIME to ISO-8601 text.
+    /// Length of the canonical DATETIME text, `YYYY-MM-DDTHH:MM:SSZ`.
+    public static let canonicalDatetimeLength = 20
+
+    /// Normalises an EPF DATETIME to its one canonical form, ISO-8601 UTC `YYYY-MM-DDTHH:MM:SSZ` (the form of
+    /// Apple's Lookup `releaseDate`), whatever shape the feed used; nil when the text is not a date.
     ///
-    /// Accepted: `2012 09 25` (`2012-09-25`), `2012 09 25 10 00 00` and `2012-09-25 10:00:00`
-    /// (`2012-09-25T10:00:00Z`), `2012-09-25-10:00:00-Etc/GMT` (`2012-09-25T10:00:00Z`), a bare year
-    /// `2012` (`2012`). Broken values (1-2 digit years, month 13, letters) return nil.
+    /// Accepted: `2012 09 25`, `2012-09-25`, `2012/9/5`, `2012 09 25 10 00 00`, `2012-09-25 10:00:00`,
+    /// `2012-09-25T10:00:00Z`, `2012-09-25-10:00:00-Etc/GMT`, optional fractional seconds (dropped), a missing
+    /// time (`T00:00:00Z`), a year and month (`2012-09` is the 1st), a bare year (`2012` is January 1st).
+    /// Refused: 1-3 digit years (`12 9 25`: the century is a guess), years before 1000, impossible days
+    /// (`2012 02 30`), other time zones, letters, repeated or leading separators.
     public static func datetime(_ field: UnsafeRawBufferPointer) -> String? {
-        guard field.count >= 4, field.count <= 64 else { return nil }
-        var text = String(decoding: field, as: UTF8.self)
-        if text.hasSuffix("-Etc/GMT") { text.removeLast(8) }
-        if text.hasSuffix("Z") { text.removeLast() }
-        // Split into runs of digits; every separator must be one of " -:T/.".
-        var numbers: [Substring] = []
-        var current = text.startIndex
-        var index = text.startIndex
-        while index < text.endIndex {
-            let character = text[index]
-            if character.isASCII && character.isNumber {
-                index = text.index(after: index)
-                continue
-            }
-            guard " -:T/.".contains(character) else { return nil }
-            if current < index { numbers.append(text[current..<index]) }
-            index = text.index(after: index)
-            current = index
+        var bytes: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        return withUnsafeMutableBytes(of: &bytes) { buffer -> String? in
+            guard let base = buffer.baseAddress, canonicalDatetime(field, into: base) else { return nil }
+            return String(decoding: UnsafeRawBufferPointer(start: base, count: canonicalDatetimeLength),
+                          as: UTF8.self)
         }
-        if current < text.endIndex { numbers.append(text[current..<text.endIndex]) }
-        guard let yearText = numbers.first, yearText.count == 4, let year = Int(yearText), year >= 1000 else {
-            return nil
-        }
-        if numbers.count == 1 { return String(yearText) }
-        guard numbers.count == 3 || numbers.count >= 6,
-              let month = Int(numbers[1]), let day = Int(numbers[2]),
-              numbers[1].count <= 2, numbers[2].count <= 2,
-              (1...12).contains(month), (1...31).contains(day) else { return nil }
-        let date = "\(yearText)-\(twoDigits(month))-\(twoDigits(day))"
-        if numbers.count == 3 { return date }
-        guard let hour = Int(numbers[3]), let minute = Int(numbers[4]), let second = Int(numbers[5]),
-              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
-        if hour == 0 && minute == 0 && second == 0 && numbers.count == 6 && !text.contains(":") { return date }
-        return "\(date)T\(twoDigits(hour)):\(twoDigits(minute)):\(twoDigits(second))Z"
     }
 
-    private static func twoDigits(_ value: Int) -> String {
-        value < 10 ? "0\(value)" : "\(value)"
+    /// Writes the canonical form of a DATETIME (see `datetime(_:)`) as 20 bytes at `output`; false, with
+    /// `output` unspecified, when the field is not a date. Allocates nothing.
+    public static func canonicalDatetime(_ field: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer)
+        -> Bool {
+        guard let base = field.baseAddress, field.count >= 4, field.count <= 64 else { return false }
+        var end = field.count
+        func byte(_ index: Int) -> UInt8 { base.load(fromByteOffset: index, as: UInt8.self) }
+        if end > 8, memcmp(base + (end - 8), "-Etc/GMT", 8) == 0 {
+            end -= 8
+        } else if byte(end - 1) == UInt8(ascii: "Z") {
+            end -= 1
+        }
+        // Runs of digits with one separator between them: year, month, day, hour, minute, second, fraction.
+        var parts: (Int, Int, Int, Int, Int, Int) = (0, 1, 1, 0, 0, 0)
+        var digitCounts: (Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0)
+        var part = 0
+        var value = 0
+        var digits = 0
+        var lastSeparator: UInt8 = 0
+        var index = 0
+        func store() -> Bool {
+            switch part {
+            case 0: parts.0 = value; digitCounts.0 = digits
+            case 1: parts.1 = value; digitCounts.1 = digits
+            case 2: parts.2 = value; digitCounts.2 = digits
+            case 3: parts.3 = value; digitCounts.3 = digits
+            case 4: parts.4 = value; digitCounts.4 = digits
+            case 5: parts.5 = value; digitCounts.5 = digits
+            case 6: return lastSeparator == UInt8(ascii: ".") // fractional seconds, dropped
+            default: return false
+            }
+            return true
+        }
+        while index < end {
+            let character = byte(index)
+            if character &- 0x30 < 10 {
+                digits += 1
+                if digits <= 9 { value = value &* 10 &+ Int(character &- 0x30) }
+            } else {
+                guard digits > 0, Self.isDateSeparator(character), store() else { return false }
+                part += 1
+                value = 0
+                digits = 0
+                lastSeparator = character
+            }
+            index += 1
+        }
+        guard digits > 0, store() else { return false }
+        let count = part + 1
+        guard count <= 3 || count >= 5 else { return false }
+        guard digitCounts.0 == 4, parts.0 >= 1000 else { return false }
+        if count >= 2 { guard digitCounts.1 <= 2, (1...12).contains(parts.1) else { return false } }
+        if count >= 3 {
+            guard digitCounts.2 <= 2, parts.2 >= 1, parts.2 <= daysIn(month: parts.1, year: parts.0) else {
+                return false
+            }
+        }
+        if count >= 5 {
+            guard digitCounts.3 <= 2, digitCounts.4 <= 2, digitCounts.5 <= 2, parts.3 <= 23, parts.4 <= 59,
+                  parts.5 <= 60 else { return false }
+        }
+        let out = output.assumingMemoryBound(to: UInt8.self)
+        func put(_ number: Int, at position: Int, width: Int) {
+            var rest = number
+            for offset in stride(from: width - 1, through: 0, by: -1) {
+                out[position + offset] = UInt8(0x30 + rest % 10)
+                rest /= 10
+            }
+        }
+        put(parts.0, at: 0, width: 4)
+        out[4] = UInt8(ascii: "-")
+        put(parts.1, at: 5, width: 2)
+        out[7] = UInt8(ascii: "-")
+        put(parts.2, at: 8, width: 2)
+        out[10] = UInt8(ascii: "T")
+        put(parts.3, at: 11, width: 2)
+        out[13] = UInt8(ascii: ":")
+        put(parts.4, at: 14, width: 2)
+        out[16] = UInt8(ascii: ":")
+        put(parts.5, at: 17, width: 2)
+        out[19] = UInt8(ascii: "Z")
+        return true
+    }
+
+    @inline(__always)
+    private static func isDateSeparator(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "T")
+            || byte == UInt8(ascii: "/") || byte == UInt8(ascii: ".")
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
     }
 
     /// Formats milliseconds since 1970 as ISO-8601 UTC, e.g. `2016-01-06T10:00:01Z`.
@@ -103,57 +175,5 @@ public enum EPFValues {
         gmtime_r(&seconds, &parts)
         return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
                       Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
-    }
-}
-
-/// Fast UTF-8 validation of raw bytes (rejects overlongs, surrogates and code points above U+10FFFF).
-public enum UTF8Validator {
-    /// True when every byte sequence is well-formed UTF-8.
-    @inline(__always)
-    public static func isValid(_ start: UnsafeRawPointer, count: Int) -> Bool {
-        var index = 0
-        while index < count {
-            // ASCII runs, 16 bytes at a time, wherever they start.
-            while index &+ 16 <= count {
-                let low = start.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                let high = start.loadUnaligned(fromByteOffset: index &+ 8, as: UInt64.self)
-                if (low | high) & 0x8080_8080_8080_8080 != 0 { break }
-                index &+= 16
-            }
-            guard index < count else { return true }
-            let byte = start.load(fromByteOffset: index, as: UInt8.self)
-            if byte < 0x80 {
-                index &+= 1
-                continue
-            }
-            let left = count &- index
-            if byte >= 0xc2 && byte <= 0xdf {
-                guard left >= 2, start.load(fromByteOffset: index &+ 1, as: UInt8.self) & 0xc0 == 0x80 else {
-                    return false
-                }
-                index &+= 2
-            } else if byte >= 0xe0 && byte <= 0xef {
-                guard left >= 3 else { return false }
-                let tail = UInt16(littleEndian: start.loadUnaligned(fromByteOffset: index &+ 1, as: UInt16.self))
-                guard tail & 0xc0c0 == 0x8080 else { return false }
-                let second = UInt8(truncatingIfNeeded: tail)
-                // No overlongs (E0 80..9F) and no surrogates (ED A0..BF).
-                if byte == 0xe0 && second < 0xa0 { return false }
-                if byte == 0xed && second > 0x9f { return false }
-                index &+= 3
-            } else if byte >= 0xf0 && byte <= 0xf4 {
-                guard left >= 4 else { return false }
-                let tail = UInt32(littleEndian: start.loadUnaligned(fromByteOffset: index, as: UInt32.self))
-                guard tail & 0xc0c0_c000 == 0x8080_8000 else { return false }
-                let second = UInt8(truncatingIfNeeded: tail >> 8)
-                // No overlongs (F0 80..8F) and nothing above U+10FFFF (F4 90..BF).
-                if byte == 0xf0 && second < 0x90 { return false }
-                if byte == 0xf4 && second > 0x8f { return false }
-                index &+= 4
-            } else {
-                return false
-            }
-        }
-        return true
     }
 }

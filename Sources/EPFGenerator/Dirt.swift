@@ -6,13 +6,16 @@ public enum DirtKind: String, Sendable, Codable, CaseIterable {
     case strayFieldSeparator
     /// A record repeating an earlier record's primary key; the later record should win.
     case duplicatePrimaryKey
-    /// `[123]`, `<UnknownKeyException>` or a control byte in an integer column.
+    /// `[123]`, `[int]`, `<UnknownKeyException>` or a control byte in an integer column: in
+    /// `application.download_size` (an importer stores NULL and keeps the row) and in `genre_application.genre_id`
+    /// (a key: the row is rejected).
     case junkInteger
     /// Bytes that are not UTF-8 (0xC3 0x28, 0xFF) in `application.title`.
     case invalidUTF8
     /// A NUL byte inside `application.description`.
     case nulByte
-    /// A DATETIME that is not `YYYY MM DD`: bare year, `YYYY-MM-DD-HH:MM:SS-Etc/GMT`, or 1-2 digit parts.
+    /// A DATETIME that is not `YYYY MM DD`: bare year, `YYYY-MM-DD-HH:MM:SS-Etc/GMT`, or a 2 digit year (which
+    /// an importer cannot read: NULL, row kept).
     case oddDatetime
     /// A price that overflows DECIMAL(9,3), like `1234567.990`.
     case decimalOverflow
@@ -71,6 +74,7 @@ struct DirtPlan {
     let junkBracket: Int
     let junkException: Int
     let junkControl: Int
+    let junkTypeName: Int
     let junkGenre: Int
     let invalidUTF8: Int
     let nulByte: Int
@@ -87,6 +91,7 @@ struct DirtPlan {
         junkBracket = at(34)
         junkException = at(35)
         junkControl = at(36)
+        junkTypeName = at(37)
         junkGenre = at(40)
         invalidUTF8 = at(42)
         nulByte = at(55)
@@ -99,8 +104,8 @@ struct DirtPlan {
 
     /// Every app index that gets application-table dirt, sorted: the writer checks one index per row.
     var applicationIndices: [Int] {
-        [straySeparator, duplicateApp, junkBracket, junkException, junkControl, invalidUTF8, nulByte, bareYear,
-         longDatetime, shortDatetime].sorted()
+        [straySeparator, duplicateApp, junkBracket, junkException, junkControl, junkTypeName, invalidUTF8, nulByte,
+         bareYear, longDatetime, shortDatetime].sorted()
     }
 }
 

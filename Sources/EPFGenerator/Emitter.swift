@@ -275,12 +275,13 @@ final class TableEmitter {
                      note: "0x01 inside the description: this record has \(schema.columns.count + 1) fields")
         case dirtPlan.duplicateApp:
             try duplicate(app, revision, dirt)
-        case dirtPlan.junkBracket, dirtPlan.junkException, dirtPlan.junkControl:
+        case dirtPlan.junkBracket, dirtPlan.junkException, dirtPlan.junkControl, dirtPlan.junkTypeName:
             let junk: [UInt8] = app.index == dirtPlan.junkBracket ? Array("[123]".utf8)
-                : app.index == dirtPlan.junkException ? Array("<UnknownKeyException>".utf8) : [0x31, 0x32, 0x07, 0x33]
+                : app.index == dirtPlan.junkException ? Array("<UnknownKeyException>".utf8)
+                : app.index == dirtPlan.junkTypeName ? Array("[int]".utf8) : [0x31, 0x32, 0x07, 0x33]
             try applicationRow(app, revision, .junk(junk))
             dirt.add(schema, .junkInteger, record: record, offset: offset, column: "download_size", value: junk,
-                     note: "not an integer")
+                     note: "not an integer in a column that may be NULL: stored as NULL, the row kept")
         case dirtPlan.invalidUTF8:
             try applicationRow(app, revision, .invalidUTF8)
             dirt.add(schema, .invalidUTF8, record: record, offset: offset, column: "title",
@@ -294,8 +295,10 @@ final class TableEmitter {
                 : app.index == dirtPlan.longDatetime ? Array("2012-09-25-10:00:00-Etc/GMT".utf8)
                 : Array("12 9 25".utf8)
             try applicationRow(app, revision, .datetime(value))
+            let note = app.index == dirtPlan.shortDatetime ? "2 digit year: not a date; stored as NULL, the row kept"
+                : "DATETIME not in YYYY MM DD form; stored in the canonical form YYYY-MM-DDTHH:MM:SSZ"
             dirt.add(schema, .oddDatetime, record: record, offset: offset, column: "itunes_release_date",
-                     value: value, note: "DATETIME not in YYYY MM DD form")
+                     value: value, note: note)
         }
     }
 
@@ -449,7 +452,7 @@ final class TableEmitter {
                 let junk = Array("[\(genre)]".utf8)
                 w.text(junk)
                 dirt.add(schema, .junkInteger, record: record, offset: offset, column: "genre_id", value: junk,
-                         note: "genre id in brackets")
+                         note: "genre id in brackets, in a primary key column: the row is rejected")
             } else {
                 w.int(genre)
             }

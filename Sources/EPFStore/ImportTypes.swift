@@ -15,8 +15,8 @@ public struct ImportOptions: Sendable {
     public var allowCountMismatch = false
     /// Most rejected records per table before the table is refused.
     public var maxRejects = 1000
-    /// Reject records with unparseable dates instead of storing NULL.
-    public var rejectBadDates = false
+    /// What a value that is not of its column's type becomes (integers, decimals, booleans and dates alike).
+    public var badValues = BadValuePolicy.null
     /// Records between checkpoints (commit + progress row) of a full load.
     public var checkpointRecords = 250_000
     /// How files are read.
@@ -27,6 +27,16 @@ public struct ImportOptions: Sendable {
     public var rejectsDirectory: String?
 
     public init() {}
+}
+
+/// What an import does with a value that is not of its column's type: junk such as `[123]` or
+/// `<UnknownKeyException>` in an integer column, a date it cannot read. A bad value in a primary key column or in
+/// `export_date` always rejects the row.
+public enum BadValuePolicy: String, Sendable, Codable, CaseIterable {
+    /// Store NULL, keep the row and record the repair in the rejects file (the default).
+    case null
+    /// Reject the row.
+    case reject
 }
 
 /// What happened to one table file.
@@ -60,8 +70,9 @@ public struct TableOutcome: Sendable, Codable {
     public var insertedRows = 0
     public var rejects = 0
     public var duplicates = 0
-    /// Unparseable dates stored as NULL.
-    public var nulledDates = 0
+    /// Values stored as NULL because they were not of their column's type (the rows were kept); each is an
+    /// entry in the rejects file.
+    public var repaired = 0
     public var bytes: Int64 = 0
     public var seconds = 0.0
     public var status: TableStatus
@@ -70,7 +81,7 @@ public struct TableOutcome: Sendable, Codable {
     public var warnings: [String] = []
     /// Records skipped because an interrupted load had already committed them.
     public var resumedRecords = 0
-    /// The rejects file, when any record was rejected.
+    /// The rejects file, when any record was rejected or repaired.
     public var rejectsFile: String?
 
     public init(table: String, location: String, status: TableStatus) {

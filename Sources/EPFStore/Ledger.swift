@@ -43,8 +43,8 @@ final class Ledger {
                         on connection: SQLiteConnection) throws {
         let statement = try connection.prepare("""
             INSERT INTO epf_ledger (source, source_size, source_mtime, location, feed, feed_date, table_name, part,
-                export_date, mode, md5, rows, rejects, duplicates, bytes, started, finished, outcome, message)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+                export_date, mode, md5, rows, rejects, duplicates, bytes, started, finished, outcome, message, repaired)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
             """)
         let started = Date(timeIntervalSinceNow: -outcome.seconds)
         let formatter = ISO8601DateFormatter()
@@ -58,6 +58,7 @@ final class Ledger {
             .text(outcome.status == .failed ? "failed" : "applied"),
             (outcome.message ?? (outcome.warnings.isEmpty ? nil : outcome.warnings.joined(separator: "; ")))
                 .map { .text($0) } ?? .null,
+            .integer(Int64(outcome.repaired)),
         ])
         try statement.step()
     }

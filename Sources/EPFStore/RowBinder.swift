@@ -1,40 +1,62 @@
 import EPFFormat
 import Foundation
 
-/// Why a record was not loaded.
+/// Why a record was not loaded, or why one of its values was stored as NULL.
 public struct RejectReason: Sendable, Equatable {
     /// Short machine-readable kind: field-count, invalid-utf8, nul-byte, unterminated, bad-integer, bad-decimal,
     /// bad-date, empty-key.
     public let kind: String
     /// Human-readable detail: the column and the offending value (truncated).
     public let detail: String
+    /// The column concerned, when one is.
+    public var column: String?
+    /// The offending value, escaped and truncated (see `RowBinder.escaped`), when there is one.
+    public var value: String?
+}
+
+/// A value stored as NULL because it was not of its column's type; the row was kept.
+struct ValueRepair {
+    /// Column index in file order.
+    let column: Int
+    /// bad-integer, bad-decimal or bad-date.
+    let kind: String
 }
 
 /// Checks the typed values of a record against a schema and binds them to an INSERT statement, without
 /// allocating per field on the good path.
+///
+/// A value that is not of its column's type (junk such as `[123]` in an integer column, an unparseable date) is
+/// stored as NULL and listed in `repairs` when the column may be NULL: not part of the primary key, not
+/// `export_date`, and the policy is `.null`. Otherwise the record is rejected.
 final class RowBinder {
     private enum Kind: UInt8 { case integer, decimal, text, datetime }
     private let kinds: [Kind]
-    private let names: [String]
+    let names: [String]
     private let keyColumns: Set<Int>
-    private let rejectBadDates: Bool
-    /// Dates that could not be parsed and were stored as NULL.
-    private(set) var nulledDates = 0
+    private let policy: BadValuePolicy
+    /// The repairs of the record last bound (valid until the next `bind`).
+    private(set) var repairs: [ValueRepair] = []
     /// Column index of `export_date`, if present.
     let exportDateColumn: Int?
     /// The column count the schema expects from the file.
     let columnCount: Int
 
-    /// Per-column kind codes and key flags in plain memory: the hot loop reads them without ARC traffic.
+    /// Per-column kind codes and flags in plain memory: the hot loop reads them without ARC traffic.
     private let kindTable: UnsafeMutablePointer<Kind>
     private let keyTable: UnsafeMutablePointer<Bool>
+    /// True where a bad value becomes NULL (a repair) instead of rejecting the row.
+    private let repairableTable: UnsafeMutablePointer<Bool>
+    /// Canonical dates are written here, 20 bytes per column, and bound without a copy until the next step.
+    private let dateScratch: UnsafeMutableRawPointer
 
     deinit {
         kindTable.deallocate()
         keyTable.deallocate()
+        repairableTable.deallocate()
+        dateScratch.deallocate()
     }
 
-    init(schema: TableSchema, fileColumns: Int, rejectBadDates: Bool) {
+    init(schema: TableSchema, fileColumns: Int, policy: BadValuePolicy) {
         let fileSchema = schema.columns.prefix(fileColumns)
         kinds = fileSchema.map { column in
             switch column.type {
@@ -47,21 +69,46 @@ final class RowBinder {
         names = fileSchema.map(\.name)
         keyColumns = Set(schema.primaryKey.compactMap { key in fileSchema.firstIndex { $0.name == key } })
         exportDateColumn = fileSchema.firstIndex { $0.name == "export_date" }
-        self.rejectBadDates = rejectBadDates
+        self.policy = policy
         columnCount = fileSchema.count
-        kindTable = UnsafeMutablePointer<Kind>.allocate(capacity: max(1, kinds.count))
-        keyTable = UnsafeMutablePointer<Bool>.allocate(capacity: max(1, kinds.count))
+        let capacity = max(1, kinds.count)
+        kindTable = UnsafeMutablePointer<Kind>.allocate(capacity: capacity)
+        keyTable = UnsafeMutablePointer<Bool>.allocate(capacity: capacity)
+        repairableTable = UnsafeMutablePointer<Bool>.allocate(capacity: capacity)
+        dateScratch = UnsafeMutableRawPointer.allocate(byteCount: capacity * EPFValues.canonicalDatetimeLength,
+                                                       alignment: 8)
         for (index, kind) in kinds.enumerated() {
+            let key = keyColumns.contains(index)
             (kindTable + index).initialize(to: kind)
-            (keyTable + index).initialize(to: keyColumns.contains(index))
+            (keyTable + index).initialize(to: key)
+            (repairableTable + index).initialize(to: policy == .null && !key && index != exportDateColumn)
         }
     }
 
-    private static func preview(_ field: UnsafeRawBufferPointer) -> String {
-        let text = String(decoding: field.prefix(40), as: UTF8.self)
-        let visible = text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f
-            ? String(format: "\\x%02x", $0.value) : String($0) }.joined()
-        return field.count > 40 ? visible + "..." : visible
+    /// A field as text for messages and the rejects file: at most `limit` bytes, cut at a character boundary
+    /// with `...` appended; control bytes written `\xNN` and backslashes `\\`, so the text holds no byte that
+    /// could end an EPF field or record; invalid UTF-8 becomes U+FFFD.
+    static func escaped(_ field: UnsafeRawBufferPointer, limit: Int = 200) -> String {
+        var cut = min(field.count, limit)
+        if cut < field.count {
+            var back = 0
+            while back < 3 && cut > 0 && field[cut] & 0xc0 == 0x80 {
+                cut -= 1
+                back += 1
+            }
+        }
+        var text = ""
+        for scalar in String(decoding: UnsafeRawBufferPointer(rebasing: field[0..<cut]), as: UTF8.self)
+            .unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7f {
+                text += "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+            } else if scalar == "\\" {
+                text += "\\\\"
+            } else {
+                text.unicodeScalars.append(scalar)
+            }
+        }
+        return cut < field.count ? text + "..." : text
     }
 
     /// The record-level problem, if any, as a reject reason.
@@ -80,135 +127,80 @@ final class RowBinder {
         return RejectReason(kind: "invalid-utf8", detail: "bytes that are not UTF-8")
     }
 
+    /// A bad value in column `index`: nil (and a repair noted) when the column may be NULL, else the reason to
+    /// reject the record.
+    private func badValue(_ index: Int, _ field: UnsafeRawBufferPointer, kind: String, what: String)
+        -> RejectReason? {
+        if repairableTable[index] {
+            repairs.append(ValueRepair(column: index, kind: kind))
+            return nil
+        }
+        let role = keyTable[index] ? "primary key column" : index == exportDateColumn ? "required column" : "column"
+        let policyNote = keyTable[index] || index == exportDateColumn ? "" : " (--bad-values reject)"
+        let value = Self.escaped(field)
+        return RejectReason(kind: kind, detail: "\(what) in \(role) \(names[index]): '\(value)'\(policyNote)",
+                            column: names[index], value: value)
+    }
+
+    /// The rejects-file entry for a repair of the record last bound.
+    func repairReason(_ repair: ValueRepair, in record: EPFRecord) -> RejectReason {
+        let what = repair.kind == "bad-date" ? "not a date" : repair.kind == "bad-decimal" ? "not a decimal"
+            : "not an integer"
+        return RejectReason(kind: repair.kind, detail: "\(what); stored NULL, row kept",
+                            column: names[repair.column], value: Self.escaped(record.field(repair.column)))
+    }
+
     /// Validates every field and binds it to `statement` (parameters 1...n in file order). Returns the reason when
     /// the record must be rejected; then the statement's bindings are incomplete and it must not be stepped.
+    /// Values stored as NULL instead are listed in `repairs` afterwards.
     @inline(__always)
     func bind(_ record: EPFRecord, to statement: SQLiteStatement?) throws -> RejectReason? {
+        if !repairs.isEmpty { repairs.removeAll(keepingCapacity: true) }
         if let problem = recordProblem(record) { return problem }
         for index in 0..<columnCount {
             let field = record.field(index)
             let parameter = Int32(index + 1)
             if field.isEmpty {
                 if keyTable[index] {
-                    return RejectReason(kind: "empty-key", detail: "primary key column \(names[index]) is empty")
+                    return RejectReason(kind: "empty-key", detail: "primary key column \(names[index]) is empty",
+                                        column: names[index], value: "")
                 }
                 try statement?.bindNull(at: parameter)
                 continue
             }
             switch kindTable[index] {
             case .integer:
-                guard let value = EPFValues.integer(field) else {
-                    return RejectReason(kind: "bad-integer",
-                                        detail: "junk in integer column \(names[index]): '\(Self.preview(field))'")
+                if let value = EPFValues.integer(field) {
+                    try statement?.bind(value, at: parameter)
+                } else {
+                    if let reason = badValue(index, field, kind: "bad-integer", what: "not an integer") {
+                        return reason
+                    }
+                    try statement?.bindNull(at: parameter)
                 }
-                try statement?.bind(value, at: parameter)
             case .text:
                 if let base = field.baseAddress {
                     try statement?.bindTextNoCopy(base, count: field.count, at: parameter)
                 }
             case .decimal:
-                guard EPFValues.decimal(field), let base = field.baseAddress else {
-                    return RejectReason(kind: "bad-decimal",
-                                        detail: "not a decimal in column \(names[index]): '\(Self.preview(field))'")
-                }
-                try statement?.bindTextNoCopy(base, count: field.count, at: parameter)
-            case .datetime:
-                if let normalised = EPFValues.datetime(field) {
-                    try statement?.bind(normalised, at: parameter)
-                } else if rejectBadDates {
-                    return RejectReason(kind: "bad-date",
-                                        detail: "unparseable date in column \(names[index]): '\(Self.preview(field))'")
+                if EPFValues.decimal(field), let base = field.baseAddress {
+                    try statement?.bindTextNoCopy(base, count: field.count, at: parameter)
                 } else {
-                    nulledDates += 1
+                    if let reason = badValue(index, field, kind: "bad-decimal", what: "not a decimal") { return reason }
+                    try statement?.bindNull(at: parameter)
+                }
+            case .datetime:
+                let length = EPFValues.canonicalDatetimeLength
+                let target = dateScratch + index &* length
+                if EPFValues.canonicalDatetime(field, into: target) {
+                    try statement?.bindTextNoCopy(target, count: length, at: parameter)
+                } else {
+                    if let reason = badValue(index, field, kind: "bad-date", what: "not a date") { return reason }
                     try statement?.bindNull(at: parameter)
                 }
             }
         }
         return nil
-    }
-}
-
-/// Writes rejected records next to the database, in EPF format: `reason`, `record`, `offset`, `detail`, then the
-/// original record's bytes, and a `#recordsWritten:` footer. Nothing is created until the first reject.
-final class RejectsWriter {
-    let path: String
-    private let columns: [String]
-    private var handle: FileHandle?
-    private var buffer: [UInt8] = []
-    private(set) var count = 0
-
-    /// Prepares the rejects file. With `resumeAt`, keeps the file's first bytes and appends after them.
-    init(path: String, columns: [String], resumeAt: Int64?, resumedCount: Int) throws {
-        self.path = path
-        self.columns = columns
-        if let resumeAt, resumedCount > 0, FileManager.default.fileExists(atPath: path) {
-            guard let handle = FileHandle(forUpdatingAtPath: path) else {
-                throw ImportError.io(path: path, message: "cannot open the rejects file for writing")
-            }
-            try handle.truncate(atOffset: UInt64(resumeAt))
-            try handle.seekToEnd()
-            self.handle = handle
-            count = resumedCount
-        } else {
-            try? FileManager.default.removeItem(atPath: path)
-        }
-    }
-
-    private func open() throws -> FileHandle {
-        if let handle { return handle }
-        let directory = (path as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw ImportError.io(path: directory, message: "cannot create the rejects directory: \(error)")
-        }
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-              let handle = FileHandle(forUpdatingAtPath: path) else {
-            throw ImportError.io(path: path, message: "cannot create the rejects file")
-        }
-        self.handle = handle
-        var header = "#reason\u{01}record\u{01}offset\u{01}detail\u{01}" + columns.joined(separator: "\u{01}")
-        header += "\u{02}\n#exportMode:REJECTS\u{02}\n"
-        buffer.insert(contentsOf: header.utf8, at: 0)
-        return handle
-    }
-
-    func write(_ record: EPFRecord, reason: RejectReason) {
-        count += 1
-        let prefix = "\(reason.kind)\u{01}\(record.number)\u{01}\(record.offset)\u{01}"
-            + reason.detail.replacingOccurrences(of: "\u{01}", with: " ") + "\u{01}"
-        buffer.append(contentsOf: prefix.utf8)
-        buffer.append(contentsOf: record.bytes)
-        buffer.append(contentsOf: [0x02, 0x0A])
-        if buffer.count > 1 << 20 { _ = try? flush() }
-    }
-
-    /// Writes buffered rejects; returns the file's length (0 while there is no file).
-    @discardableResult
-    func flush() throws -> Int64 {
-        guard count > 0 else { return 0 }
-        let handle = try open()
-        if !buffer.isEmpty {
-            try handle.write(contentsOf: buffer)
-            buffer.removeAll(keepingCapacity: true)
-        }
-        return Int64(try handle.offset())
-    }
-
-    /// Writes the footer and closes; does nothing when there were no rejects.
-    func finish() throws {
-        guard count > 0 else { return }
-        buffer.append(contentsOf: "#recordsWritten:\(count)\u{02}\n".utf8)
-        try flush()
-        try handle?.close()
-        handle = nil
-    }
-
-    /// Closes, keeping what was written (with its footer) when there were rejects.
-    func discardIfEmpty() {
-        if count > 0 { try? finish() }
-        try? handle?.close()
-        handle = nil
     }
 }
 

@@ -28,7 +28,8 @@ public enum StoreDatabase {
         started TEXT,
         finished TEXT,
         outcome TEXT NOT NULL,
-        message TEXT
+        message TEXT,
+        repaired INTEGER
     );
     CREATE INDEX IF NOT EXISTS epf_ledger_source ON epf_ledger(source, outcome);
     CREATE TABLE IF NOT EXISTS epf_sources (
@@ -62,7 +63,8 @@ public enum StoreDatabase {
         duplicates INTEGER,
         rejects_bytes INTEGER,
         export_date INTEGER,
-        updated TEXT
+        updated TEXT,
+        repaired INTEGER
     );
     """
 
@@ -111,7 +113,24 @@ public enum StoreDatabase {
         try connection.execute("PRAGMA wal_autocheckpoint = 16384")
         try connection.execute("PRAGMA journal_size_limit = 67108864")
         try connection.execute(bookkeepingSchema)
+        try addMissingColumns(connection)
         return (connection, initialBuild)
+    }
+
+    /// Bookkeeping columns newer than the tables of a database made by an earlier version: (table, column, type).
+    static let addedColumns = [("epf_ledger", "repaired", "INTEGER"), ("epf_progress", "repaired", "INTEGER")]
+
+    /// Adds the `addedColumns` a database made by an earlier version lacks.
+    static func addMissingColumns(_ connection: SQLiteConnection) throws {
+        for (table, column, type) in addedColumns where try !hasColumn(connection, table: table, column: column) {
+            try connection.execute("ALTER TABLE \(table) ADD COLUMN \(column) \(type)")
+        }
+    }
+
+    /// True when `table` has `column` (false when the table does not exist).
+    static func hasColumn(_ connection: SQLiteConnection, table: String, column: String) throws -> Bool {
+        try connection.scalar("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
+                              [.text(table), .text(column)]) != nil
     }
 
     /// Ends an initial build: switches the database to WAL mode for concurrent readers from now on. If a reader

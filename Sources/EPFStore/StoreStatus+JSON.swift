@@ -23,7 +23,7 @@ extension StoreStatus {
             .object([
                 ("table", .string(entry.table)), ("location", .string(entry.location)), ("mode", text(entry.mode)),
                 ("exportDate", date(entry.exportDate)), ("exportDateMs", milliseconds(entry.exportDate)),
-                ("rows", .int(entry.rows)), ("rejects", .int(entry.rejects)),
+                ("rows", .int(entry.rows)), ("rejects", .int(entry.rejects)), ("repaired", .int(entry.repaired)),
                 ("duplicates", .int(entry.duplicates)), ("finished", text(entry.finished)),
                 ("outcome", .string(entry.outcome)), ("message", text(entry.message)),
             ])

@@ -20,6 +20,8 @@ public struct StoreStatus: Sendable {
         public var exportDate: Int64?
         public var rows: Int64
         public var rejects: Int64
+        /// Values stored as NULL because they were not of their column's type (rows kept).
+        public var repaired: Int64
         public var duplicates: Int64
         public var finished: String?
         public var outcome: String
@@ -91,8 +93,12 @@ public struct StoreStatus: Sendable {
         }
         var imports: [Import] = []
         if try connection.tableExists("epf_ledger") {
+            // A database made before repairs were counted has no `repaired` column (read-only: not added here).
+            let repaired = try StoreDatabase.hasColumn(connection, table: "epf_ledger", column: "repaired")
+                ? "repaired" : "0"
             let statement = try connection.prepare("""
-                SELECT table_name, location, mode, export_date, rows, rejects, duplicates, finished, outcome, message
+                SELECT table_name, location, mode, export_date, rows, rejects, duplicates, finished, outcome, message,
+                    \(repaired)
                 FROM epf_ledger ORDER BY id DESC LIMIT ?1
                 """)
             try statement.bind(.integer(Int64(lastImports)), at: 1)
@@ -100,6 +106,7 @@ public struct StoreStatus: Sendable {
                 imports.append(Import(table: statement.text(at: 0) ?? "", location: statement.text(at: 1) ?? "",
                                       mode: statement.text(at: 2), exportDate: statement.int64(at: 3),
                                       rows: statement.int64(at: 4) ?? 0, rejects: statement.int64(at: 5) ?? 0,
+                                      repaired: statement.int64(at: 10) ?? 0,
                                       duplicates: statement.int64(at: 6) ?? 0, finished: statement.text(at: 7),
                                       outcome: statement.text(at: 8) ?? "", message: statement.text(at: 9)))
             }

@@ -76,7 +76,7 @@ final class TableLoad {
         mode = header.exportMode ?? .full
         schema = KnownSchemas.resolve(table: file.table, header: header)
         fileColumns = header.columns
-        binder = RowBinder(schema: schema, fileColumns: header.columns.count, rejectBadDates: options.rejectBadDates)
+        binder = RowBinder(schema: schema, fileColumns: header.columns.count, policy: options.badValues)
         var name = file.table
         if let feed = file.feed, let date = file.feedDate { name = "\(feed)\(date)-\(file.table)" }
         rejectsPath = (rejectsDirectory as NSString).appendingPathComponent(name + ".rejects")
@@ -132,8 +132,8 @@ final class TableLoad {
 
     private func prepareFull(_ connection: SQLiteConnection) throws {
         let progressRows = try connection.query(
-            "SELECT source, source_size, source_mtime, part, records_done, rows, rejects, duplicates, rejects_bytes "
-            + "FROM epf_progress WHERE staging = ?1", [.text(staging)])
+            "SELECT source, source_size, source_mtime, part, records_done, rows, rejects, duplicates, rejects_bytes, "
+            + "repaired FROM epf_progress WHERE staging = ?1", [.text(staging)])
         var resumeRejectsBytes: Int64?
         if let row = progressRows.first, try connection.tableExists(staging),
            row[0] == .text(source.path), row[1] == .integer(source.size), row[2] == .integer(source.mtime),
@@ -142,6 +142,7 @@ final class TableLoad {
             if case .integer(let value) = row[5] { attempts = Int(value) }
             if case .integer(let value) = row[6] { outcome.rejects = Int(value) }
             if case .integer(let value) = row[8] { resumeRejectsBytes = value }
+            if case .integer(let value) = row[9] { outcome.repaired = Int(value) }
             outcome.warnings.append("resuming an interrupted load after \(done) records of part \(part)")
         } else {
             try connection.execute("DROP TABLE IF EXISTS \(quoted(staging))")
@@ -159,7 +160,7 @@ final class TableLoad {
             try connection.execute(createTableSQL(staging, extraColumns: kept))
         }
         rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: resumeRejectsBytes,
-                                    resumedCount: outcome.rejects)
+                                    resumedEntries: outcome.rejects + outcome.repaired)
         let columns = schema.columns.prefix(binder.columnCount).map { quoted($0.name) }
         let placeholders = (1...max(1, columns.count)).map { "?\($0)" }
         let verb = schema.hasIntegerRowidKey ? "INSERT OR REPLACE" : "INSERT"
@@ -193,7 +194,7 @@ final class TableLoad {
                 }
             }
         }
-        rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: nil, resumedCount: 0)
+        rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: nil, resumedEntries: 0)
         let fileColumnsInSchema = schema.columns.prefix(binder.columnCount)
         let columns = fileColumnsInSchema.map { quoted($0.name) }
         let placeholders = (1...max(1, columns.count)).map { "?\($0)" }
@@ -273,6 +274,12 @@ final class TableLoad {
                 rejects?.write(record, reason: reason)
                 outcome.rejects += 1
             } else {
+                if !binder.repairs.isEmpty {
+                    for repair in binder.repairs {
+                        rejects?.writeRepair(record, reason: binder.repairReason(repair, in: record))
+                    }
+                    outcome.repaired += binder.repairs.count
+                }
                 if countKeys {
                     if !seenKeys.insert(KeyHashSet.hash(record, keyIndexes: keyIndexes)) { outcome.duplicates += 1 }
                 }
@@ -304,7 +311,6 @@ final class TableLoad {
         }
         outcome.records += summary.records
         outcome.bytes += summary.bytes
-        outcome.nulledDates = binder.nulledDates
         _ = partRecords
         if summary.truncated {
             failed = true
@@ -339,14 +345,14 @@ final class TableLoad {
         let rejectsBytes = try rejects?.flush() ?? 0
         let update = try connection.prepare("""
             INSERT OR REPLACE INTO epf_progress (staging, table_name, source, source_size, source_mtime, part,
-                location, records_done, rows, rejects, duplicates, rejects_bytes, export_date, updated)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                location, records_done, rows, rejects, duplicates, rejects_bytes, export_date, updated, repaired)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
             """)
         try update.bind([.text(staging), .text(schema.name), .text(source.path), .integer(source.size),
                          .integer(source.mtime), .integer(Int64(part)), .text(file.location),
                          .integer(Int64(recordsDone)), .integer(Int64(attempts)), .integer(Int64(outcome.rejects)),
                          .integer(0), .integer(rejectsBytes), outcome.exportDate.map { .integer($0) } ?? .null,
-                         .text(StoreDatabase.now())])
+                         .text(StoreDatabase.now()), .integer(Int64(outcome.repaired))])
         try update.step()
         try connection.execute("COMMIT")
         try connection.execute("BEGIN IMMEDIATE")
@@ -363,7 +369,7 @@ final class TableLoad {
             outcome.message = "\(outcome.rejects) rejected records exceed --max-rejects \(options.maxRejects); "
                 + "see \(rejectsPath)"
         }
-        if outcome.rejects > 0 { outcome.rejectsFile = rejectsPath }
+        if outcome.rejects + outcome.repaired > 0 { outcome.rejectsFile = rejectsPath }
         if options.dryRun || connection == nil {
             outcome.status = failed ? .failed : .validated
             outcome.rows = attempts
@@ -375,7 +381,7 @@ final class TableLoad {
                 throw LoadFailure(outcome.message ?? "verification failed")
             }
             try rejects?.finish()
-            if outcome.rejects == 0 { try? FileManager.default.removeItem(atPath: rejectsPath) }
+            if outcome.rejects + outcome.repaired == 0 { try? FileManager.default.removeItem(atPath: rejectsPath) }
             switch mode {
             case .full: try finishFull(connection, ledger: ledger)
             case .incremental: try finishIncremental(connection, ledger: ledger)

@@ -55,11 +55,13 @@ enum ImportRunner {
         guard pageSizes.contains(options.pageSize) else {
             throw UsageError("--page-size must be one of \(pageSizes.map(String.init).joined(separator: ", "))")
         }
-        if let policy = try arguments.option("bad-dates") {
-            guard policy == "null" || policy == "reject" else {
-                throw UsageError("--bad-dates must be 'null' or 'reject', got '\(policy)'")
+        // --bad-dates is the older name of --bad-values (which now covers integers and decimals too).
+        for name in ["bad-values", "bad-dates"] {
+            guard let text = try arguments.option(name) else { continue }
+            guard let policy = BadValuePolicy(rawValue: text) else {
+                throw UsageError("--\(name) must be 'null' or 'reject', got '\(text)'")
             }
-            options.rejectBadDates = policy == "reject"
+            options.badValues = policy
         }
         return options
     }
@@ -88,7 +90,10 @@ enum ImportRunner {
       --force                 Re-apply files the ledger says are already applied.
       --allow-count-mismatch  Accept tables whose rows differ from #recordsWritten (with a warning).
       --max-rejects N         Refuse a table with more than N rejected rows (default 1000).
-      --bad-dates null|reject Unparseable DATETIME values: store NULL (default) or reject the row.
+      --bad-values null|reject
+                              A value not of its column's type (junk like [123] in an integer column, a date
+                              it cannot read): store NULL, keep the row and list the repair in the rejects
+                              file (default), or reject the row. Junk in a key or export_date always rejects.
       --checkpoint-records N  Commit a full load every N records so a killed import resumes (default 250000).
       --page-size N           Page size of a database this import creates (default \(StoreDatabase.defaultPageSize)).
       --no-documents          Do not rebuild the stored lookup documents (about 3 KB per app) after the tables
@@ -139,20 +144,22 @@ enum ImportRunner {
         }
         let rows = report.outcomes.map { outcome -> [String] in
             [outcome.status.rawValue, outcome.table, outcome.mode ?? "-", "\(outcome.records)", "\(outcome.rows)",
-             "\(outcome.rejects)", "\(outcome.duplicates)", String(format: "%.2f", outcome.seconds),
+             "\(outcome.rejects)", "\(outcome.repaired)", "\(outcome.duplicates)",
+             String(format: "%.2f", outcome.seconds),
              outcome.records > 0 ? String(format: "%.0f", outcome.rowsPerSecond) : "-"]
         }
         if !rows.isEmpty {
-            printTable(header: ["status", "table", "mode", "records", "rows", "rejects", "dupes", "seconds", "rows/s"],
-                       rows: rows, rightAligned: [3, 4, 5, 6, 7, 8])
+            printTable(header: ["status", "table", "mode", "records", "rows", "rejects", "repaired", "dupes",
+                                "seconds", "rows/s"],
+                       rows: rows, rightAligned: [3, 4, 5, 6, 7, 8, 9])
         }
         for outcome in report.outcomes {
             for warning in outcome.warnings { printError("warning: \(outcome.table): \(warning)") }
-            if outcome.nulledDates > 0 {
-                printError("warning: \(outcome.table): \(outcome.nulledDates) unparseable dates stored as NULL "
-                           + "(--bad-dates reject to refuse them)")
+            if let file = outcome.rejectsFile {
+                var counts = ["\(outcome.rejects) rejected"]
+                if outcome.repaired > 0 { counts.append("\(outcome.repaired) repaired (values stored as NULL)") }
+                printError("rejects: \(outcome.table): \(counts.joined(separator: ", ")) in \(file)")
             }
-            if let file = outcome.rejectsFile { printError("rejects: \(outcome.table): \(outcome.rejects) in \(file)") }
             if outcome.status == .failed {
                 printError("error: \(outcome.table) NOT applied, previous data kept: \(outcome.message ?? "")")
             }
@@ -296,11 +303,12 @@ enum StatusCommand: Command {
         if !status.lastImports.isEmpty {
             say()
             say("last imports:")
-            printTable(header: ["finished", "outcome", "table", "mode", "rows", "rejects", "dupes", "location"],
+            printTable(header: ["finished", "outcome", "table", "mode", "rows", "rejects", "repaired", "dupes",
+                                "location"],
                        rows: status.lastImports.map { entry in
                 [entry.finished ?? "-", entry.outcome, entry.table, entry.mode ?? "-", "\(entry.rows)",
-                 "\(entry.rejects)", "\(entry.duplicates)", entry.location]
-            }, rightAligned: [4, 5, 6])
+                 "\(entry.rejects)", "\(entry.repaired)", "\(entry.duplicates)", entry.location]
+            }, rightAligned: [4, 5, 6, 7])
         }
         return .ok
     }

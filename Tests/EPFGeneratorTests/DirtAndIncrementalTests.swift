@@ -10,7 +10,7 @@ import Testing
         let feed = try FeedGenerator.write(options, to: directory.url)
         let kinds = Set(feed.dirt.map(\.kind))
         #expect(kinds == Set(DirtKind.allCases).subtracting([.zeroRows]))
-        #expect(feed.dirt.filter { $0.kind == .junkInteger }.count == 4)
+        #expect(feed.dirt.filter { $0.kind == .junkInteger }.count == 5)
         #expect(feed.dirt.filter { $0.kind == .oddDatetime }.count == 3)
         #expect(feed.dirt.filter { $0.kind == .duplicatePrimaryKey }.map(\.table).sorted()
             == ["application", "application_price"])
