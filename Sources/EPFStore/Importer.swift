@@ -20,6 +20,8 @@ public final class Importer {
     public private(set) var appliedTables = Set<String>()
     /// What this run changed, for the derived data builders.
     private var changes = DerivedChanges()
+    /// Time per phase of this run.
+    private var phases = PhaseTimes()
 
     /// Prepares an import; `derived` are rebuilt at the end whenever their stamp is not the tables' one.
     /// Throws `ImportError.badOption` for an invalid --only/--skip expression.
@@ -133,11 +135,15 @@ public final class Importer {
             }
         }
         if let opened, opened.initialBuild, report.outcomes.contains(where: { $0.status == .applied }) {
+            let switchStarted = Monotonic.now()
             StoreDatabase.finishInitialBuild(opened.connection)
+            phases.checkpoint += Monotonic.seconds(since: switchStarted)
         }
         // After the switch to WAL: derived data is built by readers on other connections while this one writes.
         if let connection { rebuildDerived(connection, report: &report) }
         report.seconds = Date().timeIntervalSince(started)
+        phases.settle(total: report.seconds)
+        report.phases = phases
         withExtendedLifetime(lock) {}
         return report
     }
@@ -148,8 +154,12 @@ public final class Importer {
         if !appliedTables.isDisjoint(with: searchable) {
             progress?(ImportProgress(table: "epf_search", location: "search index", records: 0, bytes: 0,
                                      inputRead: 0, inputTotal: 0, elapsed: 0, finished: false))
+            let searchStarted = Monotonic.now()
+            defer { phases.searchIndex += Monotonic.seconds(since: searchStarted) }
             try connection.transaction { try SearchIndex.rebuild(connection) }
         }
+        let checkpointStarted = Monotonic.now()
+        defer { phases.checkpoint += Monotonic.seconds(since: checkpointStarted) }
         try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
@@ -169,6 +179,7 @@ public final class Importer {
                 }
                 report.derived.append(DerivedOutcome(name: builder.name, items: items,
                                                      seconds: Date().timeIntervalSince(started)))
+                phases.lookupDocuments += Date().timeIntervalSince(started)
             } catch {
                 report.fileErrors.append("\(builder.name) not rebuilt (the tables were applied; lookups read the "
                                          + "tables directly until the next import): \(error)")
@@ -204,6 +215,7 @@ public final class Importer {
             guard let load = pending else { return }
             pending = nil
             let outcome = load.finish(ledger: ledger)
+            phases.add(tableLoad: load.phases)
             if outcome.status == .applied {
                 appliedTables.insert(outcome.table)
                 changes.tables[outcome.table, default: false] = changes.tables[outcome.table] == true
@@ -280,6 +292,7 @@ public final class Importer {
                 if let load = pending {
                     pending = nil
                     load.abort()
+                    phases.add(tableLoad: load.phases)
                     var outcome = load.finish(ledger: nil)
                     outcome.status = .failed
                     outcome.message = "\(error)"

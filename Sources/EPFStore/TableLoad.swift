@@ -63,6 +63,8 @@ final class TableLoad {
     private var fileColumns: [String]
     private var failed = false
     private var attempts = 0
+    /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
+    private(set) var phases = PhaseTimes()
 
     var table: String { schema.name }
 
@@ -260,7 +262,16 @@ final class TableLoad {
         let statement = self.statement
         let isFull = mode == .full
         let countKeys = !isFull && !keyIndexes.isEmpty
+        let loopStarted = Monotonic.now()
+        var insertNanoseconds: UInt64 = 0
+        defer {
+            let loop = Monotonic.now() &- loopStarted
+            phases.inserting += Double(insertNanoseconds) / 1e9
+            phases.reading += Double(loop &- min(loop, insertNanoseconds)) / 1e9
+        }
         let summary = try reader.forEachRecord { record in
+            let recordStarted = Monotonic.now()
+            defer { insertNanoseconds &+= Monotonic.now() &- recordStarted }
             partRecords = record.number
             if record.number <= skipRecords {
                 outcome.resumedRecords += 1
@@ -392,6 +403,7 @@ final class TableLoad {
     }
 
     private func finishFull(_ connection: SQLiteConnection, ledger: Ledger?) throws {
+        let indexesStarted = Monotonic.now()
         // Duplicates of composite keys: the later row wins. Building the unique index finds them; only then are the
         // earlier rows counted and removed (the GROUP BY is a full sort, too dear to run when there are none).
         if !schema.hasIntegerRowidKey && !keyIndexes.isEmpty {
@@ -412,6 +424,9 @@ final class TableLoad {
             }
             if schema.hasIntegerRowidKey { outcome.duplicates = max(0, attempts - outcome.rows) }
         }
+        phases.indexes += Monotonic.seconds(since: indexesStarted)
+        let commitStarted = Monotonic.now()
+        defer { phases.committing += Monotonic.seconds(since: commitStarted) }
         try connection.execute("COMMIT")
         // The swap: one short transaction.
         let retired = "epf_retired_\(schema.name)"
@@ -428,6 +443,8 @@ final class TableLoad {
     }
 
     private func finishIncremental(_ connection: SQLiteConnection, ledger: Ledger?) throws {
+        let commitStarted = Monotonic.now()
+        defer { phases.committing += Monotonic.seconds(since: commitStarted) }
         outcome.rows = attempts
         outcome.insertedRows = insertedRows
         try ledger?.recordApplied(outcome, file: file, source: source, on: connection)
