@@ -112,6 +112,8 @@ public struct ImportReport: Sendable, Codable {
     /// Where the time went: reading, inserting, index builds, committing, search index, lookup documents,
     /// checkpoint, other.
     public var phases = PhaseTimes()
+    /// Process CPU seconds in the same phases: unlike `phases`, unaffected by other programs on the machine.
+    public var phasesCPU = PhaseCPU()
 
     /// True when nothing failed.
     public var succeeded: Bool { fileErrors.isEmpty && !outcomes.contains { $0.status == .failed } }

@@ -43,6 +43,45 @@ public struct PhaseTimes: Sendable, Codable, Equatable {
     }
 }
 
+/// CPU seconds of the whole process (all threads: the decompressor and SQLite's helpers too) in each phase.
+///
+/// Unlike wall-clock times, these do not grow when other programs share the cores, so they show how each phase
+/// scales on a busy machine. The record loops are one figure: parsing, inserting and decompression overlap.
+public struct PhaseCPU: Sendable, Codable, Equatable {
+    /// Record loops of the table loads: decompression, parsing, inserting, the periodic commits.
+    public var loading = 0.0
+    /// Index builds of full loads.
+    public var indexes = 0.0
+    /// Final commits and swaps.
+    public var committing = 0.0
+    /// The search index.
+    public var searchIndex = 0.0
+    /// The lookup documents (and any other derived data).
+    public var lookupDocuments = 0.0
+    /// The WAL checkpoint and the switch to WAL.
+    public var checkpoint = 0.0
+    /// The whole run.
+    public var total = 0.0
+
+    /// No CPU time in any phase.
+    public init() {}
+
+    /// Adds the table-load phases of `load` to these.
+    mutating func add(tableLoad load: PhaseCPU) {
+        loading += load.loading
+        indexes += load.indexes
+        committing += load.committing
+    }
+
+    /// CPU seconds (user + system) the process has used so far (`getrusage(2)`; 0 if it fails).
+    static func now() -> Double {
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+}
+
 /// A monotonic clock in nanoseconds (`clock_gettime(CLOCK_MONOTONIC)` through Dispatch), cheap enough per record.
 enum Monotonic {
     /// Nanoseconds since an arbitrary fixed point.

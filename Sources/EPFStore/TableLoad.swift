@@ -65,6 +65,8 @@ final class TableLoad {
     private var attempts = 0
     /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
     private(set) var phases = PhaseTimes()
+    /// Process CPU time in the same phases.
+    private(set) var phasesCPU = PhaseCPU()
 
     var table: String { schema.name }
 
@@ -263,8 +265,10 @@ final class TableLoad {
         let isFull = mode == .full
         let countKeys = !isFull && !keyIndexes.isEmpty
         let loopStarted = Monotonic.now()
+        let loopCPU = PhaseCPU.now()
         var insertNanoseconds: UInt64 = 0
         defer {
+            phasesCPU.loading += PhaseCPU.now() - loopCPU
             let loop = Monotonic.now() &- loopStarted
             phases.inserting += Double(insertNanoseconds) / 1e9
             phases.reading += Double(loop &- min(loop, insertNanoseconds)) / 1e9
@@ -404,6 +408,7 @@ final class TableLoad {
 
     private func finishFull(_ connection: SQLiteConnection, ledger: Ledger?) throws {
         let indexesStarted = Monotonic.now()
+        let indexesCPU = PhaseCPU.now()
         // Duplicates of composite keys: the later row wins. Building the unique index finds them; only then are the
         // earlier rows counted and removed (the GROUP BY is a full sort, too dear to run when there are none).
         if !schema.hasIntegerRowidKey && !keyIndexes.isEmpty {
@@ -425,8 +430,13 @@ final class TableLoad {
             if schema.hasIntegerRowidKey { outcome.duplicates = max(0, attempts - outcome.rows) }
         }
         phases.indexes += Monotonic.seconds(since: indexesStarted)
+        phasesCPU.indexes += PhaseCPU.now() - indexesCPU
         let commitStarted = Monotonic.now()
-        defer { phases.committing += Monotonic.seconds(since: commitStarted) }
+        let commitCPU = PhaseCPU.now()
+        defer {
+            phases.committing += Monotonic.seconds(since: commitStarted)
+            phasesCPU.committing += PhaseCPU.now() - commitCPU
+        }
         try connection.execute("COMMIT")
         // The swap: one short transaction.
         let retired = "epf_retired_\(schema.name)"
@@ -444,7 +454,11 @@ final class TableLoad {
 
     private func finishIncremental(_ connection: SQLiteConnection, ledger: Ledger?) throws {
         let commitStarted = Monotonic.now()
-        defer { phases.committing += Monotonic.seconds(since: commitStarted) }
+        let commitCPU = PhaseCPU.now()
+        defer {
+            phases.committing += Monotonic.seconds(since: commitStarted)
+            phasesCPU.committing += PhaseCPU.now() - commitCPU
+        }
         outcome.rows = attempts
         outcome.insertedRows = insertedRows
         try ledger?.recordApplied(outcome, file: file, source: source, on: connection)

@@ -30,6 +30,10 @@ import Testing
         #expect((phases["reading"] ?? 0) > 0 && (phases["inserting"] ?? 0) > 0 && (phases["indexes"] ?? 0) > 0)
         #expect((phases["lookupDocuments"] ?? 0) > 0 && (phases["searchIndex"] ?? 0) > 0)
         let total = fullReport["seconds"] as? Double ?? 0
+        let cpu = fullReport["phasesCPU"] as? [String: Double] ?? [:]
+        #expect(Set(cpu.keys) == ["loading", "indexes", "committing", "searchIndex", "lookupDocuments", "checkpoint",
+                                  "total"], "\(cpu)")
+        #expect((cpu["loading"] ?? 0) > 0 && (cpu["total"] ?? 0) >= (cpu["loading"] ?? 0))
         #expect(phases.values.reduce(0, +) <= total + 0.01 && phases.values.allSatisfy { $0 >= 0 })
 
         let day = work.file("mirror/incremental/20260106")
