@@ -32,6 +32,7 @@ import time
 import urllib.request
 
 import bench_values
+import bench_scale
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -51,6 +52,7 @@ PROFILES = {
                   lookups=10_000),
 }
 SECTIONS = ["parse", "validate", "tbz", "import", "incremental", "lookup", "http"]
+SECTIONS = ["parse", "tbz", "import", "incremental", "lookup", "http", "scale"]
 # Rows per second of the Python reference importer, from the performance issue.
 PYTHON_REFERENCE = {"application_price": 54_000, "application_detail": 9_500}
 SEED = 42
@@ -1097,11 +1099,13 @@ def main():
     parser.add_argument("--no-build", action="store_true", help="use the existing release build")
     parser.add_argument("--epf-bin", help="directory holding epf and epf-bench (skips the build)")
     parser.add_argument("--reps", type=int, help="repetitions of each timed import (default: quick 1, full 2)")
+    parser.add_argument("--fractions", help="scale: fractions of Apple's weekly export (default 1/16,1/8; "
+                        "--quick 1/256,1/128); the scale section runs only when --only names it")
     args = parser.parse_args()
     profile_name = "quick" if args.quick else "full"
     profile = PROFILES[profile_name]
     reps = args.reps or profile["reps"]
-    sections = args.only.split(",") if args.only else SECTIONS
+    sections = args.only.split(",") if args.only else [s for s in SECTIONS if s != "scale"]
     for section in sections:
         if section not in SECTIONS:
             parser.error(f"unknown section '{section}'; choose from {', '.join(SECTIONS)}")
@@ -1143,6 +1147,8 @@ def main():
         guarded("lookup", bench_lookup, epf, profile, state)
     if "http" in sections:
         guarded("http", bench_http, epf, profile, state)
+    if "scale" in sections:
+        guarded("scale", bench_scale.bench_scale, sys.modules[__name__], epf, args.quick, args.fractions)
 
     text, markdown = render(ROWS, facts, profile_name, time.time() - STARTED)
     print(text)

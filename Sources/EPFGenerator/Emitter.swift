@@ -190,7 +190,7 @@ final class TableEmitter {
             }
         case "storefront":
             guard full else { return } // an incremental storefront file (dirt only) has zero rows
-            for storefront in Reference.storefronts {
+            for storefront in plan.storefronts {
                 w.int(exportDate)
                 w.int(storefront.id)
                 w.text(Array(storefront.countryCode.utf8))
@@ -486,7 +486,7 @@ final class TableEmitter {
     private func dirtyPriceRows(_ app: AppFacts, storefront: Int, price: UnsafeRawBufferPointer, dirt: DirtLog,
                                 dirtPlan: DirtPlan) throws {
         let suffix = plan.priceSuffix[storefront]
-        let storefrontID = Reference.storefronts[storefront].id
+        let storefrontID = plan.storefronts[storefront].id
         func row(_ value: UnsafeRawBufferPointer) throws {
             w.int(exportDate)
             w.int(app.id)
@@ -515,14 +515,11 @@ final class TableEmitter {
 
     // MARK: popularity
 
-    /// How many apps are ranked per storefront and genre.
-    static let popularityDepth = 200
-
     private func popularityRows() throws {
         guard full else { return }
-        let ranking = Popularity(plan: plan, depth: TableEmitter.popularityDepth)
-        for storefront in Reference.popularityStorefronts {
-            let storefrontID = Reference.storefronts[storefront].id
+        let ranking = Popularity(plan: plan, depth: plan.popularityDepth)
+        for storefront in plan.popularityStorefronts {
+            let storefrontID = plan.storefronts[storefront].id
             for (genre, apps) in ranking.ranks(storefront: storefront) {
                 for (rank, index) in apps.enumerated() {
                     w.int(exportDate)

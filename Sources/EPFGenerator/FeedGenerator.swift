@@ -88,10 +88,14 @@ public enum FileCompression: String, Sendable, CaseIterable {
 /// 1,700,000,000, songs from 1,800,000,000 and videos from 2,000,000,000, so an ID tells its kind.
 public enum FeedGenerator {
     /// The tables an export with these options writes, in order: all (full) or those that change
-    /// (incremental, plus a zero-row `storefront` with dirt), filtered by `options.tables`.
+    /// (incremental, plus a zero-row `storefront` with dirt), filtered by `options.tables`. With a scale, the
+    /// music tables Apple dropped in 2025 are left out unless `options.tables` names them.
     public static func tables(for options: GeneratorOptions) -> [TableSchema] {
         TableSchema.all.filter { schema in
             if let only = options.tables, !only.contains(schema.name) { return false }
+            if options.scale != nil, options.tables == nil, TableSchema.musicTables.contains(schema.name) {
+                return false
+            }
             if options.mode == .full { return true }
             return TableSchema.incrementalTables.contains(schema.name) || (options.dirt && schema.name == "storefront")
         }

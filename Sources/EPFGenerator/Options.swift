@@ -37,9 +37,47 @@ public struct GeneratorOptions: Sendable, Equatable {
     public var gzip: Bool = false
     /// Tables written at once (v3 and v5; a v3 archive is one stream). The bytes do not depend on it.
     public var threads: Int = 2
+    /// A fraction of Apple's real weekly export (nil: the small synthetic proportions). Set with `setScale(_:)`,
+    /// which also sets `apps` and `priceStorefronts`; see `setScale(_:)` for what changes.
+    public private(set) var scale: Double? = nil
+
+    /// Apps in Apple's real weekly full export, the unit of `scale`.
+    public static let realApps = 2_000_000
 
     /// The defaults: seed 1, 300 apps, v3, full, 2026-01-05, 20 price storefronts, clean.
     public init() {}
+
+    /// Makes the export a fraction of Apple's real weekly full: `apps` = 2,000,000 x `fraction`, every app
+    /// priced in all 175 real storefronts (`Reference.allStorefronts`; about 350 million `application_price` rows
+    /// at 1.0), about 3 `application_detail` rows per app, popularity ranked in every storefront with a depth
+    /// scaled by `fraction`, no music tables (Apple dropped them in 2025), and 3 % of apps and of prices changed
+    /// per incremental day (1 % without a scale). `validate()` rejects a fraction that gives under 100 apps.
+    public mutating func setScale(_ fraction: Double) {
+        scale = fraction
+        apps = fraction.isFinite && fraction > 0 ? Int((Double(GeneratorOptions.realApps) * fraction).rounded()) : 0
+        priceStorefronts = Reference.allStorefronts.count
+    }
+
+    /// A fraction written as `1/16`, `0.0625` or `6.25%`; nil when the text is none of these or not above 0.
+    public static func fraction(_ text: String) -> Double? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        var value: Double?
+        if let slash = trimmed.firstIndex(of: "/") {
+            if let top = Double(trimmed[..<slash]), let bottom = Double(trimmed[trimmed.index(after: slash)...]),
+               bottom != 0 {
+                value = top / bottom
+            }
+        } else if trimmed.hasSuffix("%") {
+            value = Double(trimmed.dropLast()).map { $0 / 100 }
+        } else {
+            value = Double(trimmed)
+        }
+        guard let value, value.isFinite, value > 0 else { return nil }
+        return value
+    }
+
+    /// The storefronts this export uses: all 175 with a scale, else the first 60.
+    public var storefronts: [StorefrontInfo] { scale == nil ? Reference.storefronts : Reference.allStorefronts }
 
     /// Milliseconds per day.
     public static let dayMilliseconds: Int64 = 86_400_000
@@ -54,16 +92,20 @@ public struct GeneratorOptions: Sendable, Equatable {
 
     /// Throws `GeneratorError.invalidOption` naming the first option out of range.
     public func validate() throws {
+        if let scale, !(scale > 0 && scale <= 5) || apps < 100 {
+            throw GeneratorError.invalidOption(
+                option: "scale", problem: "must give 100 ... 10000000 apps (1/20000 ... 5), got \(scale)")
+        }
         guard (100...10_000_000).contains(apps) else {
             throw GeneratorError.invalidOption(option: "apps", problem: "must be 100 ... 10000000, got \(apps)")
         }
         guard (1...366).contains(day) else {
             throw GeneratorError.invalidOption(option: "day", problem: "must be 1 ... 366, got \(day)")
         }
-        guard (1...Reference.storefronts.count).contains(priceStorefronts) else {
+        guard (1...storefronts.count).contains(priceStorefronts) else {
             throw GeneratorError.invalidOption(
                 option: "priceStorefronts",
-                problem: "must be 1 ... \(Reference.storefronts.count), got \(priceStorefronts)")
+                problem: "must be 1 ... \(storefronts.count), got \(priceStorefronts)")
         }
         guard fullExportDate >= 946_684_800_000 else {
             throw GeneratorError.invalidOption(option: "fullExportDate", problem: "must be 2000-01-01 or later")

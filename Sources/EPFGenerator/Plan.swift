@@ -20,6 +20,13 @@ final class Plan: Sendable {
     private let collectionStride: Int64
     private let songStride: Int64
     private let videoStride: Int64
+    /// The storefronts of this export (`GeneratorOptions.storefronts`).
+    let storefronts: [StorefrontInfo]
+    /// Storefronts with popularity ranks (indices into `storefronts`), and how many apps each genre ranks.
+    let popularityStorefronts: [Int]
+    let popularityDepth: Int
+    /// Percent of the full's apps whose title or version changes on each incremental day, and whose prices do.
+    let changePercent: UInt64
     /// `retail_price` text of storefront s and tier t at `s * tiers + t`.
     let priceText: ByteTable
     /// Per storefront, everything after the price in an `application_price` record: 0x01, currency, 0x01, id.
@@ -52,10 +59,20 @@ final class Plan: Sendable {
         collectionStride = max(2, (Plan.songIDBase - Plan.collectionIDBase) / Int64(collections))
         songStride = max(2, (Plan.videoIDBase - Plan.songIDBase) / Int64(songs))
         videoStride = max(2, 100_000_000 / Int64(videos))
-        priceText = ByteTable(Reference.storefronts.flatMap { storefront in
+        storefronts = options.storefronts
+        if let scale = options.scale {
+            popularityStorefronts = Array(storefronts.indices)
+            popularityDepth = max(1, Int((200 * scale).rounded()))
+            changePercent = 3
+        } else {
+            popularityStorefronts = Reference.popularityStorefronts
+            popularityDepth = 200
+            changePercent = 1
+        }
+        priceText = ByteTable(storefronts.flatMap { storefront in
             Reference.priceTiersCents.map { Plan.price(cents: $0, storefront: storefront) }
         })
-        priceSuffix = ByteTable(Reference.storefronts.map { storefront in
+        priceSuffix = ByteTable(storefronts.map { storefront in
             [0x01] + Array(storefront.currency.utf8) + [0x01] + Array(String(storefront.id).utf8)
         })
     }
@@ -100,7 +117,7 @@ final class Plan: Sendable {
         var revision = 0
         for day in 1...day {
             let forced = index == 0 && day == 1
-            if forced || SplitMix64.hash(seed, Salt.appChange, index, day) % 100 == 0 { revision += 1 }
+            if forced || SplitMix64.hash(seed, Salt.appChange, index, day) % 100 < changePercent { revision += 1 }
         }
         return revision
     }
@@ -111,7 +128,7 @@ final class Plan: Sendable {
         var revision = 0
         for day in 1...day {
             let forced = index == 1 && day == 1
-            if forced || SplitMix64.hash(seed, Salt.priceChange, index, day) % 100 == 0 { revision += 1 }
+            if forced || SplitMix64.hash(seed, Salt.priceChange, index, day) % 100 < changePercent { revision += 1 }
         }
         return revision
     }
@@ -132,11 +149,11 @@ final class Plan: Sendable {
         return Array("\(value).000".utf8)
     }
 
-    /// The `step`-th storefront (index into `Reference.storefronts`) app prices are in: the US first, then a
+    /// The `step`-th storefront (index into `storefronts`) app prices are in: the US first, then a
     /// rotation that starts at the app's `offset`.
     @inline(__always)
     func priceStorefront(step: Int, offset: Int) -> Int {
-        step == 0 ? 0 : 1 + (offset + step - 1) % (Reference.storefronts.count - 1)
+        step == 0 ? 0 : 1 + (offset + step - 1) % (storefronts.count - 1)
     }
 }
 
@@ -222,10 +239,16 @@ struct AppFacts {
         self.devices = devices == 0 ? 1 : devices
         var languages: UInt16 = 1 | (1 << UInt16(language))
         for _ in 0..<random.below(4) { languages |= 1 << UInt16(random.below(Language.all.count)) }
+        if plan.options.scale != nil {
+            // Real proportions: about 3 languages per app. A separate stream keeps unscaled feeds unchanged.
+            var more = SplitMix64(plan.seed, Salt.detail, index, 0x5CA1E)
+            let target = 2 + more.below(3)
+            while languages.nonzeroBitCount < target { languages |= 1 << UInt16(more.below(Language.all.count)) }
+        }
         detailLanguages = languages
         let firstDay = 14_070 // 2008-07-10, the App Store's opening
         releaseDay = firstDay + random.below(max(1, plan.fullExportDay - firstDay - 1))
-        storefrontOffset = random.below(Reference.storefronts.count)
+        storefrontOffset = random.below(plan.storefronts.count)
         version = (1 + random.below(12), random.below(20), random.below(10))
         downloadSize = Int64(500_000 + random.below(20_000_000)) * Int64(1 + random.below(random.chance(10) ? 200 : 8))
         let ageRoll = random.below(100)

@@ -130,6 +130,11 @@ public struct TableSchema: Sendable, Equatable {
         ]),
     ]
 
+    /// The music tables Apple removed from the EPF in March 2025 (left out of exports made with a scale).
+    public static let musicTables: Set<String> = [
+        "collection", "artist_collection", "song", "collection_song", "artist_song",
+    ]
+
     /// Tables an incremental export holds: those that change when apps and prices change.
     public static let incrementalTables: Set<String> = [
         "application", "application_detail", "application_device_type", "artist_application", "genre_application",

@@ -120,6 +120,11 @@ public struct ImportReport: Sendable, Codable {
     /// Derived data rebuilt after the tables (see `DerivedDataBuilder`).
     public var derived: [DerivedOutcome] = []
     public var seconds = 0.0
+    /// Where the time went: reading, inserting, index builds, committing, search index, lookup documents,
+    /// checkpoint, other.
+    public var phases = PhaseTimes()
+    /// Process CPU seconds in the same phases: unlike `phases`, unaffected by other programs on the machine.
+    public var phasesCPU = PhaseCPU()
 
     /// True when nothing failed.
     public var succeeded: Bool { fileErrors.isEmpty && !outcomes.contains { $0.status == .failed } }

@@ -20,6 +20,9 @@ public final class Importer {
     public private(set) var appliedTables = Set<String>()
     /// What this run changed, for the derived data builders.
     private var changes = DerivedChanges()
+    /// Time per phase of this run.
+    private var phases = PhaseTimes()
+    private var phasesCPU = PhaseCPU()
 
     /// Prepares an import; `derived` are rebuilt at the end whenever their stamp is not the tables' one.
     /// Throws `ImportError.badOption` for an invalid --only/--skip expression.
@@ -110,6 +113,7 @@ public final class Importer {
             throw ImportError.missingInput(path: path)
         }
         let started = Date()
+        let startedCPU = PhaseCPU.now()
         var report = ImportReport(database: databasePath)
         let lock = options.dryRun ? nil : try ImportLock(databasePath: databasePath)
         let opened = options.dryRun ? nil : try StoreDatabase.open(databasePath, pageSize: options.pageSize)
@@ -133,11 +137,19 @@ public final class Importer {
             }
         }
         if let opened, opened.initialBuild, report.outcomes.contains(where: { $0.status == .applied }) {
+            let switchStarted = Monotonic.now()
+            let switchCPU = PhaseCPU.now()
             StoreDatabase.finishInitialBuild(opened.connection)
+            phases.checkpoint += Monotonic.seconds(since: switchStarted)
+            phasesCPU.checkpoint += PhaseCPU.now() - switchCPU
         }
         // After the switch to WAL: derived data is built by readers on other connections while this one writes.
         if let connection { rebuildDerived(connection, report: &report) }
         report.seconds = Date().timeIntervalSince(started)
+        phases.settle(total: report.seconds)
+        report.phases = phases
+        phasesCPU.total = PhaseCPU.now() - startedCPU
+        report.phasesCPU = phasesCPU
         withExtendedLifetime(lock) {}
         return report
     }
@@ -148,7 +160,19 @@ public final class Importer {
         if !appliedTables.isDisjoint(with: searchable) {
             progress?(ImportProgress(table: "epf_search", location: "search index", records: 0, bytes: 0,
                                      inputRead: 0, inputTotal: 0, elapsed: 0, finished: false))
+            let searchStarted = Monotonic.now()
+            let searchCPU = PhaseCPU.now()
+            defer {
+                phases.searchIndex += Monotonic.seconds(since: searchStarted)
+                phasesCPU.searchIndex += PhaseCPU.now() - searchCPU
+            }
             try connection.transaction { try SearchIndex.rebuild(connection) }
+        }
+        let checkpointStarted = Monotonic.now()
+        let checkpointCPU = PhaseCPU.now()
+        defer {
+            phases.checkpoint += Monotonic.seconds(since: checkpointStarted)
+            phasesCPU.checkpoint += PhaseCPU.now() - checkpointCPU
         }
         try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
@@ -161,6 +185,8 @@ public final class Importer {
                 let stamp = try DerivedData.currentStamp(connection)
                 guard stamp > 0, try DerivedData.storedStamp(connection, name: builder.name) != stamp else { continue }
                 let started = Date()
+                let startedCPU = PhaseCPU.now()
+                defer { phasesCPU.lookupDocuments += PhaseCPU.now() - startedCPU }
                 let items = try builder.rebuild(databasePath: databasePath, connection: connection,
                                                 stamp: stamp, changes: changes) { done, total in
                     progress?(ImportProgress(table: builder.name, location: builder.name, records: done, bytes: 0,
@@ -169,6 +195,7 @@ public final class Importer {
                 }
                 report.derived.append(DerivedOutcome(name: builder.name, items: items,
                                                      seconds: Date().timeIntervalSince(started)))
+                phases.lookupDocuments += Date().timeIntervalSince(started)
             } catch {
                 report.fileErrors.append("\(builder.name) not rebuilt (the tables were applied; lookups read the "
                                          + "tables directly until the next import): \(error)")
@@ -204,6 +231,8 @@ public final class Importer {
             guard let load = pending else { return }
             pending = nil
             let outcome = load.finish(ledger: ledger)
+            phases.add(tableLoad: load.phases)
+            phasesCPU.add(tableLoad: load.phasesCPU)
             if outcome.status == .applied {
                 appliedTables.insert(outcome.table)
                 changes.tables[outcome.table, default: false] = changes.tables[outcome.table] == true
@@ -280,6 +309,8 @@ public final class Importer {
                 if let load = pending {
                     pending = nil
                     load.abort()
+                    phases.add(tableLoad: load.phases)
+                    phasesCPU.add(tableLoad: load.phasesCPU)
                     var outcome = load.finish(ledger: nil)
                     outcome.status = .failed
                     outcome.message = "\(error)"

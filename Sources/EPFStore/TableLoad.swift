@@ -63,6 +63,10 @@ final class TableLoad {
     private var fileColumns: [String]
     private var failed = false
     private var attempts = 0
+    /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
+    private(set) var phases = PhaseTimes()
+    /// Process CPU time in the same phases.
+    private(set) var phasesCPU = PhaseCPU()
 
     var table: String { schema.name }
 
@@ -261,7 +265,18 @@ final class TableLoad {
         let statement = self.statement
         let isFull = mode == .full
         let countKeys = !isFull && !keyIndexes.isEmpty
+        let loopStarted = Monotonic.now()
+        let loopCPU = PhaseCPU.now()
+        var insertNanoseconds: UInt64 = 0
+        defer {
+            phasesCPU.loading += PhaseCPU.now() - loopCPU
+            let loop = Monotonic.now() &- loopStarted
+            phases.inserting += Double(insertNanoseconds) / 1e9
+            phases.reading += Double(loop &- min(loop, insertNanoseconds)) / 1e9
+        }
         let summary = try reader.forEachRecord { record in
+            let recordStarted = Monotonic.now()
+            defer { insertNanoseconds &+= Monotonic.now() &- recordStarted }
             partRecords = record.number
             if record.number <= skipRecords {
                 outcome.resumedRecords += 1
@@ -398,6 +413,8 @@ final class TableLoad {
     }
 
     private func finishFull(_ connection: SQLiteConnection, ledger: Ledger?) throws {
+        let indexesStarted = Monotonic.now()
+        let indexesCPU = PhaseCPU.now()
         // Duplicates of composite keys: the later row wins. Building the unique index finds them; only then are the
         // earlier rows counted and removed (the GROUP BY is a full sort, too dear to run when there are none).
         if !schema.hasIntegerRowidKey && !keyIndexes.isEmpty {
@@ -418,6 +435,14 @@ final class TableLoad {
             }
             if schema.hasIntegerRowidKey { outcome.duplicates = max(0, attempts - outcome.rows) }
         }
+        phases.indexes += Monotonic.seconds(since: indexesStarted)
+        phasesCPU.indexes += PhaseCPU.now() - indexesCPU
+        let commitStarted = Monotonic.now()
+        let commitCPU = PhaseCPU.now()
+        defer {
+            phases.committing += Monotonic.seconds(since: commitStarted)
+            phasesCPU.committing += PhaseCPU.now() - commitCPU
+        }
         try connection.execute("COMMIT")
         // The swap: one short transaction.
         let retired = "epf_retired_\(schema.name)"
@@ -434,6 +459,12 @@ final class TableLoad {
     }
 
     private func finishIncremental(_ connection: SQLiteConnection, ledger: Ledger?) throws {
+        let commitStarted = Monotonic.now()
+        let commitCPU = PhaseCPU.now()
+        defer {
+            phases.committing += Monotonic.seconds(since: commitStarted)
+            phasesCPU.committing += PhaseCPU.now() - commitCPU
+        }
         outcome.rows = attempts
         outcome.insertedRows = insertedRows
         try ledger?.recordApplied(outcome, file: file, source: source, on: connection)

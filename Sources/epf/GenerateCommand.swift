@@ -14,6 +14,12 @@ enum GenerateCommand: Command {
 
     OPTIONS:
       --apps N                 apps in the full export, 100 ... 10000000 (default 300)
+      --scale F                a fraction of Apple's real weekly export (1/16, 0.0625 or 6.25%):
+                               2,000,000 x F apps, each priced in Apple's 175 real storefronts
+                               (real ids, ISO codes, currencies), ~3 application_detail rows per
+                               app, popularity in every storefront, no music tables (gone since
+                               2025); incrementals change 3% of apps and of prices per day.
+                               Not with --apps or --price-storefronts.
       --seed S                 seed of every random choice (default 1)
       --layout L               v3 (plain files, default), v3-archive (itunes<date>.tbz + .md5),
                                v5 (one <table>.tbz + .md5 per table)
@@ -32,11 +38,29 @@ enum GenerateCommand: Command {
       epf generate /tmp/feed --apps 1000000                     # ~GBs of plain v3 files, for benchmarks
       epf generate /tmp/feed --incremental --day 2              # the incremental two days after the full
       epf generate /tmp/feed --layout v5 --dirt --only application,application_price
+      epf generate /tmp/feed --layout v5 --scale 1/16           # ~1/16 of Apple's weekly full, as .tbz
+      epf generate /tmp/feed --layout v5 --scale 1/16 --incremental --day 1
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         var options = GeneratorOptions()
-        options.apps = try arguments.intOption("apps", default: 300, range: 100...10_000_000)
+        let appsGiven = try arguments.option("apps")
+        if let appsGiven {
+            guard let count = Int(appsGiven), (100...10_000_000).contains(count) else {
+                throw UsageError("--apps must be a whole number from 100 to 10000000, got '\(appsGiven)'")
+            }
+            options.apps = count
+        }
+        let priceStorefronts = try arguments.option("price-storefronts")
+        if let text = try arguments.option("scale") {
+            guard let fraction = GeneratorOptions.fraction(text) else {
+                throw UsageError("--scale must be a fraction like 1/16, 0.0625 or 6.25%, got '\(text)'")
+            }
+            guard appsGiven == nil, priceStorefronts == nil else {
+                throw UsageError("--scale sets the apps and storefronts; leave out --apps and --price-storefronts")
+            }
+            options.setScale(fraction)
+        }
         if let seed = try arguments.option("seed") {
             guard let value = UInt64(seed) else {
                 throw UsageError("--seed must be a whole number >= 0, got '\(seed)'")
@@ -57,8 +81,14 @@ enum GenerateCommand: Command {
             }
             options.fullExportDate = milliseconds
         }
-        options.priceStorefronts = try arguments.intOption("price-storefronts", default: 20,
-                                                           range: 1...Reference.storefronts.count)
+        if let priceStorefronts {
+            let range = 1...Reference.storefronts.count
+            guard let count = Int(priceStorefronts), range.contains(count) else {
+                throw UsageError("--price-storefronts must be a whole number from 1 to \(range.upperBound), "
+                                 + "got '\(priceStorefronts)'")
+            }
+            options.priceStorefronts = count
+        }
         options.dirt = arguments.flag("dirt")
         options.gzip = arguments.flag("gzip")
         options.threads = try arguments.intOption("threads", default: 2, range: 1...64)
@@ -118,6 +148,7 @@ enum GenerateCommand: Command {
             let layout: String
             let apps: Int
             let seed: UInt64
+            let scale: Double?
             let seconds: Double
             let uncompressedBytes: Int64
             let tables: [GeneratedTable]
@@ -127,7 +158,7 @@ enum GenerateCommand: Command {
         }
         let report = Report(exportDate: feed.options.exportDate, mode: feed.options.mode.rawValue,
                             layout: feed.options.layout.rawValue, apps: feed.options.apps, seed: feed.options.seed,
-                            seconds: feed.seconds, uncompressedBytes: feed.uncompressedBytes, tables: feed.tables,
+                            scale: feed.options.scale, seconds: feed.seconds, uncompressedBytes: feed.uncompressedBytes, tables: feed.tables,
                             files: feed.files, dirtManifest: feed.manifest?.path, dirt: feed.dirt)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

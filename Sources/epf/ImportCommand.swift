@@ -168,6 +168,13 @@ enum ImportRunner {
             say(String(format: "rebuilt  %@: %d items in %.1f s", derived.name, derived.items, derived.seconds))
         }
         for error in report.fileErrors { printError("error: \(error)") }
+        let phases = report.phases
+        if report.outcomes.contains(where: { $0.status == .applied }) {
+            say(String(format: "phases: reading %.1f s, inserting %.1f s, indexes %.1f s, committing %.1f s, "
+                       + "search index %.1f s, lookup documents %.1f s, checkpoint %.1f s, other %.1f s",
+                       phases.reading, phases.inserting, phases.indexes, phases.committing, phases.searchIndex,
+                       phases.lookupDocuments, phases.checkpoint, phases.other))
+        }
         let applied = report.outcomes.filter { $0.status == .applied }.count
         let failed = report.outcomes.filter { $0.status == .failed }.count + report.fileErrors.count
         say(String(format: "%d applied, %d failed, %d unchanged in %.1f s -> %@", applied, failed,

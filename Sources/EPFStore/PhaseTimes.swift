@@ -1,0 +1,94 @@
+import Foundation
+
+/// Wall-clock seconds an import spent in each phase, summed over its tables (monotonic clock).
+///
+/// Reading and inserting interleave record by record: `inserting` is the time spent binding and stepping rows,
+/// `reading` the rest of each table's record loop, that is parsing plus waiting for the decompressor (which runs
+/// on its own thread, so its work overlaps the inserts and only shows here when it is the slower side).
+public struct PhaseTimes: Sendable, Codable, Equatable {
+    /// Parsing records and waiting for decompressed bytes.
+    public var reading = 0.0
+    /// Binding and inserting rows, with the periodic commits of full loads.
+    public var inserting = 0.0
+    /// Building the indexes of full loads (and removing duplicate keys), counting their rows.
+    public var indexes = 0.0
+    /// Making tables visible: the final commit, renaming full loads into place, dropping the old tables.
+    public var committing = 0.0
+    /// Rebuilding the search index.
+    public var searchIndex = 0.0
+    /// Rebuilding derived data: the stored lookup documents.
+    public var lookupDocuments = 0.0
+    /// The WAL checkpoint at the end, and the switch to WAL after a first build.
+    public var checkpoint = 0.0
+    /// Everything else: opening the database, ordering inputs, the ledger.
+    public var other = 0.0
+
+    /// No time in any phase.
+    public init() {}
+
+    /// The sum of the phases a table load measures (`reading` ... `committing`).
+    var tableSeconds: Double { reading + inserting + indexes + committing }
+
+    /// Adds the table-load phases of `load` to these.
+    mutating func add(tableLoad load: PhaseTimes) {
+        reading += load.reading
+        inserting += load.inserting
+        indexes += load.indexes
+        committing += load.committing
+    }
+
+    /// Sets `other` to what `total` leaves after the measured phases (never below 0).
+    mutating func settle(total: Double) {
+        other = max(0, total - tableSeconds - searchIndex - lookupDocuments - checkpoint)
+    }
+}
+
+/// CPU seconds of the whole process (all threads: the decompressor and SQLite's helpers too) in each phase.
+///
+/// Unlike wall-clock times, these do not grow when other programs share the cores, so they show how each phase
+/// scales on a busy machine. The record loops are one figure: parsing, inserting and decompression overlap.
+public struct PhaseCPU: Sendable, Codable, Equatable {
+    /// Record loops of the table loads: decompression, parsing, inserting, the periodic commits.
+    public var loading = 0.0
+    /// Index builds of full loads.
+    public var indexes = 0.0
+    /// Final commits and swaps.
+    public var committing = 0.0
+    /// The search index.
+    public var searchIndex = 0.0
+    /// The lookup documents (and any other derived data).
+    public var lookupDocuments = 0.0
+    /// The WAL checkpoint and the switch to WAL.
+    public var checkpoint = 0.0
+    /// The whole run.
+    public var total = 0.0
+
+    /// No CPU time in any phase.
+    public init() {}
+
+    /// Adds the table-load phases of `load` to these.
+    mutating func add(tableLoad load: PhaseCPU) {
+        loading += load.loading
+        indexes += load.indexes
+        committing += load.committing
+    }
+
+    /// CPU seconds (user + system) the process has used so far (`getrusage(2)`; 0 if it fails).
+    static func now() -> Double {
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+}
+
+/// A monotonic clock in nanoseconds (`clock_gettime(CLOCK_MONOTONIC)` through Dispatch), cheap enough per record.
+enum Monotonic {
+    /// Nanoseconds since an arbitrary fixed point.
+    @inline(__always)
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// Seconds since `start` (a value of `now()`).
+    @inline(__always)
+    static func seconds(since start: UInt64) -> Double { Double(now() &- start) / 1e9 }
+}
