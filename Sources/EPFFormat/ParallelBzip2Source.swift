@@ -8,6 +8,15 @@ public enum Bzip2Decompression {
         if threads <= 1 { return try Bzip2ByteSource(inner, path: path) }
         return ParallelBzip2ByteSource(inner, path: path, threads: threads)
     }
+
+    /// Cuts a bzip2 stream into re-aligned block spans as the parallel decoder does, without decoding them, and
+    /// returns how many spans there were: the cost of finding blocks, for benchmarks.
+    public static func scanBlocks(_ inner: ByteSource) throws -> Int {
+        let scanner = Bzip2BlockScanner(inner)
+        var count = 0
+        while try scanner.next() != nil { count += 1 }
+        return count
+    }
 }
 
 /// Decompresses bzip2 (one or several concatenated streams) on several threads, with output identical to

@@ -93,7 +93,8 @@ import EPFTestSupport
                 let result = drain(parallelSource(corrupt, threads: threads))
                 let failure = bzip2Failure(result.error)
                 #expect(failure?.message.contains("data integrity error") == true, "byte \(target)")
-                #expect((start...end + 8).contains(failure?.offset ?? -1), "byte \(target): \(String(describing: failure))")
+                let offset = failure?.offset ?? -1
+                #expect((start...end + 8).contains(offset), "byte \(target): offset \(offset)")
                 #expect(sample.plain.starts(with: result.bytes))
                 // Every block before the damaged one was delivered.
                 let cut = Int((marks[index].bit + 7) / 8)

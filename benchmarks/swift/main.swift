@@ -14,10 +14,12 @@
 //       Ids come from FILE, one per line, cycled.
 //       One untimed warm-up pass over the ids first (opens the statements, warms the page cache).
 //       Output: lookups found seconds per_s bytes
-//   epf-bench bunzip2 FILE [--threads N] [--stdout]
+//   epf-bench bunzip2 FILE [--threads N] [--stdout | --scan-only]
 //       Decompresses FILE with EPFFormat's bzip2 decoder (the parallel one for N > 1, the serial one for N = 1;
 //       default one thread per active core), discarding the output or, with --stdout, writing it to stdout
-//       (to compare with `bzip2 -dc`). Output (stderr with --stdout): bytes seconds mbps threads
+//       (to compare with `bzip2 -dc`). Output (stderr with --stdout): bytes seconds mbps threads.
+//       --scan-only times finding and re-aligning the blocks alone (no decoding), over the compressed bytes:
+//       compressed_bytes spans seconds mbps
 import EPFFormat
 import EPFQuery
 import Foundation
@@ -37,7 +39,7 @@ enum BenchError: Error, CustomStringConvertible {
 let usage = """
 USAGE: epf-bench parse FILE [--reps N] [--validate]
        epf-bench lookups DB N --ids FILE [--country CC] [--from-tables]
-       epf-bench bunzip2 FILE [--threads N] [--stdout]
+       epf-bench bunzip2 FILE [--threads N] [--stdout | --scan-only]
 """
 
 func monotonicSeconds() -> Double {
@@ -136,6 +138,15 @@ func bunzip2(_ arguments: [String]) throws {
     guard let path = arguments.first, !path.hasPrefix("-") else { throw BenchError.usage(usage) }
     let threads = Int(option(arguments, "--threads") ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
     let toStdout = arguments.contains("--stdout")
+    if arguments.contains("--scan-only") {
+        let started = monotonicSeconds()
+        let file = try FileByteSource(path: path)
+        let spans = try Bzip2Decompression.scanBlocks(file)
+        let elapsed = monotonicSeconds() - started
+        print("compressed_bytes=\(file.offset) spans=\(spans) seconds=\(String(format: "%.6f", elapsed)) "
+              + "mbps=\(String(format: "%.1f", Double(file.offset) / 1e6 / elapsed))")
+        return
+    }
     let source = try Bzip2Decompression.source(try FileByteSource(path: path), path: path, threads: threads)
     let capacity = 1 << 20
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 64)
