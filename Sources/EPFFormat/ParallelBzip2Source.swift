@@ -34,6 +34,8 @@ public enum Bzip2Decompression {
 /// the blocks before it, as the serial decoder does.
 public final class ParallelBzip2ByteSource: ByteSource {
     private typealias Span = Bzip2BlockScanner.Span
+    /// Most spans merged into one block before giving up.
+    static let maximumMerges = 64
 
     private let path: String
     private let scanner: Bzip2BlockScanner
@@ -234,6 +236,13 @@ public final class ParallelBzip2ByteSource: ByteSource {
         guard !span.tooLong, buffers.count == pending.count,
               bits <= Bzip2Bits.maximumBlockBytes(level: level) * 8 else {
             throw giveUp(atInputEnd: false)
+        }
+        // Each attempt decodes the whole merged span again: bound the work a file crafted to hold many magic
+        // lookalikes can cause (in real data even a second one in a block is astronomically unlikely).
+        guard pending.count <= Self.maximumMerges else {
+            throw EPFError.bzip2(path: path, message: "more than \(Self.maximumMerges) block-magic lookalikes in one "
+                                 + "block; read it with --threads 1 (the serial decoder)",
+                                 compressedOffset: first.startBit / 8)
         }
         let merged = Bzip2SpanBuffer(level: level, parts: buffers.map(\.asPart))
         switch Bzip2BlockOutput.decode(merged, limit: outputLimit) {

@@ -155,6 +155,28 @@ import EPFTestSupport
         #expect(source.mergedSpans >= 6)
     }
 
+    /// Many lookalikes in one block still decode up to a bound; past it (a crafted file), a clear error instead of
+    /// work that grows with the square of their number.
+    @Test func manyFalseBoundariesInOneBlockAreBounded() throws {
+        let sample = Bzip2Samples.sample("text -1")
+        let marks = try boundaries(sample.compressed)
+        let (start, end) = (marks[2].bit + 200, marks[3].bit - 200)
+        func lookalikes(_ count: Int) -> [(bit: Int64, isEnd: Bool)] {
+            (0..<count).map { (start + (end - start) * Int64($0) / Int64(count), $0 % 5 == 4) }
+        }
+        let some = parallelSource(sample.compressed, threads: 2, inject: lookalikes(20))
+        let decoded = drain(some)
+        #expect(decoded.error == nil)
+        #expect(decoded.bytes == sample.plain)
+        #expect(some.mergedSpans == 20)
+        let tooMany = drain(parallelSource(sample.compressed, threads: 2,
+                                           inject: lookalikes(ParallelBzip2ByteSource.maximumMerges + 5)))
+        let failure = bzip2Failure(tooMany.error)
+        #expect(failure?.message.contains("lookalikes") == true)
+        #expect(failure?.offset == marks[2].bit / 8)
+        #expect(sample.plain.starts(with: tooMany.bytes))
+    }
+
     @Test func aFalseBoundaryBeforeACorruptBlockStillReportsTheCorruption() throws {
         let sample = Bzip2Samples.sample("text -1")
         let marks = try boundaries(sample.compressed)
