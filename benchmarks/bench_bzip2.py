@@ -38,21 +38,23 @@ class Timed:
     """A finished run: wall and CPU seconds, peak RSS, and the last key=value line of stdout."""
 
     def __init__(self, argv):
+        # GNU time reports the peak RSS of the command alone (ru_maxrss of a child forked from Python would count
+        # Python's own pages before exec); it prints it as the last line of stderr.
+        timer = ["/usr/bin/time", "-f", "maxrss_kb=%M"] if os.path.exists("/usr/bin/time") else []
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             started = time.monotonic()
-            process = subprocess.Popen(argv, stdout=out, stderr=err)
+            process = subprocess.Popen(timer + argv, stdout=out, stderr=err)
             _, status, usage = os.wait4(process.pid, 0)
             self.seconds = time.monotonic() - started
             self.cpu = usage.ru_utime + usage.ru_stime
-            self.maxrss_kb = usage.ru_maxrss
             self.returncode = os.waitstatus_to_exitcode(status)
-            out.seek(0)
-            err.seek(0)
-            # bzip2 and lbzip2 write the decompressed bytes: keep only a short tail.
             out.seek(max(0, os.fstat(out.fileno()).st_size - 4096))
             lines = [line for line in out.read().decode(errors="replace").splitlines() if "=" in line]
             self.values = dict(item.split("=", 1) for item in lines[-1].split() if "=" in item) if lines else {}
+            err.seek(0)
             self.stderr = err.read().decode(errors="replace")
+            reported = [line for line in self.stderr.splitlines() if line.startswith("maxrss_kb=")]
+            self.maxrss_kb = int(reported[-1][10:]) if reported else None
 
     def failure(self):
         return f"exit {self.returncode}: " + " / ".join(self.stderr.strip().splitlines()[-3:])[:300]
@@ -89,22 +91,21 @@ def bench_bzip2(epf, profile_name, reps, b):
     size = f"{output / 1e6:,.0f} MB out of a {archive['bytes'] / 1e6:,.0f} MB .tbz"
     load = os.getloadavg()[0]
 
-    def rate(result, rss=True):
-        # ru_maxrss of a child forked from Python counts Python's own pages before exec: shown for epf only.
-        memory = f", {b.fmt_mb(result.maxrss_kb)}" if rss else ""
+    def rate(result):
+        memory = f", {b.fmt_mb(result.maxrss_kb)}" if result.maxrss_kb else ""
         return f"{b.fmt_s(result.seconds)} ({output / result.seconds / 1e6:,.0f} MB/s, CPU {result.cpu:.1f} s{memory})"
 
     ours, base = median["epf2"], median["bzip2"]
     speedup = base.seconds / ours.seconds
     spread = ", ".join(f"{name} {min(r.seconds for r in runs):.1f}-{max(r.seconds for r in runs):.1f} s"
                        for name, runs in results.items())
-    b.add(b.Row(f"{figure} vs bzip2 -dc ({size})", rate(ours), f"{rate(base, rss=False)} (bzip2 -dc)",
+    b.add(b.Row(f"{figure} vs bzip2 -dc ({size})", rate(ours), f"{rate(base)} (bzip2 -dc)",
                 b.fmt_ratio(speedup), "≥ 1.80×", b.verdict(speedup >= 1.8),
                 f"median of {len(results['epf2'])} interleaved runs, load {load:.1f} after; {spread}"))
     if "lbzip2" in median:
         lbzip2 = median["lbzip2"]
         relative = lbzip2.seconds / ours.seconds
-        b.add(b.Row(f"{figure} vs lbzip2 -d -n 2", rate(ours), f"{rate(lbzip2, rss=False)} (lbzip2)",
+        b.add(b.Row(f"{figure} vs lbzip2 -d -n 2", rate(ours), f"{rate(lbzip2)} (lbzip2)",
                     b.fmt_ratio(relative), "≥ 0.80× (aim 1.00×)", b.verdict(relative >= 0.8)))
     else:
         b.unavailable(f"{figure} vs lbzip2 -d -n 2", "lbzip2 not installed (apt-get install lbzip2)",

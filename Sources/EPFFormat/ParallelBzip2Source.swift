@@ -169,8 +169,9 @@ public final class ParallelBzip2ByteSource: ByteSource {
             }
             var job: Bzip2Job?
             if span.kind == .block, let buffer = span.buffer {
-                job = Bzip2Job(buffer, limit: outputLimit)
-                if let job { pool.submit(job) }
+                let decode = Bzip2Job(buffer, limit: outputLimit)
+                pool.submit(decode)
+                job = decode
             }
             queued.append((span, job))
         }
