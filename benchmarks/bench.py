@@ -33,6 +33,7 @@ import urllib.request
 
 import bench_values
 import bench_scale
+import bench_bzip2
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -51,8 +52,7 @@ PROFILES = {
                   lookup_apps=50_000, wrk_seconds=5, memory_seconds=10, reps=1, hyperfine_runs=15,
                   lookups=10_000),
 }
-SECTIONS = ["parse", "validate", "tbz", "import", "incremental", "lookup", "http"]
-SECTIONS = ["parse", "tbz", "import", "incremental", "lookup", "http", "scale"]
+SECTIONS = ["parse", "validate", "tbz", "bzip2", "import", "incremental", "lookup", "http", "scale"]
 # Rows per second of the Python reference importer, from the performance issue.
 PYTHON_REFERENCE = {"application_price": 54_000, "application_detail": 9_500}
 SEED = 42
@@ -210,7 +210,7 @@ def free_port():
 
 def ensure_tools():
     wanted = {"wrk": "wrk", "hyperfine": "hyperfine", "nginx": "nginx", "sqlite3": "sqlite3", "bzip2": "bzip2",
-              "gcc": "gcc"}
+              "gcc": "gcc", "lbzip2": "lbzip2"}
     missing = [package for tool, package in wanted.items() if shutil.which(tool) is None
                and not os.path.exists(f"/usr/sbin/{tool}")]
     if not os.path.exists("/usr/include/sqlite3.h"):
@@ -1135,6 +1135,8 @@ def main():
         guarded("validate", bench_values.bench_validate, sys.modules[__name__], epf, profile, reps)
     if "tbz" in sections:
         guarded("tbz", bench_tbz, epf, profile, reps)
+    if "bzip2" in sections:
+        guarded("bzip2", bench_bzip2.bench_bzip2, epf, profile_name, reps, sys.modules[__name__])
     if "import" in sections or "incremental" in sections:
         imported = guarded("import application_price", bench_import, epf, profile, reps, "application_price",
                            profile["price_rows"])

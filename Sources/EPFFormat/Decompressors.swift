@@ -103,11 +103,14 @@ public final class Bzip2ByteSource: ByteSource {
     }
 
     private func start() throws {
-        let nextIn = stream.next_in
-        let availIn = stream.avail_in
+        // A new stream after a finished one keeps the pending input and the caller's output space.
+        let (nextIn, availIn) = (stream.next_in, stream.avail_in)
+        let (nextOut, availOut) = (stream.next_out, stream.avail_out)
         stream = bz_stream()
         stream.next_in = nextIn
         stream.avail_in = availIn
+        stream.next_out = nextOut
+        stream.avail_out = availOut
         let rc = BZ2_bzDecompressInit(&stream, 0, 0)
         guard rc == BZ_OK else {
             throw EPFError.bzip2(path: path, message: "BZ2_bzDecompressInit failed (\(rc))",

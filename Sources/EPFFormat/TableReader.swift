@@ -121,6 +121,8 @@ public struct ReadOptions: Sendable {
     /// Largest single record accepted; a longer one means the input is not EPF (or is damaged) and is an error
     /// rather than unbounded memory.
     public var maximumRecordBytes = 256 << 20
+    /// Threads that decompress a `.bz2` or `.tbz` input (1: the serial decoder); default one per active core.
+    public var decompressionThreads = ProcessInfo.processInfo.activeProcessorCount
 
     public init(readSize: Int = 1 << 20, validate: Bool = true, problemSamples: Int = 10, prefetch: Bool = true) {
         self.readSize = max(1, readSize)

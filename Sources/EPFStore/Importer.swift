@@ -83,6 +83,8 @@ public final class Importer {
         if let first {
             var peekOptions = ReadOptions(prefetch: false)
             peekOptions.verifySidecars = false
+            // The header is in the first block: decoding blocks ahead in parallel would be wasted.
+            peekOptions.decompressionThreads = 1
             do {
                 try FeedInput.forEachTable(inFile: first, options: peekOptions) { _, reader in
                     mode = reader.header.exportMode

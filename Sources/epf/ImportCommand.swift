@@ -47,6 +47,8 @@ enum ImportRunner {
         options.force = arguments.flag("force")
         options.allowCountMismatch = arguments.flag("allow-count-mismatch")
         options.maxRejects = try arguments.intOption("max-rejects", default: 1000, range: 0...Int.max)
+        options.readOptions.decompressionThreads = try arguments.intOption(
+            "threads", default: ProcessInfo.processInfo.activeProcessorCount, range: 1...256)
         options.checkpointRecords = try arguments.intOption("checkpoint-records", default: 250_000,
                                                             range: 1...100_000_000)
         let pageSizes = [4096, 8192, 16384, 32768, 65536]
@@ -96,6 +98,7 @@ enum ImportRunner {
                               file (default), or reject the row. Junk in a key or export_date always rejects.
       --checkpoint-records N  Commit a full load every N records so a killed import resumes (default 250000).
       --page-size N           Page size of a database this import creates (default \(StoreDatabase.defaultPageSize)).
+      --threads N             Threads that decompress .bz2/.tbz inputs (default one per core; 1 = serial).
       --no-documents          Do not rebuild the stored lookup documents (about 3 KB per app) after the tables
                               changed; app lookups then read the tables (slower, same answers).
       --json                  Print the summary as JSON.

@@ -8,7 +8,7 @@ enum InspectCommand: Command {
     static let name = "inspect"
     static let summary = "Check feed files: header, counts, bad records, throughput"
     static let help = """
-    USAGE: epf inspect PATH... [--json] [--samples N]
+    USAGE: epf inspect PATH... [--json] [--samples N] [--threads N]
 
     Reads every table in each PATH (a table file, .gz, .tbz/.tar.bz2/.tar.gz archive, or a v3/v4/v5 feed
     directory) without extracting or loading anything, and prints for each table file: feed, table, export
@@ -19,6 +19,7 @@ enum InspectCommand: Command {
     OPTIONS:
       --json        One JSON document on stdout (an array of table reports).
       --samples N   Bad records listed per table (default 5).
+      --threads N   Threads that decompress .bz2/.tbz inputs (default one per core; 1 = serial).
 
     EXIT STATUS:
       0 every file is sound; 65 a file is truncated, has a count or MD5 mismatch, or bad records;
@@ -47,6 +48,8 @@ enum InspectCommand: Command {
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let json = arguments.flag("json")
         let samples = try arguments.intOption("samples", default: 5, range: 0...1000)
+        let threads = try arguments.intOption("threads", default: ProcessInfo.processInfo.activeProcessorCount,
+                                              range: 1...256)
         let paths = try arguments.finish()
         guard !paths.isEmpty else { throw UsageError("give at least one PATH") }
         for path in paths where !FileManager.default.fileExists(atPath: path) {
@@ -54,7 +57,8 @@ enum InspectCommand: Command {
             return .noInput
         }
         var reports: [Report] = []
-        let options = ReadOptions(problemSamples: samples)
+        var options = ReadOptions(problemSamples: samples)
+        options.decompressionThreads = threads
         for path in paths {
             // One unit (file, or headerless parts) at a time, so a broken archive does not hide the files after it.
             let units: [[String]]

@@ -19,6 +19,12 @@
 //       Ids come from FILE, one per line, cycled.
 //       One untimed warm-up pass over the ids first (opens the statements, warms the page cache).
 //       Output: lookups found seconds per_s bytes
+//   epf-bench bunzip2 FILE [--threads N] [--stdout | --scan-only]
+//       Decompresses FILE with EPFFormat's bzip2 decoder (the parallel one for N > 1, the serial one for N = 1;
+//       default one thread per active core), discarding the output or, with --stdout, writing it to stdout
+//       (to compare with `bzip2 -dc`). Output (stderr with --stdout): bytes seconds mbps threads.
+//       --scan-only times finding and re-aligning the blocks alone (no decoding), over the compressed bytes:
+//       compressed_bytes spans seconds mbps
 import EPFFormat
 import EPFQuery
 import Foundation
@@ -39,6 +45,7 @@ let usage = """
 USAGE: epf-bench parse FILE [--reps N] [--validate]
        epf-bench validate FILE [--reps N]
        epf-bench lookups DB N --ids FILE [--country CC] [--from-tables]
+       epf-bench bunzip2 FILE [--threads N] [--stdout | --scan-only]
 """
 
 func monotonicSeconds() -> Double {
@@ -191,12 +198,55 @@ func lookups(_ arguments: [String]) throws {
           + "per_s=\(String(format: "%.1f", Double(count) / elapsed)) bytes=\(bytes)")
 }
 
+func bunzip2(_ arguments: [String]) throws {
+    guard let path = arguments.first, !path.hasPrefix("-") else { throw BenchError.usage(usage) }
+    let threads = Int(option(arguments, "--threads") ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
+    let toStdout = arguments.contains("--stdout")
+    if arguments.contains("--scan-only") {
+        let started = monotonicSeconds()
+        let file = try FileByteSource(path: path)
+        let spans = try Bzip2Decompression.scanBlocks(file)
+        let elapsed = monotonicSeconds() - started
+        print("compressed_bytes=\(file.offset) spans=\(spans) seconds=\(String(format: "%.6f", elapsed)) "
+              + "mbps=\(String(format: "%.1f", Double(file.offset) / 1e6 / elapsed))")
+        return
+    }
+    let source = try Bzip2Decompression.source(try FileByteSource(path: path), path: path, threads: threads)
+    let capacity = 1 << 20
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 64)
+    defer { buffer.deallocate() }
+    var total = 0
+    let started = monotonicSeconds()
+    while true {
+        let count = try source.read(into: buffer)
+        if count == 0 { break }
+        total += count
+        guard toStdout, let base = buffer.baseAddress else { continue }
+        var written = 0
+        while written < count {
+            let result = write(STDOUT_FILENO, base + written, count - written)
+            if result < 0 && errno == EINTR { continue }
+            guard result > 0 else { throw BenchError.io("write to stdout failed") }
+            written += result
+        }
+    }
+    let elapsed = monotonicSeconds() - started
+    let line = "bytes=\(total) seconds=\(String(format: "%.6f", elapsed)) "
+        + "mbps=\(String(format: "%.1f", Double(total) / 1e6 / elapsed)) threads=\(threads)\n"
+    if toStdout {
+        FileHandle.standardError.write(Data(line.utf8))
+    } else {
+        FileHandle.standardOutput.write(Data(line.utf8))
+    }
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first {
     case "parse": try parse(Array(arguments.dropFirst()))
     case "validate": try validate(Array(arguments.dropFirst()))
     case "lookups": try lookups(Array(arguments.dropFirst()))
+    case "bunzip2": try bunzip2(Array(arguments.dropFirst()))
     default:
         FileHandle.standardError.write(Data((usage + "\n").utf8))
         exit(64)
