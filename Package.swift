@@ -12,6 +12,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CBzip2", path: "Sources/CBzip2", providers: [.apt(["libbz2-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // Bytes -> records: sources (file, gzip, bzip2, tar), record splitter, header, feed layout.
         .target(name: "EPFFormat", dependencies: ["CZlib", "CBzip2"]),
@@ -21,10 +22,13 @@ let package = Package(
         .target(name: "EPFStore", dependencies: ["EPFFormat", "CSQLite"]),
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
         .target(name: "EPFQuery", dependencies: ["EPFStore"]),
+        // Mirrors Apple's feed server: listings, verified, resumable, multi-connection downloads (libcurl).
+        .target(name: "EPFFetch", dependencies: ["EPFFormat", "EPFStore", "CCurl"]),
         // HTTP/1.1 transport and routes over EPFQuery.
         .target(name: "EPFServer", dependencies: ["EPFQuery"]),
         // The executable: argument parsing and output only.
-        .executableTarget(name: "epf", dependencies: ["EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery", "EPFServer"]),
+        .executableTarget(name: "epf", dependencies: ["EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery", "EPFServer",
+                                                     "EPFFetch"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench", dependencies: ["EPFFormat", "EPFStore", "EPFQuery"], path: "benchmarks/swift"),
 
