@@ -133,7 +133,7 @@ final class Download: @unchecked Sendable {
         segments[index] = segment
         receivedBytes += Int64(count)
         if segment.complete { try catchUpHash() }
-        if segment.complete || Date().timeIntervalSince(lastSave) > 1 {
+        if segment.complete || Date().timeIntervalSince(lastSave) > 0.25 {
             try part.save(state())
             lastSave = Date()
         }

@@ -222,14 +222,8 @@ public final class FeedServer: @unchecked Sendable {
             return send(fd, status: "200 OK", headers: ["Content-Type: text/html;charset=UTF-8"],
                         body: Array(listing(path, title: "/" + relative).utf8), head: request.method == "HEAD")
         }
-        guard var body = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }) else {
+        guard let body = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }) else {
             return send(fd, status: "403 Forbidden", body: [])
-        }
-        if let remaining = faults.corrupt[relative], remaining > 0, !body.isEmpty {
-            body[body.count / 2] ^= 0xFF
-            lock.lock()
-            faultState.corrupt[relative] = remaining == Int.max ? remaining : remaining - 1
-            lock.unlock()
         }
         var status = "200 OK"
         var headers = ["Accept-Ranges: bytes", "Content-Type: application/octet-stream"]
@@ -244,6 +238,15 @@ public final class FeedServer: @unchecked Sendable {
             slice = body[first...last]
         }
         if request.method == "HEAD" { return send(fd, status: status, headers: headers, body: Array(slice), head: true) }
+        if let remaining = faults.corrupt[relative], remaining > 0, !slice.isEmpty {
+            // One byte of what this answer carries is changed, so every range sees the fault.
+            var changed = Array(slice)
+            changed[changed.count / 2] ^= 0xFF
+            slice = changed[0..<changed.count]
+            lock.lock()
+            faultState.corrupt[relative] = remaining == Int.max ? remaining : remaining - 1
+            lock.unlock()
+        }
         lock.lock()
         var cut: Int?
         var stall = false

@@ -1,0 +1,251 @@
+import EPFStore
+import EPFTestSupport
+import Foundation
+import Testing
+
+/// A generated feed in Apple's v5 layout (full + two incrementals) behind a `FeedServer`, and a mirror to fill.
+final class FetchFixture {
+    let work: WorkDirectory
+    let server: FeedServer
+    let source: String
+    let mirror: String
+    static let user = "epfuser"
+    static let password = "pa55-w0rd-secret"
+
+    init(apps: Int = 150, only: String? = nil) throws {
+        work = try WorkDirectory(prefix: "epf-fetch")
+        source = work.file("srv")
+        mirror = work.file("mirror")
+        let current = source + "/current"
+        let common = ["--layout", "v5", "--apps", "\(apps)", "--price-storefronts", "5"]
+            + (only.map { ["--only", $0] } ?? [])
+        for extra in [[], ["--incremental", "--day", "1"], ["--incremental", "--day", "2"]] {
+            let target = extra.isEmpty ? current : current + "/incremental/current"
+            let result = try runEPF(["generate", target] + common + extra, in: work.path)
+            #expect(result.status == 0, "generate: \(result.stderr)")
+        }
+        server = FeedServer(root: source, credentials: "\(Self.user):\(Self.password)")
+        try server.start()
+    }
+
+    deinit { server.stop() }
+
+    var credentials: [String: String] {
+        ["EPF_USER": Self.user, "EPF_PASSWORD": Self.password, "HOME": work.path]
+    }
+
+    /// The fetch command line against the server, with quick retries for tests.
+    func arguments(_ extra: [String]) -> [String] {
+        ["fetch", "--mirror", mirror, "--url", server.url("current/"), "--retry-wait", "0.05", "--stall-timeout",
+         "1", "--quiet"] + extra
+    }
+
+    func fetch(_ extra: [String] = [], environment: [String: String]? = nil) throws -> RunResult {
+        try runEPF(arguments(extra), in: work.path, environment: environment ?? credentials)
+    }
+
+    /// Source archives (relative to `srv/current`) and where the mirror keeps them.
+    func archives() -> [(source: String, mirror: String)] {
+        let current = source + "/current"
+        let files = FileManager.default.enumerator(atPath: current)?.compactMap { $0 as? String } ?? []
+        return files.filter { $0.hasSuffix(".tbz") }.sorted().map { relative in
+            let prefix = "incremental/current/"
+            guard relative.hasPrefix(prefix) else { return (relative, relative) }
+            let rest = String(relative.dropFirst(prefix.count))
+            let feedDirectory = rest.split(separator: "/")[0]
+            return (relative, "incremental/\(feedDirectory.suffix(8))/\(rest)")
+        }
+    }
+
+    /// Archives whose mirrored bytes differ from the source (or are missing).
+    func mismatches(only: (String) -> Bool = { _ in true }) -> [String] {
+        archives().filter { only($0.source) }.compactMap { pair in
+            let original = FileManager.default.contents(atPath: source + "/current/" + pair.source)
+            let copy = FileManager.default.contents(atPath: mirror + "/" + pair.mirror)
+            let sidecar = FileManager.default.fileExists(atPath: mirror + "/" + pair.mirror + ".md5")
+            return original == copy && sidecar ? nil : pair.mirror
+        }
+    }
+
+    /// Leftovers of downloads in progress anywhere in the mirror.
+    func partials() -> [String] {
+        let files = FileManager.default.enumerator(atPath: mirror)?.compactMap { $0 as? String } ?? []
+        return files.filter { $0.hasSuffix(".part") || $0.hasSuffix(".state") || $0.hasSuffix(".partial")
+            || $0.hasSuffix(".tmp") }
+    }
+}
+
+/// `epf fetch` through the built binary against a real HTTP server on 127.0.0.1.
+@Suite struct FetchCLITests {
+    static func tables(_ database: String) throws -> [String] {
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        return try connection.query("SELECT table_name FROM epf_tables ORDER BY 1").compactMap {
+            if case .text(let name) = $0.first { return name }
+            return nil
+        }
+    }
+
+    @Test func cleanFetchThenSyncEqualsImportingTheFeedAndASecondFetchDownloadsNothing() throws {
+        let fixture = try FetchFixture()
+        let first = try fixture.fetch(["--connections", "4"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(fixture.mismatches().isEmpty)
+        #expect(fixture.partials().isEmpty)
+        #expect(first.stdout.contains("published  itunes20260105"))
+        let sent = fixture.server.archiveBytesSent
+        #expect(sent > 0)
+
+        let second = try fixture.fetch()
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(fixture.server.archiveBytesSent == sent)
+        #expect(second.stdout.contains("0 downloaded"))
+
+        // Leftovers of a download must never be read by sync.
+        try fixture.work.write("mirror/itunes20260105/application.tbz.part", Array("junk\n".utf8))
+        try fixture.work.write("mirror/itunes20260105/application.tbz.part.state", Array("{}".utf8))
+        let synced = fixture.work.file("synced.sqlite")
+        let sync = try runEPF(["sync", fixture.mirror, "--db", synced, "--quiet"], in: fixture.work.path)
+        #expect(sync.status == 0, "\(sync.stderr)")
+
+        let direct = fixture.work.file("direct.sqlite")
+        let current = fixture.source + "/current"
+        for paths in [["itunes20260105", "pricing20260105", "popularity20260105"],
+                      ["incremental/current/itunes20260106", "incremental/current/pricing20260106"],
+                      ["incremental/current/itunes20260107", "incremental/current/pricing20260107"]] {
+            let result = try runEPF(["import"] + paths.map { current + "/" + $0 } + ["--db", direct, "--quiet"],
+                                    in: fixture.work.path)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let tables = try Self.tables(direct)
+        #expect(tables.count > 10)
+        #expect(try Self.tables(synced) == tables)
+        for table in tables {
+            #expect(try ImportCLITests.digest(synced, table: table) == ImportCLITests.digest(direct, table: table),
+                    "table \(table) differs")
+        }
+    }
+
+    enum Fault: String, CaseIterable, Sendable {
+        case dropMidFile, stall, ignoreRange, corruptOnce, busy
+    }
+
+    @Test(arguments: Fault.allCases)
+    func everyRecoverableFaultEndsInTheCorrectMirror(_ fault: Fault) throws {
+        let fixture = try FetchFixture(apps: 1000, only: "application,application_detail,application_price")
+        var faults = FeedFaults()
+        switch fault {
+        case .dropMidFile: faults.dropMidFile = 3
+        case .stall: faults.stallMidFile = 2
+        case .ignoreRange: faults.ignoreRange = true
+        case .corruptOnce: faults.corrupt = ["current/itunes20260105/application_detail.tbz": 1]
+        case .busy: faults.unavailable = 3
+        }
+        faults.stallSeconds = 20
+        fixture.server.faults = faults
+        let result = try fixture.fetch(["--connections", "4", "--min-split", "64K"])
+        #expect(result.status == 0, "\(fault): \(result.stderr)")
+        #expect(fixture.mismatches().isEmpty, "\(fault)")
+        #expect(fixture.partials().isEmpty, "\(fault): \(fixture.partials())")
+        if fault == .corruptOnce { #expect(result.stderr.contains("MD5 mismatch")) }
+        if fault == .ignoreRange { #expect(result.stderr.contains("ignored the byte range")) }
+    }
+
+    @Test func aFileThatNeverMatchesItsMD5ExitsSixtyFiveAndLeavesNothingPartial() throws {
+        let fixture = try FetchFixture(apps: 1000, only: "application,application_detail,application_price")
+        var faults = FeedFaults()
+        faults.corrupt = ["current/itunes20260105/application_detail.tbz": Int.max]
+        fixture.server.faults = faults
+        let result = try fixture.fetch(["--connections", "3", "--min-split", "64K"])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("application_detail.tbz: MD5 mismatch"))
+        #expect(fixture.partials().filter { !$0.hasSuffix(".partial") }.isEmpty, "\(fixture.partials())")
+        #expect(!FileManager.default.fileExists(atPath: fixture.mirror + "/itunes20260105"))
+        // Every other file is there (the itunes directory stays hidden until it is complete).
+        #expect(fixture.mismatches { !$0.hasPrefix("itunes20260105/") }.isEmpty)
+        let sync = try runEPF(["sync", fixture.mirror, "--plan"], in: fixture.work.path)
+        #expect(!sync.stdout.contains("itunes20260105"))
+    }
+
+    @Test func refusedCredentialsExitSeventySevenNamingTheirSourceButNotThePassword() throws {
+        let fixture = try FetchFixture()
+        var wrong = fixture.credentials
+        wrong["EPF_PASSWORD"] = "not-the-password"
+        let refused = try fixture.fetch(environment: wrong)
+        #expect(refused.status == 77)
+        #expect(refused.stderr.contains("EPF_USER/EPF_PASSWORD"))
+        #expect(!refused.stderr.contains("not-the-password"))
+
+        let none = try fixture.fetch(environment: ["HOME": fixture.work.path])
+        #expect(none.status == 77)
+        #expect(none.stderr.contains("~/.netrc"))
+
+        let netrc = fixture.work.file("netrc")
+        try fixture.work.write("netrc", Array("machine 127.0.0.1 login \(FetchFixture.user) password \(FetchFixture.password)\n".utf8))
+        let viaNetrc = try fixture.fetch(["--netrc-file", netrc], environment: ["HOME": fixture.work.path])
+        #expect(viaNetrc.status == 0, "\(viaNetrc.stderr)")
+        #expect(fixture.mismatches().isEmpty)
+
+        let onCommandLine = try fixture.fetch(["--password", "x"])
+        #expect(onCommandLine.status == 64)
+    }
+
+    @Test func anIncrementalNotPublishedYetIsSkippedAndTheRestMirrored() throws {
+        let fixture = try FetchFixture()
+        var faults = FeedFaults()
+        faults.notFound = ["current/incremental/current/itunes20260107"]
+        fixture.server.faults = faults
+        let result = try fixture.fetch()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("not published yet"))
+        #expect(fixture.mismatches { !$0.contains("itunes20260107") }.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: fixture.mirror + "/incremental/20260107/itunes20260107"))
+    }
+
+    @Test func aKilledFetchResumesWithoutDownloadingAgainWhatItHad() throws {
+        let fixture = try FetchFixture(apps: 1000, only: "application_detail")
+        var faults = FeedFaults()
+        faults.bytesPerSecond = 100_000
+        fixture.server.faults = faults
+        let file = "current/itunes20260105/application_detail.tbz"
+        let size = Int64(FileManager.default.contents(atPath: fixture.source + "/" + file)?.count ?? 0)
+        #expect(size > 300_000)
+        let (process, _, _) = try startEPF(fixture.arguments(["--connections", "2", "--min-split", "64K"]),
+                                           in: fixture.work.path, environment: fixture.credentials)
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && fixture.server.bytesSent(file) < size / 2 && Date() < deadline {
+            usleep(20_000)
+        }
+        // One fetch at a time: a second one finds the lock taken.
+        let second = try fixture.fetch()
+        #expect(second.status == 75, "\(second.stderr)")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let before = fixture.server.bytesSent(file)
+        #expect(before < size, "the fetch finished before it was killed; make the file larger")
+        #expect(!FileManager.default.fileExists(atPath: fixture.mirror + "/itunes20260105"))
+
+        fixture.server.faults = FeedFaults()
+        let resumed = try fixture.fetch(["--connections", "2", "--min-split", "64K", "--json"])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(fixture.mismatches().isEmpty)
+        #expect(fixture.partials().isEmpty)
+        let again = fixture.server.bytesSent(file) - before
+        // The resumed run fetched only what the killed one had not saved (its state lags by at most ~0.25 s).
+        #expect(again < size - before + 60_000, "sent \(again) bytes again of \(size), \(before) before the kill")
+        #expect(again < size * 3 / 4)
+        #expect(resumed.stdout.contains("\"resumed\""))
+    }
+
+    @Test func dryRunListsWhatWouldBeDownloadedAndWritesNothing() throws {
+        let fixture = try FetchFixture()
+        let result = try fixture.fetch(["--dry-run", "--only", "application,application_price"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("would download  itunes20260105/application.tbz"))
+        #expect(result.stdout.contains("incremental/20260107/pricing20260107/application_price.tbz"))
+        #expect(!result.stdout.contains("application_detail"))
+        #expect(!FileManager.default.fileExists(atPath: fixture.mirror))
+        #expect(fixture.server.archiveBytesSent == 0)
+        #expect(try fixture.fetch(["--url", fixture.server.url("nothing/")]).status == 66)
+        #expect(try fixture.fetch(["--connections", "0"]).status == 64)
+    }
+}
