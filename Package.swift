@@ -31,6 +31,8 @@ let package = Package(
                                                      "EPFFetch"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench", dependencies: ["EPFFormat", "EPFStore", "EPFQuery"], path: "benchmarks/swift"),
+        // The test feed server (Tests/EPFTestSupport/FeedServer.swift) as a process, for the fetch benchmark.
+        .executableTarget(name: "epf-feed-server", dependencies: ["EPFTestSupport"], path: "benchmarks/feed-server"),
 
         .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFGenerator", "EPFTestSupport"]),
         .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator", "EPFTestSupport"]),

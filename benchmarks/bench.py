@@ -31,6 +31,8 @@ import threading
 import time
 import urllib.request
 
+import bench_fetch
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUT = os.path.join(HERE, "out")
@@ -48,7 +50,7 @@ PROFILES = {
                   lookup_apps=50_000, wrk_seconds=5, memory_seconds=10, reps=1, hyperfine_runs=15,
                   lookups=10_000),
 }
-SECTIONS = ["parse", "tbz", "import", "incremental", "lookup", "http"]
+SECTIONS = ["parse", "tbz", "import", "incremental", "lookup", "http", "fetch"]
 # Rows per second of the Python reference importer, from the performance issue.
 PYTHON_REFERENCE = {"application_price": 54_000, "application_detail": 9_500}
 SEED = 42
@@ -1138,6 +1140,8 @@ def main():
         guarded("lookup", bench_lookup, epf, profile, state)
     if "http" in sections:
         guarded("http", bench_http, epf, profile, state)
+    if "fetch" in sections:
+        guarded("fetch", bench_fetch.bench_fetch, epf, profile_name, sys.modules[__name__])
 
     text, markdown = render(ROWS, facts, profile_name, time.time() - STARTED)
     print(text)

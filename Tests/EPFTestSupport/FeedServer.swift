@@ -222,41 +222,53 @@ public final class FeedServer: @unchecked Sendable {
             return send(fd, status: "200 OK", headers: ["Content-Type: text/html;charset=UTF-8"],
                         body: Array(listing(path, title: "/" + relative).utf8), head: request.method == "HEAD")
         }
-        guard let body = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }) else {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              let size = (attributes[.size] as? NSNumber)?.intValue else {
             return send(fd, status: "403 Forbidden", body: [])
         }
         var status = "200 OK"
         var headers = ["Accept-Ranges: bytes", "Content-Type: application/octet-stream"]
-        var slice = body[0..<body.count]
-        if let range = request.headers["range"], !faults.ignoreRange, let (first, last) = parseRange(range, body.count) {
-            guard first <= last else {
-                return send(fd, status: "416 Range Not Satisfiable", headers: ["Content-Range: bytes */\(body.count)"],
+        var first = 0
+        var count = size
+        if let range = request.headers["range"], !faults.ignoreRange, let (start, last) = parseRange(range, size) {
+            guard start <= last else {
+                return send(fd, status: "416 Range Not Satisfiable", headers: ["Content-Range: bytes */\(size)"],
                             body: [])
             }
             status = "206 Partial Content"
-            headers.append("Content-Range: bytes \(first)-\(last)/\(body.count)")
-            slice = body[first...last]
+            headers.append("Content-Range: bytes \(start)-\(last)/\(size)")
+            first = start
+            count = last - start + 1
         }
-        if request.method == "HEAD" { return send(fd, status: status, headers: headers, body: Array(slice), head: true) }
-        if let remaining = faults.corrupt[relative], remaining > 0, !slice.isEmpty {
-            // One byte of what this answer carries is changed, so every range sees the fault.
-            var changed = Array(slice)
-            changed[changed.count / 2] ^= 0xFF
-            slice = changed[0..<changed.count]
-            lock.lock()
-            faultState.corrupt[relative] = remaining == Int.max ? remaining : remaining - 1
-            lock.unlock()
+        if request.method == "HEAD" {
+            return writeAll(fd, Array(head(status: status, length: count, headers: headers).utf8))
         }
         lock.lock()
         var cut: Int?
         var stall = false
-        if relative.hasSuffix(".tbz") && slice.count > 1 {
-            if faultState.dropMidFile > 0 { faultState.dropMidFile -= 1; cut = slice.count / 2 }
-            else if faultState.stallMidFile > 0 { faultState.stallMidFile -= 1; cut = slice.count / 2; stall = true }
+        var corruptAt: Int?
+        if let remaining = faultState.corrupt[relative], remaining > 0, count > 0 {
+            // One byte of what this answer carries is changed, so every range sees the fault.
+            corruptAt = count / 2
+            faultState.corrupt[relative] = remaining == Int.max ? remaining : remaining - 1
+        }
+        if relative.hasSuffix(".tbz") && count > 1 {
+            if faultState.dropMidFile > 0 { faultState.dropMidFile -= 1; cut = count / 2 }
+            else if faultState.stallMidFile > 0 { faultState.stallMidFile -= 1; cut = count / 2; stall = true }
         }
         lock.unlock()
-        return sendBody(fd, status: status, headers: headers, body: slice, path: relative, cut: cut, stall: stall,
-                        stallSeconds: faults.stallSeconds, rate: faults.bytesPerSecond)
+        guard writeAll(fd, Array(head(status: status, length: count, headers: headers).utf8)) else { return false }
+        let file = open(path, O_RDONLY | O_CLOEXEC)
+        guard file >= 0 else { return false }
+        defer { close(file) }
+        return sendBody(fd, file: file, first: first, count: count, path: relative, cut: cut, stall: stall,
+                        corruptAt: corruptAt, stallSeconds: faults.stallSeconds, rate: faults.bytesPerSecond)
+    }
+
+    private func head(status: String, length: Int, headers: [String]) -> String {
+        var text = "HTTP/1.1 \(status)\r\nServer: Apache\r\nContent-Length: \(length)\r\n"
+        for header in headers { text += header + "\r\n" }
+        return text + "\r\n"
     }
 
     private func parseRange(_ header: String, _ size: Int) -> (Int, Int)? {
@@ -274,22 +286,23 @@ public final class FeedServer: @unchecked Sendable {
         return writeAll(fd, Array(text.utf8)) && (head || writeAll(fd, body))
     }
 
-    private func sendBody(_ fd: Int32, status: String, headers: [String], body: ArraySlice<UInt8>, path: String,
-                          cut: Int?, stall: Bool, stallSeconds: Double, rate: Int) -> Bool {
-        var text = "HTTP/1.1 \(status)\r\nServer: Apache\r\nContent-Length: \(body.count)\r\n"
-        for header in headers { text += header + "\r\n" }
-        guard writeAll(fd, Array((text + "\r\n").utf8)) else { return false }
-        let limit = cut ?? body.count
+    private func sendBody(_ fd: Int32, file: Int32, first: Int, count: Int, path: String, cut: Int?, stall: Bool,
+                          corruptAt: Int?, stallSeconds: Double, rate: Int) -> Bool {
+        let limit = cut ?? count
         let started = Date()
         var offset = 0
         let chunk = rate > 0 ? max(1024, min(64 * 1024, rate / 50)) : 256 * 1024
+        var buffer = [UInt8](repeating: 0, count: chunk)
         while offset < limit {
-            let end = min(limit, offset + chunk)
-            guard writeAll(fd, Array(body[body.startIndex + offset..<body.startIndex + end])) else { return false }
+            let want = min(limit - offset, chunk)
+            let got = buffer.withUnsafeMutableBytes { pread(file, $0.baseAddress, want, off_t(first + offset)) }
+            guard got > 0 else { return false }
+            if let corruptAt, corruptAt >= offset, corruptAt < offset + got { buffer[corruptAt - offset] ^= 0xFF }
+            guard writeAll(fd, Array(buffer[0..<got])) else { return false }
             lock.lock()
-            sent[path, default: 0] += Int64(end - offset)
+            sent[path, default: 0] += Int64(got)
             lock.unlock()
-            offset = end
+            offset += got
             if rate > 0 {
                 let due = Double(offset) / Double(rate) - Date().timeIntervalSince(started)
                 if due > 0 { Thread.sleep(forTimeInterval: due) }

@@ -248,4 +248,54 @@ final class FetchFixture {
         #expect(try fixture.fetch(["--url", fixture.server.url("nothing/")]).status == 66)
         #expect(try fixture.fetch(["--connections", "0"]).status == 64)
     }
+
+    /// Runs scripts/nightly-import with the built epf.
+    static func nightly(_ arguments: [String], fixture: FetchFixture, environment: [String: String]) throws
+        -> RunResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [EPFBinary.packageRoot.appendingPathComponent("scripts/nightly-import").path] + arguments
+        var merged = ProcessInfo.processInfo.environment
+        merged.removeValue(forKey: "EPF_DB")
+        merged["EPF_BIN"] = EPFBinary.url.path
+        for (key, value) in environment { merged[key] = value }
+        process.environment = merged
+        process.currentDirectoryURL = URL(fileURLWithPath: fixture.work.path)
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return RunResult(status: process.terminationStatus, stdout: String(decoding: outputData, as: UTF8.self),
+                         stderr: String(decoding: errorData, as: UTF8.self))
+    }
+
+    @Test func nightlyImportFetchesThenSyncsWithOneLogAndOneExitCode() throws {
+        let fixture = try FetchFixture()
+        let database = fixture.work.file("db/epf.sqlite")
+        let logs = fixture.work.file("logs")
+        let arguments = ["--log-dir", logs, "--url", fixture.server.url("current/"), "--only",
+                         "application,application_price", fixture.mirror, database]
+        let ok = try Self.nightly(arguments, fixture: fixture, environment: fixture.credentials)
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stderr.isEmpty && ok.stdout.isEmpty)
+        #expect(try Self.tables(database) == ["application", "application_price"])
+        let logFiles = try FileManager.default.contentsOfDirectory(atPath: logs)
+        #expect(logFiles.count == 1)
+        let log = try String(contentsOfFile: logs + "/" + (logFiles.first ?? ""), encoding: .utf8)
+        #expect(log.contains(" fetch --mirror") && log.contains(" sync ") && log.contains("exit 0"))
+        #expect(!log.contains(FetchFixture.password))
+
+        var wrong = fixture.credentials
+        wrong["EPF_PASSWORD"] = "wrong"
+        let refused = try Self.nightly(arguments, fixture: fixture, environment: wrong)
+        #expect(refused.status == 77)
+        #expect(refused.stderr.contains("failed with exit 77"))
+        #expect(refused.stderr.contains("last lines of the log"))
+        #expect(refused.stderr.contains("refused the credentials"))
+    }
 }
+
