@@ -42,6 +42,7 @@ let package = Package(
         .testTarget(name: "EPFServerTests", dependencies: ["EPFServer", "EPFQuery", "EPFTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat"]),
+        .testTarget(name: "EPFFetchTests", dependencies: ["EPFFetch", "EPFTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

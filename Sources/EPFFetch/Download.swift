@@ -90,6 +90,13 @@ final class Download: @unchecked Sendable {
         PartState(url: file.url, size: size, md5: expectedMD5, segments: segments)
     }
 
+    /// Bytes received so far and whether the download ended, read together for progress reports.
+    var progress: (received: Int64, ended: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (receivedBytes, finished != nil)
+    }
+
     /// Whether a job of `generation` still counts.
     func isCurrent(_ generation: Int) -> Bool {
         lock.lock()

@@ -88,7 +88,11 @@ struct FetchPlanner {
             } else if file.incremental && ledger.applied(md5: digest) {
                 planned.action = .applied
             } else {
-                planned.size = try session.size(file.url, log: log)
+                guard let size = try session.size(file.url, log: log) else {
+                    throw FetchError.unavailable(url: file.url, message: "the server gives no Content-Length for it, "
+                                                 + "so it cannot be fetched in verified, resumable ranges")
+                }
+                planned.size = size
                 if let state = PartFile.loadState(target + ".part.state"), state.url == file.url,
                    state.md5 == digest, state.size == planned.size {
                     planned.partBytes = state.segments.reduce(0) { $0 + $1.done }

@@ -200,8 +200,9 @@ public final class Fetcher {
             if !finished { _ = done.wait(until: Date().addingTimeInterval(0.5)) }
             let over = finished
             done.unlock()
-            progress(FetchProgress(files: downloads.count, filesDone: downloads.filter { $0.finished != nil }.count,
-                                   bytesTotal: total, bytesDone: downloads.reduce(0) { $0 + $1.receivedBytes },
+            let states = downloads.map(\.progress)
+            progress(FetchProgress(files: downloads.count, filesDone: states.filter(\.ended).count,
+                                   bytesTotal: total, bytesDone: states.reduce(0) { $0 + $1.received },
                                    elapsed: Date().timeIntervalSince(started), finished: over))
             if over { break }
         }

@@ -15,9 +15,9 @@ enum FetchCommand: Command {
 
       epf fetch --mirror /srv/epf-mirror && epf sync /srv/epf-mirror --db /srv/epf/epf.sqlite
 
-    Credentials (HTTP Basic): EPF_USER and EPF_PASSWORD from the environment, else the netrc file
-    (--netrc-file, default ~/.netrc: 'machine feeds.itunes.apple.com login USER password PASS'). Never on the
-    command line.
+    Credentials (HTTP Basic): the netrc file given with --netrc-file, else EPF_USER and EPF_PASSWORD from the
+    environment, else ~/.netrc ('machine feeds.itunes.apple.com login USER password PASS'). Never on the command
+    line.
 
     OPTIONS:
       --mirror DIR            The local mirror (default $EPF_MIRROR or ./epf-mirror).
