@@ -3,10 +3,12 @@ import Foundation
 
 /// One file being downloaded: its `.part`, its byte ranges, and the MD5 of the contiguous prefix written so far.
 ///
-/// Several connections write ranges of the same file at once. The MD5 must see the bytes in order, so it follows a
-/// watermark: a write that lands exactly at the watermark is hashed from memory as it streams; when a range ends,
-/// the bytes after it that other connections already wrote are read back from the file (still in the page cache)
-/// and hashed. One connection therefore hashes entirely while streaming. Every change happens under `lock`.
+/// A file is cut into pieces of `--min-split` bytes (or more, for very large files) that connections take in order,
+/// and an idle connection splits the largest piece still in flight, so all connections stay busy to the end.
+/// The MD5 must see the bytes in order, so it follows a watermark: whenever a megabyte more of the file is
+/// contiguous from byte 0, the bytes past the watermark are read back from the part (still in the page cache) and
+/// hashed. Since pieces complete roughly in order, the hash keeps up with the download and little is left at the
+/// end. Hashing runs outside the ranges' lock, by one connection at a time.
 final class Download: @unchecked Sendable {
     let file: RemoteFile
     /// Where the verified file goes.
@@ -16,25 +18,34 @@ final class Download: @unchecked Sendable {
     let expectedMD5: String
     private let connections: Int
     private let minSplit: Int64
+    /// The smallest range an idle connection splits off a piece in flight.
+    private let minSteal: Int64
 
-    let lock = NSLock()
+    /// Guards the ranges, the part and the counters.
+    private let lock = NSLock()
     /// Bumped whenever the ranges are thrown away (restart from zero); jobs of an older generation stop.
     private(set) var generation = 0
-    private(set) var segments: [Segment] = []
+    private var segments: [Segment] = []
     private var part: PartFile?
-    private var hasher = MD5()
-    private var hashed: Int64 = 0
+    private var claimed = false
     private var lastSave = Date()
+    private var lastHashNudge: Int64 = 0
     /// Bytes that were already in the `.part` when this run started.
     private(set) var resumedBytes: Int64 = 0
     /// Bytes received in this run.
     private(set) var receivedBytes: Int64 = 0
-    private(set) var mismatches = 0
-    private(set) var rangeIgnored = false
+    private var mismatches = 0
+    private var rangeIgnored = false
     /// Set when the download ended: nil while running.
     private(set) var outcome: Result<String, Error>?
     var started: Date?
-    var finished: Date?
+    private(set) var finished: Date?
+
+    /// Guards the hash; taken without `lock` held.
+    private let hashLock = NSLock()
+    private var hasher = MD5()
+    private var hashed: Int64 = 0
+    private var hashGeneration = -1
 
     init(file: RemoteFile, target: String, size: Int64, expectedMD5: String, connections: Int, minSplit: Int64) {
         self.file = file
@@ -44,6 +55,7 @@ final class Download: @unchecked Sendable {
         self.expectedMD5 = expectedMD5
         self.connections = connections
         self.minSplit = minSplit
+        minSteal = max(16 * 1024, min(minSplit / 4, 256 * 1024))
     }
 
     /// Opens the part: continues from `<name>.part.state` when it describes this same file, else starts fresh.
@@ -56,7 +68,7 @@ final class Download: @unchecked Sendable {
             part = try PartFile(path: partPath, size: size, fresh: false)
             segments = state.segments
             resumedBytes = segments.reduce(0) { $0 + $1.done }
-            try catchUpHash()
+            generation += 1
         } else {
             try startFresh()
         }
@@ -70,19 +82,22 @@ final class Download: @unchecked Sendable {
     }
 
     /// Throws the ranges away and starts from zero; `single` forces one range (a server that ignores Range).
+    /// Called with `lock` held.
     private func startFresh(single: Bool = false) throws {
-        part?.closeFile()
         PartFile.remove(partPath: partPath)
         part = try PartFile(path: partPath, size: size, fresh: true)
-        let count = single || size < 2 * minSplit ? 1 : Int(min(Int64(connections), size / minSplit))
-        let step = size / Int64(max(1, count))
-        segments = (0..<max(1, count)).map { index in
-            let start = Int64(index) * step
-            return Segment(start: start, end: index == count - 1 ? size : start + step, done: 0)
+        if single || connections == 1 || size < 2 * minSplit {
+            segments = [Segment(start: 0, end: size, done: 0)]
+        } else {
+            // At most about 1,000 pieces, so the state file stays small for a 10 GB table.
+            let piece = max(minSplit, size / 1000)
+            segments = stride(from: Int64(0), to: size, by: Int(piece)).map {
+                Segment(start: $0, end: min(size, $0 + piece), done: 0)
+            }
         }
-        hasher = MD5()
-        hashed = 0
         generation += 1
+        claimed = false
+        lastHashNudge = 0
         try part?.save(state())
     }
 
@@ -104,7 +119,7 @@ final class Download: @unchecked Sendable {
         return generation == self.generation && outcome == nil
     }
 
-    /// The current generation and the range to request for segment `index`, or nil when it is complete.
+    /// The range to request for segment `index`, or nil when it is complete or the job obsolete.
     func nextRange(_ index: Int, generation: Int) -> (first: Int64, last: Int64)? {
         lock.lock()
         defer { lock.unlock() }
@@ -117,54 +132,103 @@ final class Download: @unchecked Sendable {
     func coversWholeFile(_ index: Int) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        return segments.count == 1 && segments[index].next == 0
+        return segments.count == 1 && index == 0 && segments[0].next == 0
     }
 
-    /// Writes received bytes of segment `index`. Returns false when the job is obsolete or the server sent more
-    /// than the range holds.
-    func write(_ bytes: UnsafeRawBufferPointer, segment index: Int, generation: Int) throws -> Bool {
+    /// Splits the second half off the largest range still being fetched, for an idle connection. Returns the
+    /// new range's index, or nil when no range is worth splitting. `busy` are the ranges
+    /// some connection is fetching (only those are split: a queued range will be taken whole).
+    func split(busy: Set<Int>, generation: Int) -> Int? {
         lock.lock()
         defer { lock.unlock() }
-        guard generation == self.generation, outcome == nil, let part else { return false }
+        guard generation == self.generation, outcome == nil, !claimed else { return nil }
+        var best: Int?
+        for index in busy where index < segments.count {
+            let remaining = segments[index].end - segments[index].next
+            if remaining >= 2 * minSteal, remaining > (best.map { segments[$0].end - segments[$0].next } ?? 0) {
+                best = index
+            }
+        }
+        guard let index = best else { return nil }
+        let segment = segments[index]
+        let middle = segment.next + (segment.end - segment.next) / 2
+        segments[index].end = middle
+        segments.append(Segment(start: middle, end: segment.end, done: 0))
+        return segments.count - 1
+    }
+
+    /// Writes received bytes of segment `index`. Returns false when the job is obsolete or the range is full (the
+    /// rest of the answer belongs to a range split off, or the server sent too much).
+    func write(_ bytes: UnsafeRawBufferPointer, segment index: Int, generation: Int) throws -> Bool {
+        lock.lock()
+        guard generation == self.generation, outcome == nil, let part else {
+            lock.unlock()
+            return false
+        }
         var segment = segments[index]
-        let room = segment.end - segment.next
-        let count = Int(min(Int64(bytes.count), room))
-        guard count > 0 else { return false }
-        let slice = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
-        try part.write(slice, at: segment.next)
-        if segment.next == hashed {
-            hasher.update(slice)
-            hashed += Int64(count)
+        let count = Int(min(Int64(bytes.count), segment.end - segment.next))
+        guard count > 0 else {
+            lock.unlock()
+            return false
         }
-        segment.done += Int64(count)
-        segments[index] = segment
-        receivedBytes += Int64(count)
-        if segment.complete { try catchUpHash() }
-        if segment.complete || Date().timeIntervalSince(lastSave) > 0.25 {
-            try part.save(state())
-            lastSave = Date()
+        do {
+            try part.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: segment.next)
+            segment.done += Int64(count)
+            segments[index] = segment
+            receivedBytes += Int64(count)
+            if segment.complete || Date().timeIntervalSince(lastSave) > 0.25 {
+                try part.save(state())
+                lastSave = Date()
+            }
+        } catch {
+            lock.unlock()
+            throw error
         }
+        let nudge = segment.complete || receivedBytes - lastHashNudge >= 1 << 20
+        if nudge { lastHashNudge = receivedBytes }
+        lock.unlock()
+        if nudge { try advanceHash(wait: false) }
         return count == bytes.count
     }
 
-    /// Hashes, from the file, the bytes after the watermark that are already written.
-    private func catchUpHash() throws {
-        guard let part else { return }
+    /// The end of the bytes written contiguously from 0. Called with `lock` held.
+    private func contiguousPrefix() -> Int64 {
         var prefix: Int64 = 0
         for segment in segments.sorted(by: { $0.start < $1.start }) {
             guard segment.start <= prefix else { break }
             prefix = max(prefix, segment.next)
             if !segment.complete { break }
         }
-        guard prefix > hashed else { return }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
-        defer { buffer.deallocate() }
-        while hashed < prefix {
-            let want = Int(min(Int64(buffer.count), prefix - hashed))
-            let got = try part.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: hashed)
-            guard got > 0 else { throw FetchError.io(path: partPath, call: "pread", errno: EIO) }
-            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
-            hashed += Int64(got)
+        return prefix
+    }
+
+    /// Hashes, from the part, the contiguous bytes past the watermark. With `wait` false it returns at once when
+    /// another connection is hashing.
+    private func advanceHash(wait: Bool) throws {
+        if wait { hashLock.lock() } else if !hashLock.try() { return }
+        defer { hashLock.unlock() }
+        var buffer: UnsafeMutableRawBufferPointer?
+        defer { buffer?.deallocate() }
+        while true {
+            lock.lock()
+            let (prefix, file, current) = (contiguousPrefix(), part, generation)
+            lock.unlock()
+            guard let file else { return }
+            if hashGeneration != current {
+                hasher = MD5()
+                hashed = 0
+                hashGeneration = current
+            }
+            guard prefix > hashed else { return }
+            let chunk = buffer ?? UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
+            buffer = chunk
+            while hashed < prefix {
+                let want = Int(min(Int64(chunk.count), prefix - hashed))
+                let got = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: chunk[0..<want]), at: hashed)
+                guard got > 0 else { throw FetchError.io(path: partPath, call: "pread", errno: EIO) }
+                hasher.update(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
+                hashed += Int64(got)
+            }
         }
     }
 
@@ -179,27 +243,34 @@ final class Download: @unchecked Sendable {
         return self.generation
     }
 
-    /// When every range is written: checks the MD5. Returns `.verified` (the part is synced and closed, ready to
-    /// rename), `.retry(generation)` after the first mismatch (the part was deleted and ranges reset), or
-    /// `.failed` after the second. Returns nil when not complete or not this generation's.
+    /// When every range is written (checked by one connection only): finishes the MD5 and compares. Returns
+    /// `.verified` (the part is synced, ready to rename), `.retry` after the first mismatch (part deleted, ranges
+    /// reset), `.failed` after the second; nil when not complete, not this generation's, or another connection
+    /// is finishing.
     func finishIfComplete(generation: Int) throws -> Completion? {
         lock.lock()
-        defer { lock.unlock() }
-        guard generation == self.generation, outcome == nil, segments.allSatisfy(\.complete), let part else {
+        guard generation == self.generation, outcome == nil, !claimed, segments.allSatisfy(\.complete) else {
+            lock.unlock()
             return nil
         }
-        try catchUpHash()
+        claimed = true
+        lock.unlock()
+        try advanceHash(wait: true)
+        hashLock.lock()
         var final = hasher
+        let complete = hashGeneration == generation && hashed == size
+        hashLock.unlock()
+        lock.lock()
+        defer { lock.unlock() }
+        guard complete, generation == self.generation, outcome == nil, let part else { return nil }
         let actual = final.finalizeHex()
         if actual == expectedMD5 {
             try part.sync()
-            part.closeFile()
             self.part = nil
             return .verified
         }
         mismatches += 1
         if mismatches >= 2 {
-            part.closeFile()
             self.part = nil
             PartFile.remove(partPath: partPath)
             let error = FetchError.checksumMismatch(file: target, expected: expectedMD5, actual: actual)
@@ -215,7 +286,6 @@ final class Download: @unchecked Sendable {
     func end(_ result: Result<String, Error>) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        part?.closeFile()
         part = nil
         guard finished == nil else { return false }
         if outcome == nil { outcome = result }

@@ -16,6 +16,9 @@ final class TransferPool: @unchecked Sendable {
     private let install: (Download) throws -> Void
     private let condition = NSCondition()
     private var queue: [Job] = []
+    /// The jobs connections are working on, so an idle connection can split one of their ranges.
+    private var inFlight: [Int: Job] = [:]
+    private var nextJobID = 0
     private var running = 0
     private var open = 0
     private var fatal: Error?
@@ -78,21 +81,51 @@ final class TransferPool: @unchecked Sendable {
         }
         while true {
             condition.lock()
-            while queue.isEmpty && open > 0 && fatal == nil { condition.wait() }
-            if queue.isEmpty || fatal != nil {
+            var next: Job?
+            while fatal == nil && open > 0 {
+                if !queue.isEmpty {
+                    next = queue.removeFirst()
+                    break
+                }
+                if let stolen = steal() {
+                    next = stolen
+                    break
+                }
+                _ = condition.wait(until: Date().addingTimeInterval(0.1))
+            }
+            guard let job = next, fatal == nil else {
                 condition.unlock()
                 return
             }
-            let job = queue.removeFirst()
+            let id = nextJobID
+            nextJobID += 1
+            inFlight[id] = job
             running += 1
             condition.unlock()
             let more = run(job, session: session)
             condition.lock()
             running -= 1
+            inFlight[id] = nil
             queue += more
             condition.broadcast()
             condition.unlock()
         }
+    }
+
+    /// Splits a range another connection is fetching, for this idle one. Called with `condition` held.
+    private func steal() -> Job? {
+        var busy: [ObjectIdentifier: (job: Job, segments: Set<Int>)] = [:]
+        for job in inFlight.values {
+            let key = ObjectIdentifier(job.download)
+            if let entry = busy[key], entry.job.generation != job.generation { continue }
+            busy[key, default: (job, [])].segments.insert(job.segment)
+        }
+        for (job, segments) in busy.values {
+            if let index = job.download.split(busy: segments, generation: job.generation) {
+                return Job(download: job.download, segment: index, generation: job.generation)
+            }
+        }
+        return nil
     }
 
     /// Fetches one range with retries; returns the jobs it creates (a restart), none when done.

@@ -236,6 +236,22 @@ final class FetchFixture {
         #expect(resumed.stdout.contains("\"resumed\""))
     }
 
+    @Test func idleConnectionsSplitTheRangesStillInFlight() throws {
+        let fixture = try FetchFixture(apps: 1000, only: "application_detail")
+        try FileManager.default.removeItem(atPath: fixture.source + "/current/incremental")
+        var faults = FeedFaults()
+        faults.bytesPerSecond = 100_000
+        fixture.server.faults = faults
+        let result = try fixture.fetch(["--connections", "4", "--min-split", "128K", "--only", "application_detail"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(fixture.mismatches().isEmpty)
+        let ranges = fixture.server.requestLog.filter {
+            $0.hasPrefix("GET /current/itunes20260105/application_detail.tbz range=bytes=")
+        }
+        // Four pieces of 128 KB (the last shorter); the connection done first splits a piece still in flight.
+        #expect(ranges.count > 4, "\(ranges)")
+    }
+
     @Test func dryRunListsWhatWouldBeDownloadedAndWritesNothing() throws {
         let fixture = try FetchFixture()
         let result = try fixture.fetch(["--dry-run", "--only", "application,application_price"])
