@@ -12,12 +12,12 @@ final class FetchFixture {
     static let user = "epfuser"
     static let password = "pa55-w0rd-secret"
 
-    init(apps: Int = 150, only: String? = nil) throws {
+    init(apps: Int = 150, only: String? = nil, layout: String = "v5") throws {
         work = try WorkDirectory(prefix: "epf-fetch")
         source = work.file("srv")
         mirror = work.file("mirror")
         let current = source + "/current"
-        let common = ["--layout", "v5", "--apps", "\(apps)", "--price-storefronts", "5"]
+        let common = ["--layout", layout, "--apps", "\(apps)", "--price-storefronts", "5"]
             + (only.map { ["--only", $0] } ?? [])
         for extra in [[], ["--incremental", "--day", "1"], ["--incremental", "--day", "2"]] {
             let target = extra.isEmpty ? current : current + "/incremental/current"
@@ -52,8 +52,9 @@ final class FetchFixture {
             let prefix = "incremental/current/"
             guard relative.hasPrefix(prefix) else { return (relative, relative) }
             let rest = String(relative.dropFirst(prefix.count))
-            let feedDirectory = rest.split(separator: "/")[0]
-            return (relative, "incremental/\(feedDirectory.suffix(8))/\(rest)")
+            let feedEntry = rest.split(separator: "/")[0]
+            let stem = feedEntry.hasSuffix(".tbz") ? feedEntry.dropLast(4) : feedEntry
+            return (relative, "incremental/\(stem.suffix(8))/\(rest)")
         }
     }
 
@@ -123,6 +124,29 @@ final class FetchFixture {
             #expect(try ImportCLITests.digest(synced, table: table) == ImportCLITests.digest(direct, table: table),
                     "table \(table) differs")
         }
+
+        // Incrementals the database's ledger shows applied are not fetched again, even when gone from the mirror.
+        try FileManager.default.removeItem(atPath: fixture.mirror + "/incremental")
+        let third = try fixture.fetch(["--db", synced])
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(fixture.server.archiveBytesSent == sent)
+        #expect(third.stdout.contains("0 downloaded, 0 resumed, 19 present, 12 applied"), "\(third.stdout)")
+    }
+
+    @Test func aVersionThreeTreeOfOneArchivePerFeedIsMirroredForSync() throws {
+        let fixture = try FetchFixture(layout: "v3-archive")
+        let result = try fixture.fetch(["--connections", "3"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(fixture.mismatches().isEmpty)
+        #expect(FileManager.default.fileExists(atPath: fixture.mirror + "/itunes20260105.tbz"))
+        #expect(FileManager.default.fileExists(atPath: fixture.mirror + "/incremental/20260107/pricing20260107.tbz"))
+        let plan = try runEPF(["sync", fixture.mirror, "--plan"], in: fixture.work.path)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(plan.stdout.contains("incremental 20260107"))
+        let database = fixture.work.file("v3.sqlite")
+        let sync = try runEPF(["sync", fixture.mirror, "--db", database, "--quiet"], in: fixture.work.path)
+        #expect(sync.status == 0, "\(sync.stderr)")
+        #expect(try Self.tables(database).contains("application_price"))
     }
 
     enum Fault: String, CaseIterable, Sendable {
