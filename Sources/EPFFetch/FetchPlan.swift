@@ -79,7 +79,9 @@ struct FetchPlanner {
                 throw FetchError.unavailable(url: file.md5URL, message: "HTTP 404: the .md5 listed beside "
                                              + "\(file.url) is missing")
             }
-            guard let digest = MD5Sidecar.digest(text) else { throw FetchError.badSidecar(url: file.md5URL, text: text) }
+            guard let digest = MD5Sidecar.digest(text) else {
+                throw FetchError.badSidecar(url: file.md5URL, text: text)
+            }
             let target = mirror.target(for: file)
             var planned = PlannedFile(file: file, md5: digest, size: nil, partBytes: 0, action: .download,
                                       target: target)

@@ -67,7 +67,9 @@ public struct Mirror: Sendable {
     /// Returns the feed directories published.
     func publish(_ files: [(file: RemoteFile, digest: String)]) throws -> [String] {
         var byDirectory: [String: [(RemoteFile, String)]] = [:]
-        for entry in files { if let directory = entry.file.feedDirectory { byDirectory[directory, default: []].append(entry) } }
+        for entry in files {
+            if let directory = entry.file.feedDirectory { byDirectory[directory, default: []].append(entry) }
+        }
         var published: [String] = []
         for (directory, entries) in byDirectory.sorted(by: { $0.key < $1.key }) {
             let staging = stagingPath(feedDirectory: directory)

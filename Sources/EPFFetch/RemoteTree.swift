@@ -35,7 +35,8 @@ struct RemoteTree {
     let session: HTTPSession
     let log: (String) -> Void
 
-    init(base: String, feeds: Set<String>, tables: Set<String>?, session: HTTPSession, log: @escaping (String) -> Void) {
+    init(base: String, feeds: Set<String>, tables: Set<String>?, session: HTTPSession,
+         log: @escaping (String) -> Void) {
         self.base = base.hasSuffix("/") ? base : base + "/"
         self.feeds = feeds
         self.tables = tables

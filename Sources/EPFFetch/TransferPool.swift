@@ -187,7 +187,9 @@ final class TransferPool: @unchecked Sendable {
         let answer: HTTPAnswer
         do {
             answer = try session.perform(download.file.url, range: "\(range.first)-\(range.last)",
-                                         shouldStop: { [self] in fatalError != nil || !download.isCurrent(job.generation) })
+                                         shouldStop: { [self] in
+                                             fatalError != nil || !download.isCurrent(job.generation)
+                                         })
             { bytes, status in
                 if status == 200 && !wholeFile {
                     ignoredRange = true

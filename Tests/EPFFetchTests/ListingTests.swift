@@ -15,7 +15,7 @@ import Testing
         <img src="/icons/folder.gif" alt="[DIR]"> <a href="incremental/">incremental/</a>  2026-01-07 01:00    -
         <img src="/icons/folder.gif" alt="[DIR]"> <a href="itunes20260105/">itunes20260105/</a>  2026-01-05 10:00 -
         <img src="/icons/folder.gif" alt="[DIR]"> <a href="popularity20260105/">popularity20260105/</a> -
-        <img src="/icons/unknown.gif" alt="[   ]"> <a href="application_popularity_per_genre.tbz">application_popular..&gt;</a>
+        <img alt="[   ]"> <a href="application_popularity_per_genre.tbz">application_popu..&gt;</a>
         <img src="/icons/unknown.gif" alt="[   ]"> <a href='odd%20name.tbz'>odd name.tbz</a>
         <a href="https://example.com/elsewhere">elsewhere</a> <a href="../">up</a> <a href="#top">top</a>
         <a href="a&amp;b.tbz">a&amp;b.tbz</a>
@@ -38,7 +38,8 @@ import Testing
         #expect(MD5Sidecar.digest(text) == digest)
     }
 
-    @Test(arguments: ["", "<html>Not Found</html>", "MD5 (a.tbz) = 1234", "MD5 (a.tbz) = zz23456789abcdef0123456789abcdef"])
+    @Test(arguments: ["", "<html>Not Found</html>", "MD5 (a.tbz) = 1234",
+                      "MD5 (a.tbz) = zz23456789abcdef0123456789abcdef"])
     func garbageIsNotASidecar(_ text: String) {
         #expect(MD5Sidecar.digest(text) == nil)
     }

@@ -93,7 +93,9 @@ public final class FeedServer: @unchecked Sendable {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 128) == 0 else { close(fd); throw ServerError("bind/listen: errno \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -194,10 +196,12 @@ public final class FeedServer: @unchecked Sendable {
     private func respond(_ fd: Int32, _ request: Request) -> Bool {
         var faults = self.faults
         let rawPath = String(request.path.split(separator: "?", maxSplits: 1).first ?? "")
-        let relative = (rawPath.removingPercentEncoding ?? rawPath).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        let relative = (rawPath.removingPercentEncoding ?? rawPath)
+            .trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         lock.lock()
         requests.append("\(request.method) /\(relative) range=\(request.headers["range"] ?? "-")")
-        if faultState.unavailable > 0 { faultState.unavailable -= 1; faults.unavailable = 1 } else { faults.unavailable = 0 }
+        faults.unavailable = faultState.unavailable > 0 ? 1 : 0
+        if faultState.unavailable > 0 { faultState.unavailable -= 1 }
         lock.unlock()
         if faults.unavailable > 0 { return send(fd, status: "503 Service Unavailable", body: Array("busy\n".utf8)) }
         if let credentials {
@@ -327,7 +331,9 @@ public final class FeedServer: @unchecked Sendable {
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return false }
             offset += count
@@ -347,7 +353,8 @@ public final class FeedServer: @unchecked Sendable {
              <body>
             <h1>Index of \(title)</h1>
             <pre><img src="/icons/blank.gif" alt="Icon "> <a href="?C=N;O=D">Name</a>                    \
-            <a href="?C=M;O=A">Last modified</a>      <a href="?C=S;O=A">Size</a>  <a href="?C=D;O=A">Description</a><hr>\
+            <a href="?C=M;O=A">Last modified</a>      <a href="?C=S;O=A">Size</a>  \
+            <a href="?C=D;O=A">Description</a><hr>\
             <img src="/icons/back.gif" alt="[PARENTDIR]"> <a href="/">Parent Directory</a>                             -
 
             """

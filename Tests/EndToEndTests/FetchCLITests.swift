@@ -204,7 +204,8 @@ final class FetchFixture {
         #expect(none.stderr.contains("~/.netrc"))
 
         let netrc = fixture.work.file("netrc")
-        try fixture.work.write("netrc", Array("machine 127.0.0.1 login \(FetchFixture.user) password \(FetchFixture.password)\n".utf8))
+        let line = "machine 127.0.0.1 login \(FetchFixture.user) password \(FetchFixture.password)\n"
+        try fixture.work.write("netrc", Array(line.utf8))
         let viaNetrc = try fixture.fetch(["--netrc-file", netrc], environment: ["HOME": fixture.work.path])
         #expect(viaNetrc.status == 0, "\(viaNetrc.stderr)")
         #expect(fixture.mismatches().isEmpty)
