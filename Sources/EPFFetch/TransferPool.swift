@@ -138,7 +138,7 @@ final class TransferPool: @unchecked Sendable {
                 return finish(job)
             }
             tries += 1
-            let before = download.receivedBytes
+            let before = download.progress.received
             do {
                 try fetch(job, range: range, session: session)
             } catch let error as RangeIgnored {
@@ -158,7 +158,7 @@ final class TransferPool: @unchecked Sendable {
                 end(download, .failure(error))
                 return []
             } catch let error as RetryableFailure {
-                if download.receivedBytes > before { tries = 1 }
+                if download.progress.received > before { tries = 1 }
                 guard tries <= settings.retries else {
                     end(download, .failure(FetchError.unavailable(
                         url: download.file.url,

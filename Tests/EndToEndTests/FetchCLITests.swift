@@ -288,6 +288,11 @@ final class FetchFixture {
         #expect(fixture.server.archiveBytesSent == 0)
         #expect(try fixture.fetch(["--url", fixture.server.url("nothing/")]).status == 66)
         #expect(try fixture.fetch(["--connections", "0"]).status == 64)
+        // A server that is gone: retries, then 69 (EX_UNAVAILABLE).
+        fixture.server.stop()
+        let gone = try fixture.fetch(["--retries", "1"])
+        #expect(gone.status == 69, "\(gone.stderr)")
+        #expect(gone.stderr.contains("gave up after 2 tries"))
     }
 
     /// Runs scripts/nightly-import with the built epf.
