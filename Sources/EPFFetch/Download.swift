@@ -8,7 +8,8 @@ import Foundation
 /// The MD5 must see the bytes in order, so it follows a watermark: whenever a megabyte more of the file is
 /// contiguous from byte 0, the bytes past the watermark are read back from the part (still in the page cache) and
 /// hashed. Since pieces complete roughly in order, the hash keeps up with the download and little is left at the
-/// end. Hashing runs outside the ranges' lock, by one connection at a time.
+/// end. Hashing runs outside the ranges' lock, by one connection at a time, which also flushes the file to disk
+/// every 32 MB so the `fsync` before the rename is short.
 final class Download: @unchecked Sendable {
     let file: RemoteFile
     /// Where the verified file goes.
@@ -46,6 +47,8 @@ final class Download: @unchecked Sendable {
     private var hasher = MD5()
     private var hashed: Int64 = 0
     private var hashGeneration = -1
+    /// The hashed bytes already flushed to disk, so the `fsync` before the rename has little left to write.
+    private var flushed: Int64 = 0
 
     init(file: RemoteFile, target: String, size: Int64, expectedMD5: String, connections: Int, minSplit: Int64) {
         self.file = file
@@ -217,6 +220,7 @@ final class Download: @unchecked Sendable {
             if hashGeneration != current {
                 hasher = MD5()
                 hashed = 0
+                flushed = 0
                 hashGeneration = current
             }
             guard prefix > hashed else { return }
@@ -228,6 +232,10 @@ final class Download: @unchecked Sendable {
                 guard got > 0 else { throw FetchError.io(path: partPath, call: "pread", errno: EIO) }
                 hasher.update(UnsafeRawBufferPointer(rebasing: chunk[0..<got]))
                 hashed += Int64(got)
+            }
+            if hashed - flushed >= 32 << 20 {
+                try file.flushData()
+                flushed = hashed
             }
         }
     }

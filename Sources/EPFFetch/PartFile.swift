@@ -83,6 +83,12 @@ final class PartFile {
         if fsync(descriptor) != 0 { throw FetchError.io(path: path, call: "fsync", errno: errno) }
     }
 
+    /// Writes the file's data to disk now rather than all at the end, so the final `sync` is short (the
+    /// corresponding C call is `fdatasync(2)`).
+    func flushData() throws {
+        if fdatasync(descriptor) != 0 { throw FetchError.io(path: path, call: "fdatasync", errno: errno) }
+    }
+
     /// Saves the state next to the part, atomically (write aside, rename).
     func save(_ state: PartState) throws {
         let data: Data
