@@ -136,7 +136,9 @@ struct RemoteTree {
             let table = FeedInput.tableName(fromFileName: file.name).table
             if let tables, !tables.contains(table) { continue }
             guard names.contains(file.name + ".md5") else {
-                log("warning: \(directoryURL)\(file.name) has no .md5 beside it; skipped (it cannot be verified)")
+                if file.name.hasSuffix(".tbz") {
+                    log("warning: \(directoryURL)\(file.name) has no .md5 beside it; skipped (it cannot be verified)")
+                }
                 continue
             }
             result.append(RemoteFile(url: directoryURL + escape(file.name),

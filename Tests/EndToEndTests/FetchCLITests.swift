@@ -133,6 +133,23 @@ final class FetchFixture {
         #expect(third.stdout.contains("0 downloaded, 0 resumed, 19 present, 12 applied"), "\(third.stdout)")
     }
 
+    @Test func keepRemovesOlderFullsAfterACompleteFetchButNotTheDatabasesFull() throws {
+        let fixture = try FetchFixture()
+        #expect(try fixture.fetch(["--only", "application"]).status == 0)
+        let database = fixture.work.file("keep.sqlite")
+        #expect(try runEPF(["sync", fixture.mirror, "--db", database, "--quiet"], in: fixture.work.path).status == 0)
+        try fixture.work.write("mirror/itunes20251229/application.tbz", [1])
+        try fixture.work.write("mirror/pricing20251229/application_price.tbz", [1])
+        try fixture.work.write("mirror/incremental/20251230/itunes20251230/application.tbz", [1])
+        let result = try fixture.fetch(["--only", "application", "--keep", "1", "--db", database])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("removed    itunes20251229 (--keep)"))
+        let left = try FileManager.default.contentsOfDirectory(atPath: fixture.mirror).filter { !$0.hasPrefix(".") }
+        #expect(left.sorted() == ["incremental", "itunes20260105"])
+        let days = try FileManager.default.contentsOfDirectory(atPath: fixture.mirror + "/incremental")
+        #expect(days.sorted() == ["20260106", "20260107"])
+    }
+
     @Test func aVersionThreeTreeOfOneArchivePerFeedIsMirroredForSync() throws {
         let fixture = try FetchFixture(layout: "v3-archive")
         let result = try fixture.fetch(["--connections", "3"])
