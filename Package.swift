@@ -13,6 +13,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CBzip2", path: "Sources/CBzip2", providers: [.apt(["libbz2-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // One JSON value type and writer for every output (CLI --json, HTTP bodies, stored documents).
         .target(name: "JSONText"),
@@ -24,15 +25,19 @@ let package = Package(
         .target(name: "EPFStore", dependencies: ["EPFFormat", "CSQLite", "JSONText"]),
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
         .target(name: "EPFQuery", dependencies: ["EPFStore", "JSONText"]),
+        // Mirrors Apple's feed server: listings, verified, resumable, multi-connection downloads (libcurl).
+        .target(name: "EPFFetch", dependencies: ["EPFFormat", "EPFStore", "CCurl"]),
         // HTTP/1.1 transport: sockets, parser, workers, response writer, metrics. Knows nothing of EPF.
         .target(name: "HTTPTransport", dependencies: ["JSONText"]),
         // The EPF API: routes over EPFQuery, the response cache and the status report, on HTTPTransport.
         .target(name: "EPFServer", dependencies: ["EPFQuery", "HTTPTransport", "JSONText"]),
         // The executable: argument parsing and output only.
         .executableTarget(name: "epf", dependencies: ["EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery", "EPFServer",
-                                                      "HTTPTransport", "JSONText"]),
+                                                      "HTTPTransport", "JSONText", "EPFFetch"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench", dependencies: ["EPFFormat", "EPFStore", "EPFQuery"], path: "benchmarks/swift"),
+        // The test feed server (Tests/EPFTestSupport/FeedServer.swift) as a process, for the fetch benchmark.
+        .executableTarget(name: "epf-feed-server", dependencies: ["EPFTestSupport"], path: "benchmarks/feed-server"),
 
         .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFGenerator", "EPFTestSupport"]),
         .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator", "EPFTestSupport"]),
@@ -45,6 +50,7 @@ let package = Package(
         .testTarget(name: "HTTPTransportTests", dependencies: ["HTTPTransport", "JSONText"]),
         .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat"]),
+        .testTarget(name: "EPFFetchTests", dependencies: ["EPFFetch", "EPFTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -90,10 +90,15 @@ public enum FeedInput {
         return nil
     }
 
-    /// Whether a directory entry is noise (hidden files, AppleDouble, checksums, notes).
+    /// Whether a directory entry is noise (hidden files, AppleDouble, checksums, notes, and the `.part`,
+    /// `.part.state` and `.partial` files of a download in progress).
     static func isNoise(_ name: String) -> Bool {
         if name.hasPrefix(".") || name.hasPrefix("_") { return true }
         let lower = name.lowercased()
+        if lower.hasSuffix(".part") || lower.hasSuffix(".state") || lower.hasSuffix(".partial")
+            || lower.hasSuffix(".tmp") {
+            return true
+        }
         return lower.hasSuffix(".md5") || lower.hasSuffix(".md") || lower.hasSuffix(".json")
             || lower.hasSuffix(".sqlite") || lower == "readme" || lower.hasSuffix(".log") || lower.hasSuffix(".txt.md5")
     }

@@ -52,7 +52,8 @@ public struct SyncPlan: Sendable {
     static func datedEntries(in directory: String) -> [String: [String]] {
         var result: [String: [String]] = [:]
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for name in names where !name.hasPrefix(".") && !name.hasSuffix(".md5") && !name.hasSuffix(".partial") {
+        for name in names where !name.hasPrefix(".") && !name.hasSuffix(".md5") && !name.hasSuffix(".partial")
+            && !name.hasSuffix(".part") && !name.hasSuffix(".state") && !name.hasSuffix(".tmp") {
             let path = (directory as NSString).appendingPathComponent(name)
             if name.count == 8, name.allSatisfy({ $0.isASCII && $0.isNumber }), isDirectoryPath(path) {
                 result[name, default: []].append(path)

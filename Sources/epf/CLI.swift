@@ -8,9 +8,13 @@ enum ExitCode: Int32 {
     case usage = 64
     case dataError = 65
     case noInput = 66
+    /// A server did not answer or deliver after retries (EX_UNAVAILABLE).
+    case unavailable = 69
     case software = 70
     case cannotCreate = 73
     case tempFail = 75
+    /// The server refused the credentials (EX_NOPERM).
+    case noPermission = 77
 }
 
 /// A mistake in the command line; printed with the command's usage, exit 64.

@@ -4,6 +4,7 @@ import Foundation
 nonisolated(unsafe) let commands: [Command.Type] = [
     InspectCommand.self,
     ImportCommand.self,
+    FetchCommand.self,
     SyncCommand.self,
     StatusCommand.self,
     LookupCommand.self,
@@ -26,7 +27,7 @@ COMMANDS:
     .joined(separator: "\n"))
 
 Run 'epf <command> --help' for a command's options and examples.
-Exit codes: 0 ok, 1 not found, 64 usage, 65 bad data, 66 missing input, 75 locked.
+Exit codes: 0 ok, 1 not found, 64 usage, 65 bad data, 66 missing input, 69 server unavailable, 75 locked,\n77 credentials refused.
 """
 
 func runMain() -> Int32 {
