@@ -6,7 +6,8 @@ import Foundation
 public final class GzipByteSource: ByteSource {
     private let inner: ByteSource
     private let path: String
-    private var stream = z_stream()
+    /// The C stream, at a heap address of its own: the library keeps pointers into it between calls.
+    private let stream: UnsafeMutablePointer<z_stream>
     private var input: UnsafeMutableRawPointer
     private let inputCapacity = 1 << 18
     private var inputEnd = false
@@ -19,61 +20,65 @@ public final class GzipByteSource: ByteSource {
         self.inner = inner
         self.path = path
         input = UnsafeMutableRawPointer.allocate(byteCount: inputCapacity, alignment: 16)
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
         // 15 + 32: zlib detects the gzip header itself.
-        let rc = inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        let rc = inflateInit2_(stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard rc == Z_OK else {
-            input.deallocate()
+            // deinit frees the buffers: every stored property is set by now.
             throw EPFError.gzip(path: path, message: "inflateInit2 failed (\(rc))", compressedOffset: 0)
         }
         initialized = true
     }
 
     deinit {
-        if initialized { inflateEnd(&stream) }
+        if initialized { inflateEnd(stream) }
+        stream.deinitialize(count: 1)
+        stream.deallocate()
         input.deallocate()
     }
 
     private func refill() throws {
         let count = try inner.read(into: UnsafeMutableRawBufferPointer(start: input, count: inputCapacity))
         if count == 0 { inputEnd = true }
-        stream.next_in = input.assumingMemoryBound(to: Bytef.self)
-        stream.avail_in = uInt(count)
+        stream.pointee.next_in = input.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_in = uInt(count)
         compressedOffset += Int64(count)
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard !finished, let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        stream.next_out = base.assumingMemoryBound(to: Bytef.self)
-        stream.avail_out = uInt(min(buffer.count, Int(UInt32.max)))
-        while stream.avail_out == uInt(min(buffer.count, Int(UInt32.max))) {
-            if stream.avail_in == 0 {
+        stream.pointee.next_out = base.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(min(buffer.count, Int(UInt32.max)))
+        while stream.pointee.avail_out == uInt(min(buffer.count, Int(UInt32.max))) {
+            if stream.pointee.avail_in == 0 {
                 if inputEnd {
                     throw EPFError.gzip(path: path, message: "unexpected end of file (the archive is truncated)",
                                         compressedOffset: compressedOffset)
                 }
                 try refill()
-                if inputEnd && stream.avail_in == 0 { continue }
+                if inputEnd && stream.pointee.avail_in == 0 { continue }
             }
-            let rc = inflate(&stream, Z_NO_FLUSH)
+            let rc = inflate(stream, Z_NO_FLUSH)
             if rc == Z_STREAM_END {
                 // Another gzip member may follow.
-                if stream.avail_in == 0 && !inputEnd { try refill() }
-                if stream.avail_in == 0 {
+                if stream.pointee.avail_in == 0 && !inputEnd { try refill() }
+                if stream.pointee.avail_in == 0 {
                     finished = true
                     break
                 }
-                guard inflateReset(&stream) == Z_OK else {
+                guard inflateReset(stream) == Z_OK else {
                     throw EPFError.gzip(path: path, message: "inflateReset failed", compressedOffset: compressedOffset)
                 }
                 continue
             }
             if rc != Z_OK && rc != Z_BUF_ERROR {
-                let message = stream.msg.map { String(cString: $0) } ?? "inflate returned \(rc)"
+                let message = stream.pointee.msg.map { String(cString: $0) } ?? "inflate returned \(rc)"
                 throw EPFError.gzip(path: path, message: message,
-                                    compressedOffset: compressedOffset - Int64(stream.avail_in))
+                                    compressedOffset: compressedOffset - Int64(stream.pointee.avail_in))
             }
         }
-        return buffer.count - Int(stream.avail_out)
+        return buffer.count - Int(stream.pointee.avail_out)
     }
 }
 
@@ -81,7 +86,8 @@ public final class GzipByteSource: ByteSource {
 public final class Bzip2ByteSource: ByteSource {
     private let inner: ByteSource
     private let path: String
-    private var stream = bz_stream()
+    /// The C stream, at a heap address of its own: the library keeps pointers into it between calls.
+    private let stream: UnsafeMutablePointer<bz_stream>
     private var input: UnsafeMutableRawPointer
     private let inputCapacity = 1 << 18
     private var inputEnd = false
@@ -94,24 +100,28 @@ public final class Bzip2ByteSource: ByteSource {
         self.inner = inner
         self.path = path
         input = UnsafeMutableRawPointer.allocate(byteCount: inputCapacity, alignment: 16)
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: bz_stream())
         try start()
     }
 
     deinit {
-        if active { BZ2_bzDecompressEnd(&stream) }
+        if active { BZ2_bzDecompressEnd(stream) }
+        stream.deinitialize(count: 1)
+        stream.deallocate()
         input.deallocate()
     }
 
     private func start() throws {
         // A new stream after a finished one keeps the pending input and the caller's output space.
-        let (nextIn, availIn) = (stream.next_in, stream.avail_in)
-        let (nextOut, availOut) = (stream.next_out, stream.avail_out)
-        stream = bz_stream()
-        stream.next_in = nextIn
-        stream.avail_in = availIn
-        stream.next_out = nextOut
-        stream.avail_out = availOut
-        let rc = BZ2_bzDecompressInit(&stream, 0, 0)
+        let (nextIn, availIn) = (stream.pointee.next_in, stream.pointee.avail_in)
+        let (nextOut, availOut) = (stream.pointee.next_out, stream.pointee.avail_out)
+        stream.pointee = bz_stream()
+        stream.pointee.next_in = nextIn
+        stream.pointee.avail_in = availIn
+        stream.pointee.next_out = nextOut
+        stream.pointee.avail_out = availOut
+        let rc = BZ2_bzDecompressInit(stream, 0, 0)
         guard rc == BZ_OK else {
             throw EPFError.bzip2(path: path, message: "BZ2_bzDecompressInit failed (\(rc))",
                                  compressedOffset: compressedOffset)
@@ -122,8 +132,8 @@ public final class Bzip2ByteSource: ByteSource {
     private func refill() throws {
         let count = try inner.read(into: UnsafeMutableRawBufferPointer(start: input, count: inputCapacity))
         if count == 0 { inputEnd = true }
-        stream.next_in = input.assumingMemoryBound(to: CChar.self)
-        stream.avail_in = UInt32(count)
+        stream.pointee.next_in = input.assumingMemoryBound(to: CChar.self)
+        stream.pointee.avail_in = UInt32(count)
         compressedOffset += Int64(count)
     }
 
@@ -140,23 +150,23 @@ public final class Bzip2ByteSource: ByteSource {
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard !finished, let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         let capacity = UInt32(min(buffer.count, Int(UInt32.max)))
-        stream.next_out = base.assumingMemoryBound(to: CChar.self)
-        stream.avail_out = capacity
-        while stream.avail_out == capacity {
-            if stream.avail_in == 0 {
+        stream.pointee.next_out = base.assumingMemoryBound(to: CChar.self)
+        stream.pointee.avail_out = capacity
+        while stream.pointee.avail_out == capacity {
+            if stream.pointee.avail_in == 0 {
                 if inputEnd {
                     throw EPFError.bzip2(path: path, message: "unexpected end of file (the archive is truncated)",
                                          compressedOffset: compressedOffset)
                 }
                 try refill()
-                if inputEnd && stream.avail_in == 0 { continue }
+                if inputEnd && stream.pointee.avail_in == 0 { continue }
             }
-            let rc = BZ2_bzDecompress(&stream)
+            let rc = BZ2_bzDecompress(stream)
             if rc == BZ_STREAM_END {
-                BZ2_bzDecompressEnd(&stream)
+                BZ2_bzDecompressEnd(stream)
                 active = false
-                if stream.avail_in == 0 && !inputEnd { try refill() }
-                if stream.avail_in == 0 {
+                if stream.pointee.avail_in == 0 && !inputEnd { try refill() }
+                if stream.pointee.avail_in == 0 {
                     finished = true
                     break
                 }
@@ -165,9 +175,9 @@ public final class Bzip2ByteSource: ByteSource {
             }
             if rc != BZ_OK {
                 throw EPFError.bzip2(path: path, message: Self.message(rc),
-                                     compressedOffset: compressedOffset - Int64(stream.avail_in))
+                                     compressedOffset: compressedOffset - Int64(stream.pointee.avail_in))
             }
         }
-        return Int(capacity - stream.avail_out)
+        return Int(capacity - stream.pointee.avail_out)
     }
 }
