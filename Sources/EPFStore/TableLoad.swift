@@ -45,6 +45,8 @@ final class TableLoad {
     let progress: ((ImportProgress) -> Void)?
     let rejectsPath: String
     private(set) var outcome: TableOutcome
+    /// The load's write transaction (see `LoadTransaction`).
+    private var transaction = LoadTransaction()
     private var schema: TableSchema
     private var binder: RowBinder
     private let started = Date()
@@ -132,6 +134,7 @@ final class TableLoad {
         case .full: try prepareFull(connection)
         case .incremental: try prepareIncremental(connection)
         }
+        try transaction.begin(connection)
     }
 
     private func prepareFull(_ connection: SQLiteConnection) throws {
@@ -170,7 +173,6 @@ final class TableLoad {
         let verb = schema.hasIntegerRowidKey ? "INSERT OR REPLACE" : "INSERT"
         statement = try connection.prepare("\(verb) INTO \(quoted(staging)) (\(columns.joined(separator: ", "))) "
                                            + "VALUES (\(placeholders.prefix(columns.count).joined(separator: ", ")))")
-        try connection.execute("BEGIN IMMEDIATE")
     }
 
     private func prepareIncremental(_ connection: SQLiteConnection) throws {
@@ -220,7 +222,6 @@ final class TableLoad {
             }
         }
         statement = try connection.prepare(sql)
-        try connection.execute("BEGIN IMMEDIATE")
     }
 
     private func sqlLiteral(_ text: String) -> String {
@@ -369,8 +370,7 @@ final class TableLoad {
                          .integer(0), .integer(rejectsBytes), outcome.exportDate.map { .integer($0) } ?? .null,
                          .text(StoreDatabase.now()), .integer(Int64(outcome.repaired))])
         try update.step()
-        try connection.execute("COMMIT")
-        try connection.execute("BEGIN IMMEDIATE")
+        try transaction.checkpoint(connection)
     }
 
     // MARK: - Finishing
@@ -443,7 +443,7 @@ final class TableLoad {
             phases.committing += Monotonic.seconds(since: commitStarted)
             phasesCPU.committing += PhaseCPU.now() - commitCPU
         }
-        try connection.execute("COMMIT")
+        try transaction.commit(connection)
         // The swap: one short transaction.
         let retired = "epf_retired_\(schema.name)"
         try connection.transaction {
@@ -468,7 +468,7 @@ final class TableLoad {
         outcome.rows = attempts
         outcome.insertedRows = insertedRows
         try ledger?.recordApplied(outcome, file: file, source: source, on: connection)
-        try connection.execute("COMMIT")
+        try transaction.commit(connection)
     }
 
     /// Rolls back and, for a full load, drops the staging table: the previous data stays untouched.
@@ -476,7 +476,7 @@ final class TableLoad {
         statement = nil
         rejects?.discardIfEmpty()
         guard let connection, !options.dryRun else { return }
-        try? connection.execute("ROLLBACK")
+        transaction.rollBack(connection)
         if mode == .full {
             try? connection.execute("DROP TABLE IF EXISTS \(quoted(staging))")
             try? connection.execute("DELETE FROM epf_progress WHERE staging = \(sqlLiteral(staging))")
