@@ -113,7 +113,9 @@ final class HTTPSession {
         // A stalled connection: fewer than 1 byte/s for stallSeconds ends the transfer with a timeout.
         try handle.set(CURLOPT_LOW_SPEED_LIMIT, 1, "CURLOPT_LOW_SPEED_LIMIT")
         try handle.set(CURLOPT_LOW_SPEED_TIME, settings.stallSeconds, "CURLOPT_LOW_SPEED_TIME")
-        try handle.set(CURLOPT_BUFFERSIZE, 256 * 1024, "CURLOPT_BUFFERSIZE")
+        // A larger receive buffer means fewer write callbacks. libcurl (7.88, Debian 12) refuses to resize the buffer
+        // of a handle that already has one, which then keeps the size it was given on first use: not an error.
+        _ = try? handle.set(CURLOPT_BUFFERSIZE, 256 * 1024, "CURLOPT_BUFFERSIZE")
         try handle.set(CURLOPT_HTTPAUTH, 1, "CURLOPT_HTTPAUTH") // CURLAUTH_BASIC
         switch settings.credentials {
         case .netrc(let path):
