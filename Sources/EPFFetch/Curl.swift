@@ -19,9 +19,9 @@ public struct CurlError: Error, CustomStringConvertible, Sendable {
 }
 
 /// Process-wide libcurl setup, done once before the first handle (the corresponding C call is
-/// `curl_global_init(3)`).
+/// `epf_curl_global_init(3)`).
 enum CurlGlobal {
-    static let initialized: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+    static let initialized: Bool = epf_curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 }
 
 /// One libcurl easy handle. Not `Sendable`: a handle is used by one thread at a time.
@@ -33,9 +33,11 @@ final class CurlHandle {
 
     /// Creates a handle (the corresponding C call is `curl_easy_init(3)`).
     init() throws {
-        guard CurlGlobal.initialized, let handle = curl_easy_init() else {
+        guard CurlGlobal.initialized, let handle = epf_curl_easy_init() else {
             errorBuffer.deallocate()
-            throw CurlError(code: CURLE_FAILED_INIT.rawValue, message: "curl_easy_init failed", url: "")
+            let message = epf_curl_available() == 0
+                ? "libcurl.so.4 could not be loaded (Debian package libcurl4)" : "curl_easy_init failed"
+            throw CurlError(code: CURLE_FAILED_INIT.rawValue, message: message, url: "")
         }
         raw = handle
         errorBuffer[0] = 0
@@ -43,13 +45,13 @@ final class CurlHandle {
     }
 
     deinit {
-        curl_easy_cleanup(raw)
+        epf_curl_easy_cleanup(raw)
         errorBuffer.deallocate()
     }
 
     private func check(_ code: CURLcode, _ what: String) throws {
         guard code != CURLE_OK else { return }
-        throw CurlError(code: code.rawValue, message: "\(what): \(String(cString: curl_easy_strerror(code)))",
+        throw CurlError(code: code.rawValue, message: "\(what): \(String(cString: epf_curl_easy_strerror(code)))",
                         url: url)
     }
 
@@ -91,9 +93,9 @@ final class CurlHandle {
     /// Runs the transfer (the corresponding C call is `curl_easy_perform(3)`).
     func perform() throws {
         errorBuffer[0] = 0
-        let code = curl_easy_perform(raw)
+        let code = epf_curl_easy_perform(raw)
         guard code != CURLE_OK else { return }
-        var message = String(cString: curl_easy_strerror(code))
+        var message = String(cString: epf_curl_easy_strerror(code))
         let detail = String(cString: errorBuffer)
         if !detail.isEmpty && detail != message { message += ": " + detail }
         throw CurlError(code: code.rawValue, message: message, url: url)
@@ -116,7 +118,7 @@ final class CurlHandle {
 
     /// Resets every option to its default, keeping the connection cache (the C call is `curl_easy_reset(3)`).
     func reset() throws {
-        curl_easy_reset(raw)
+        epf_curl_easy_reset(raw)
         url = ""
         try check(epf_curl_setopt_ptr(raw, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
     }
