@@ -438,11 +438,16 @@ def git_head():
 
 
 def lookup_database(epf, apps):
-    """A database of a whole generated feed with `apps` apps, imported by epf; cached per commit."""
+    """A database of a whole generated feed with `apps` apps, imported by epf; cached per commit (only the current
+    commit's is kept: a database of 1 GB per commit would fill the shared disk)."""
     key = f"{epf.tag}epf-lookup-a{apps}-s{SEED}-{git_head()}"
 
     use_epf = epf.has("generate")
     key += "" if use_epf else "-synth"
+    for stale in glob.glob(os.path.join(INPUTS, f"{epf.tag}epf-lookup-a{apps}-s{SEED}-*")):
+        if os.path.basename(stale) != key and os.path.isdir(stale):
+            log(f"removing the lookup database of another commit: {os.path.basename(stale)}")
+            shutil.rmtree(stale, ignore_errors=True)
 
     def make(directory):
         feed = os.path.join(directory, "feed")
