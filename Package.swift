@@ -41,8 +41,8 @@ let package = Package(
 
         .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFGenerator", "EPFTestSupport"]),
         .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator", "EPFTestSupport"]),
-        // Shared test data (SQL for a small catalogue), used by the query and server tests only.
-        .target(name: "EPFTestSupport", dependencies: [], path: "Tests/EPFTestSupport"),
+        // Shared test support: the small catalogue (SQL and a database of it), temporary directories, a feed server.
+        .target(name: "EPFTestSupport", dependencies: ["EPFStore"], path: "Tests/EPFTestSupport"),
         .testTarget(name: "EPFQueryTests",
                     dependencies: ["EPFQuery", "EPFStore", "EPFGenerator", "EPFTestSupport", "JSONText"]),
         .testTarget(name: "EPFServerTests",

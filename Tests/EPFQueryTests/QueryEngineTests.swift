@@ -1,11 +1,12 @@
 import EPFStore
+import EPFTestSupport
 import Foundation
 import Testing
 @testable import EPFQuery
 
 @Suite struct LookupTests {
     @Test func findsEveryKindAndSaysWhichItIs() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         let result = try engine.lookup(["364709193", "500000001", "500000002", "600000001", "800000001",
@@ -21,7 +22,7 @@ import Testing
     }
 
     @Test func linksChooseKindAndCountry() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         let song = try engine.lookup(["https://itunes.apple.com/fr/album/x/id500000001?i=600000001"],
@@ -41,24 +42,24 @@ import Testing
     }
 
     @Test func unknownIDsAreInvalidAndFoundOnesStillAnswer() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         let result = try engine.lookup(["1", "364709193", "not-an-id", "https://apps.apple.com/us/app/x/id2"],
                                        country: nil, language: nil)
         #expect(result.items.map(\.id) == [364709193])
         #expect(result.invalidIds == ["1", "not-an-id", "https://apps.apple.com/us/app/x/id2"])
-        let json = try #require(try Fixture.parse(result.json.serialized()) as? [String: Any])
+        let json = try #require(try parseJSON(result.json.serialized()) as? [String: Any])
         #expect(json["resultCount"] as? Int == 1)
         #expect(json["invalidIds"] as? [String] == ["1", "not-an-id", "https://apps.apple.com/us/app/x/id2"])
     }
 
     @Test func appJSONHasApplesFieldNamesAndTypes() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         let result = try engine.lookup(["364709193"], country: "us", language: nil)
-        let json = try #require(try Fixture.parse(result.json.serialized()) as? [String: Any])
+        let json = try #require(try parseJSON(result.json.serialized()) as? [String: Any])
         let app = try #require((json["results"] as? [[String: Any]])?.first)
         #expect(app["wrapperType"] as? String == "software")
         #expect(app["kind"] as? String == "software")
@@ -86,7 +87,7 @@ import Testing
         #expect(app["artworkUrl512"] as? String == "http://a1.mzstatic.com/large.png")
         #expect(app["trackViewUrl"] as? String == "http://itunes.apple.com/us/app/ibooks/id364709193?uo=5")
         let paid = try engine.lookup(["562148264"], country: "us", language: nil)
-        let paidJSON = try #require(try Fixture.parse(paid.items[0].value.serialized()) as? [String: Any])
+        let paidJSON = try #require(try parseJSON(paid.items[0].value.serialized()) as? [String: Any])
         #expect((paidJSON["price"] as? NSNumber)?.doubleValue == 0.99)
         #expect(paidJSON["formattedPrice"] as? String == "$0.99")
         #expect(paidJSON["releaseDate"] as? String == "2012-01-01T00:00:00Z")
@@ -95,7 +96,7 @@ import Testing
     }
 
     @Test func pricesInEveryStorefrontWhenNoCountry() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         let result = try engine.lookup(["562148264"], country: nil, language: nil, allPrices: true)
@@ -113,7 +114,7 @@ import Testing
     }
 
     @Test func languageSelectsLocalisedDetail() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         for code in ["fr", "FR", "fr-CA", "fr_FR"] {
@@ -135,7 +136,7 @@ import Testing
     }
 
     @Test func entityByKindAndMissingTables() throws {
-        let fixture = try Fixture(extraSQL: "DROP TABLE video; DROP TABLE application_device_type;")
+        let fixture = try CatalogueDatabase(extraSQL: "DROP TABLE video; DROP TABLE application_device_type;")
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         #expect(try engine.entity(kind: .video, id: 800000001, country: nil, language: nil) == nil)
@@ -149,7 +150,7 @@ import Testing
 
     /// Apps are read by one statement built for the columns present: an older table may lack some.
     @Test func appTableMissingColumnsReadsThemAsAbsent() throws {
-        let fixture = try Fixture(extraSQL: """
+        let fixture = try CatalogueDatabase(extraSQL: """
             ALTER TABLE application DROP COLUMN support_url; ALTER TABLE application DROP COLUMN download_size;
             DROP TABLE artist;
             """)
@@ -163,7 +164,7 @@ import Testing
     }
 
     @Test func missingOrEmptyDatabaseIsNamed() throws {
-        let fixture = try Fixture(rows: false, index: false)
+        let fixture = try CatalogueDatabase(rows: false, index: false)
         defer { fixture.remove() }
         let missing = fixture.directory.appendingPathComponent("nothing.sqlite").path
         do {
@@ -197,7 +198,7 @@ import Testing
     }
 
     @Test func ignoresCaseAndDiacritics() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         #expect(try titles(engine, "cafe ole") == ["Café Olé"])
@@ -207,7 +208,7 @@ import Testing
     }
 
     @Test func prefixesRankExactTitleFirst() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         #expect(Set(try titles(engine, "caf")) == ["Café Olé", "Cafeteria Manager"])
@@ -218,7 +219,7 @@ import Testing
     }
 
     @Test func findsCJKWords() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         #expect(try titles(engine, "東京") == ["東京タワー案内"])
@@ -233,14 +234,14 @@ import Testing
     @Test(arguments: ["\"", "AND(", "\"quotes\" AND( OR", "*", "NEAR(a b)", "title:x", "-", "^a", "a OR",
                       "{title}: x", "()", "\"\"\"", "NOT", "a\"b"])
     func hostileTermsDoNotError(term: String) throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         _ = try engine.search(term: term, entity: nil, country: nil, limit: 10)
     }
 
     @Test func hostileTitleIsFindable() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         #expect(try titles(engine, "\"quotes\" AND( OR") == ["Angry \"Quotes\" AND( OR"])
@@ -249,7 +250,7 @@ import Testing
     }
 
     @Test func withoutIndexSearchFindsNothing() throws {
-        let fixture = try Fixture(index: false)
+        let fixture = try CatalogueDatabase(index: false)
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         #expect(try engine.search(term: "ibooks", entity: nil, country: nil, limit: 5).items.isEmpty)
@@ -257,7 +258,7 @@ import Testing
     }
 
     @Test func rebuildReplacesTheIndex() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let writer = try SQLiteConnection(path: fixture.path, mode: .readWrite)
         try writer.execute("UPDATE application SET title = 'Renamed Reader' WHERE application_id = 364709193")
@@ -271,7 +272,7 @@ import Testing
 
 @Suite struct GenreAndStorefrontTests {
     @Test func treeAndRankedApps() throws {
-        let fixture = try Fixture(
+        let fixture = try CatalogueDatabase(
             extraSQL: "INSERT INTO application_popularity_per_genre VALUES (1, 143441, 36, 700000001, 7)")
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
@@ -296,7 +297,7 @@ import Testing
 
 @Suite struct SQLTests {
     @Test func readsRows() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         let result = try engine.sql("SELECT application_id, title, NULL AS n, 1.5 AS r FROM application "
@@ -318,7 +319,7 @@ import Testing
         "CREATE TEMP TABLE t(a)", "PRAGMA user_version = 5",
     ])
     func refusesWrites(sql: String) throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         do {
@@ -333,7 +334,7 @@ import Testing
     }
 
     @Test func syntaxErrorsAreSQLiteErrors() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         #expect(throws: QueryError.self) { try engine.sql("SELEC 1") }

@@ -1,3 +1,4 @@
+import EPFTestSupport
 import Foundation
 import Testing
 @testable import EPFQuery
@@ -48,7 +49,7 @@ import JSONText
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(text.contains("\\u2028") && text.contains("\\u2029") && text.contains("\\u0000"))
         #expect(text.contains("\\u001f") && text.contains("\\n") && !text.contains("\u{2028}"))
-        let parsed = try #require(try Fixture.parse(bytes) as? [String: Any])
+        let parsed = try #require(try parseJSON(bytes) as? [String: Any])
         #expect(parsed["s"] as? String == tricky)
     }
 
@@ -58,7 +59,7 @@ import JSONText
         for offset in 0...17 {
             let text = String(repeating: "a", count: offset) + special + String(repeating: "b", count: 17 - offset)
             let bytes = JSONValue.string(text).serialized()
-            let parsed = try #require(try Fixture.parse(Array("[".utf8) + bytes + Array("]".utf8)) as? [String])
+            let parsed = try #require(try parseJSON(Array("[".utf8) + bytes + Array("]".utf8)) as? [String])
             #expect(parsed == [text])
             #expect(!String(decoding: bytes, as: UTF8.self).contains("\u{2028}"))
         }

@@ -1,4 +1,5 @@
 import HTTPTransport
+import EPFTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -65,7 +66,7 @@ final class ServeProcess {
 @Suite("epf serve process")
 struct ProcessTests {
     @Test func sigtermFinishesInFlightRequestsAndExitsZero() throws {
-        let fixture = try Fixture()
+        let fixture = try CatalogueDatabase(walMode: true)
         defer { fixture.remove() }
         let serve = try ServeProcess(arguments: ["--db", fixture.path, "--port", "0", "--threads", "2",
                                                  "--access-log"])

@@ -1,6 +1,7 @@
 import HTTPTransport
 import EPFServer
 import EPFStore
+import EPFTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -164,7 +165,7 @@ struct RobustnessTests {
         #expect(try server.get("/v1/apps/364709193").json()["trackName"] as? String == "iBooks")
         // Replace the file by rename, as a deployment would.
         let replacement = server.fixture.directory.appendingPathComponent("new.sqlite").path
-        try Fixture.create(at: replacement, titleSuffix: " v2")
+        try CatalogueDatabase.create(at: replacement, walMode: true, titleSuffix: " v2")
         #expect(rename(replacement, server.fixture.path) == 0)
         for suffix in ["-wal", "-shm"] { unlink(server.fixture.path + suffix) }
         var sawNew = false

@@ -1,4 +1,5 @@
 @testable import EPFServer
+import EPFTestSupport
 import Foundation
 import EPFStore
 import HTTPTransport
@@ -199,11 +200,11 @@ struct RoutesTests {
 
 /// The API's routes over their own fixture database, called directly with requests.
 final class RouteHarness {
-    let fixture: Fixture
+    let fixture: CatalogueDatabase
     let routes: EPFRoutes
 
     init() throws {
-        fixture = try Fixture()
+        fixture = try CatalogueDatabase(walMode: true)
         routes = try EPFRoutes(configuration: EPFServerConfiguration(databasePath: fixture.path))
     }
 

@@ -1,17 +1,18 @@
 import HTTPTransport
 import EPFServer
+import EPFTestSupport
 import Foundation
 import Glibc
 import Testing
 
 /// An in-process server on 127.0.0.1, port 0, over its own fixture database.
 final class TestServer {
-    let fixture: Fixture
+    let fixture: CatalogueDatabase
     let server: HTTPServer
     let port: Int
 
     init(threads: Int = 2, configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
-        fixture = try Fixture()
+        fixture = try CatalogueDatabase(walMode: true)
         var http = HTTPServerConfiguration()
         http.host = "127.0.0.1"
         http.port = 0
