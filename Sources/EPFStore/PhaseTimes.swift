@@ -82,7 +82,7 @@ public struct PhaseCPU: Sendable, Codable, Equatable {
     }
 }
 
-/// A monotonic clock in nanoseconds (`clock_gettime(CLOCK_MONOTONIC)` through Dispatch), cheap enough per record.
+/// A monotonic clock in nanoseconds (`clock_gettime(CLOCK_MONOTONIC)` through Dispatch).
 enum Monotonic {
     /// Nanoseconds since an arbitrary fixed point.
     @inline(__always)
