@@ -25,6 +25,8 @@ public final class QueryEngine {
     var exportDateCache: Int64??
     /// The app lookup statement, prepared on first use and dropped when the schema changes.
     var applicationLookup: ApplicationStatement?
+    /// The screenshot columns of `application_detail` as a select list ("" when absent), read on first use.
+    var detailScreenshots: String?
     var transaction: TransactionStatements?
     /// True while `reading` runs its body: nested calls join the open transaction.
     var inTransaction = false
@@ -160,6 +162,7 @@ public final class QueryEngine {
 
     func loadTables() throws {
         applicationLookup = nil
+        detailScreenshots = nil
         do {
             let rows = try connection.query("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')")
             tables = Set(rows.compactMap { row in

@@ -28,6 +28,7 @@ enum GenerateCommand: Command {
       --export-date YYYY-MM-DD date of the full export (default 2026-01-05)
       --price-storefronts N    storefronts each app has a price in (default 20)
       --dirt                   inject the damage of real feeds at known places; writes dirt<date>.json
+      --match                  also write the match feed (match<date>: UPCs, ISRCs, AMG ids)
       --only TABLE,...         write only these tables
       --gzip                   gzip each table file (v3 only)
       --threads N              tables written at once, 1 ... 64 (default 2; output is identical)
@@ -91,6 +92,7 @@ enum GenerateCommand: Command {
         }
         options.dirt = arguments.flag("dirt")
         options.gzip = arguments.flag("gzip")
+        options.match = arguments.flag("match")
         options.threads = try arguments.intOption("threads", default: 2, range: 1...64)
         if let only = try arguments.option("only") {
             let names = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
