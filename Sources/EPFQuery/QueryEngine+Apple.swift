@@ -61,8 +61,8 @@ public enum AppleLookupError: Error, CustomStringConvertible, Sendable {
     public var description: String {
         switch self {
         case .matchFeedMissing(let key, let tables):
-            return "\(key) lookups need the match feed, which is not loaded: import its "
-                + tables.joined(separator: " or ") + " table (epf import <match feed directory>)"
+            return "the match feed is not loaded: \(key) lookups read its " + tables.joined(separator: " or ")
+                + " table; import the match feed first (epf import <match feed directory>)"
         }
     }
 }
