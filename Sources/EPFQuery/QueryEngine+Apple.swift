@@ -97,6 +97,8 @@ extension QueryEngine {
     public func appleSearch(_ request: AppleSearchRequest) throws -> [JSONValue] {
         var kinds = request.kinds
         if let entity = request.entity { kinds = kinds.map { $0.intersection(entity.kinds) } ?? entity.kinds }
+        storedDocumentsAllowed = true
+        defer { storedDocumentsAllowed = false }
         return try reading {
             try checkStorefront(request.country)
             var results: [JSONValue] = []
