@@ -39,6 +39,8 @@ public final class QueryEngine {
     var rankFunctionRegistered = false
     /// Formatted prices by feed text and currency (see `formattedPrice`).
     var priceFormats: [PriceKey: FormattedPrice] = [:]
+    /// `FormattedPrice.appMembers` by feed text and currency, for re-targeted stored documents.
+    var priceMembers: [PriceKey: [UInt8]] = [:]
 
     /// Opens the database read-only. With `useLookupDocuments` (the default) default app lookups are answered
     /// from the lookup documents the importer stores (see `LookupDocuments`) whenever they are those of the

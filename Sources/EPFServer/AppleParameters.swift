@@ -108,7 +108,11 @@ enum AppleParameters {
 
     /// The values of a comma-separated parameter, spaces removed, empty pieces dropped.
     static func list(_ value: String) -> [String] {
-        value.split(separator: ",").map { piece in
+        // The common case, one value: no splitting.
+        if !value.isEmpty, !value.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: " ") }) {
+            return [value]
+        }
+        return value.split(separator: ",").map { piece in
             piece.utf8.contains(0x20) ? piece.filter { $0 != " " } : String(piece)
         }.filter { !$0.isEmpty }
     }

@@ -88,21 +88,29 @@ extension EPFRoutes {
         do {
             let callback = try AppleParameters.callback(request)
             let results = try body()
-            var writer = JSONWriter(capacity: 4096)
-            JSONValue.object([("resultCount", .int(Int64(results.count))), ("results", .array(results))])
-                .write(to: &writer)
             var bytes: [UInt8] = []
-            writer.withBytes { json in
-                bytes.reserveCapacity(json.count + (callback?.utf8.count ?? 0) + 8)
-                if let callback {
-                    // "/**/" keeps the first bytes from being read as anything but script (Rosetta Flash).
-                    bytes.append(contentsOf: "/**/\(callback)(".utf8)
-                    bytes.append(contentsOf: json)
-                    bytes.append(contentsOf: ");".utf8)
+            // Stored documents are most of the body: room for them, the wrapper and the callback.
+            let documents = results.reduce(0) { total, value in
+                if case .serialized(let document) = value { return total + document.count }
+                return total + 1024
+            }
+            bytes.reserveCapacity(documents + results.count + 64 + (callback?.utf8.count ?? 0))
+            if let callback {
+                // "/**/" keeps the first bytes from being read as anything but script (Rosetta Flash).
+                bytes.append(contentsOf: "/**/\(callback)(".utf8)
+            }
+            // {"resultCount":N,"results":[...]}, stored documents copied once, straight into the body.
+            bytes.append(contentsOf: #"{"resultCount":\#(results.count),"results":["#.utf8)
+            for (index, value) in results.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                if case .serialized(let document) = value {
+                    bytes.append(contentsOf: document)
                 } else {
-                    bytes.append(contentsOf: json)
+                    value.write(to: &bytes)
                 }
             }
+            bytes.append(contentsOf: "]}".utf8)
+            if callback != nil { bytes.append(contentsOf: ");".utf8) }
             bytes.append(UInt8(ascii: "\n"))
             guard callback != nil else {
                 return HTTPResponse(status: 200, body: bytes, lastModified: defaultLastModified, cache: .public)
