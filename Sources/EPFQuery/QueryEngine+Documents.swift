@@ -107,8 +107,9 @@ extension QueryEngine {
     static let currencyKey = Array(#","currency":""#.utf8)
     static let viewURLKey = Array(#","trackViewUrl":""#.utf8)
 
-    /// The first occurrence of `needle` in `haystack[from..<to]` (`memchr` and `memcmp`). In a serialized object a key with its
-    /// quotes, colon and the comma before it can only be that key: inside string values quotes are escaped.
+    /// The first occurrence of `needle` in `haystack[from..<to]` (`memchr` and `memcmp`). In a serialized object a
+    /// key with its quotes, colon and the comma before it can only be that key: inside string values quotes are
+    /// escaped.
     static func find(_ needle: [UInt8], in haystack: [UInt8], from: Int, to: Int) -> Range<Int>? {
         guard from >= 0, to <= haystack.count, to - from >= needle.count else { return nil }
         return haystack.withUnsafeBytes { bytes -> Range<Int>? in

@@ -76,9 +76,10 @@ enum AppleParameters {
         let lower = value.lowercased()
         let parts = lower.split(separator: "_", omittingEmptySubsequences: false)
             .flatMap { $0.split(separator: "-", omittingEmptySubsequences: false) }
-        let letters: (Substring) -> Bool = { $0.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) } }
-        guard let first = parts.first, (2...3).contains(first.count), first.utf8.allSatisfy({ $0 >= 0x61 && $0 <= 0x7A }),
-              parts.count <= 3, parts.dropFirst().allSatisfy({ (2...8).contains($0.count) && letters($0) }) else {
+        let letter: (UInt8) -> Bool = { $0 >= 0x61 && $0 <= 0x7A }
+        let alphanumeric: (Substring) -> Bool = { $0.utf8.allSatisfy { letter($0) || ($0 >= 0x30 && $0 <= 0x39) } }
+        guard let first = parts.first, (2...3).contains(first.count), first.utf8.allSatisfy(letter), parts.count <= 3,
+              parts.dropFirst().allSatisfy({ (2...8).contains($0.count) && alphanumeric($0) }) else {
             throw AppleError.invalid("lang")
         }
         return first == "en" ? nil : lower

@@ -12,15 +12,17 @@ extension EPFRoutes {
             var lookup = AppleLookupRequest()
             for (name, value) in request.query {
                 if name == "isbn" || name == "ean" {
-                    throw AppleError(status: 400, errorMessage: "\(name) lookups are not supported: the EPF holds "
-                                     + "no \(name.uppercased())s; use id, upc, isrc, amgArtistId, amgAlbumId or amgVideoId")
+                    throw AppleError(status: 400, errorMessage: "\(name) lookups are not supported: the EPF "
+                                     + "holds no \(name.uppercased())s; use id, upc, isrc, amgArtistId, amgAlbumId "
+                                     + "or amgVideoId")
                 }
-                guard let key = AppleLookupRequest.Key(rawValue: name) else { continue }
+                // `id` first: by far the most common key, and a plain comparison.
+                guard let key = name == "id" ? .id : AppleLookupRequest.Key(rawValue: name) else { continue }
                 let values = AppleParameters.list(value)
                 guard !values.isEmpty, values.allSatisfy({ AppleParameters.isValid($0, for: key) }) else {
                     throw AppleError.invalid(name)
                 }
-                lookup.keys += values.map { (key, key == .isrc ? $0.uppercased() : $0) }
+                for value in values { lookup.keys.append((key, key == .isrc ? value.uppercased() : value)) }
                 guard lookup.keys.count <= configuration.maxLookupIds else {
                     throw AppleError(status: 400, errorMessage: "Invalid value(s) for key(s): "
                                      + "[\(AppleError.appleKey(name))]: at most \(configuration.maxLookupIds) per call")
@@ -100,7 +102,9 @@ extension EPFRoutes {
                 bytes.append(contentsOf: "/**/\(callback)(".utf8)
             }
             // {"resultCount":N,"results":[...]}, stored documents copied once, straight into the body.
-            bytes.append(contentsOf: #"{"resultCount":\#(results.count),"results":["#.utf8)
+            bytes.append(contentsOf: Self.resultCountKey)
+            Self.appendDigits(results.count, to: &bytes)
+            bytes.append(contentsOf: Self.resultsKey)
             for (index, value) in results.enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 if case .serialized(let document) = value {
@@ -130,6 +134,20 @@ extension EPFRoutes {
         } catch {
             return appleError(500, "internal error: \(error)")
         }
+    }
+
+    private static let resultCountKey = Array(#"{"resultCount":"#.utf8)
+    private static let resultsKey = Array(#","results":["#.utf8)
+
+    /// The decimal digits of a count, without making a String.
+    private static func appendDigits(_ number: Int, to bytes: inout [UInt8]) {
+        let number = max(0, number)
+        var divisor = 1
+        while divisor <= number / 10 { divisor *= 10 }
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(number / divisor % 10))
+            divisor /= 10
+        } while divisor > 0
     }
 
     /// Apple's error body: the message and Apple's description of the parameters it takes.

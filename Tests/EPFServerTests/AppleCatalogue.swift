@@ -38,8 +38,8 @@ struct AppleCatalogue: Sendable {
     /// Fresh routes over the shared database.
     static func routes() throws -> AppleHarness {
         let catalogue = try shared.get()
-        return AppleHarness(catalogue: catalogue,
-                            routes: try EPFRoutes(configuration: EPFServerConfiguration(databasePath: catalogue.database)))
+        let configuration = EPFServerConfiguration(databasePath: catalogue.database)
+        return AppleHarness(catalogue: catalogue, routes: try EPFRoutes(configuration: configuration))
     }
 
     /// The texts of the first column of a query.
