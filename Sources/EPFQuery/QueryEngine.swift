@@ -14,6 +14,9 @@ import JSONText
 /// tables (genres, storefronts, device and media types) are cached and reloaded when another
 /// connection commits (`PRAGMA data_version`).
 public final class QueryEngine {
+    /// The storefront whose prices are shown when a query names no country.
+    public static let defaultCountry = "us"
+
     /// The database path the engine reads.
     public let databasePath: String
     let connection: SQLiteConnection
