@@ -146,9 +146,8 @@ public struct LookupDocuments: DerivedDataBuilder {
                 for document in documents {
                     try insert.bind(document.id, at: 1)
                     try document.body.withUnsafeBytes { body in
-                        defer { insert.reset() }
                         try insert.bindBlobNoCopy(body, at: 2)
-                        _ = try insert.step()
+                        try insert.runOnce()
                     }
                 }
                 if replacing && documents.count < batches[index].count {
