@@ -58,7 +58,7 @@ extension QueryEngine {
         guard (1...100_000).contains(limit) else {
             throw QueryError.badArgument(name: "limit", message: "must be from 1 to 100000, got \(limit)")
         }
-        let country = try normalizedCountry(country) ?? "us"
+        let country = try normalizedCountry(country) ?? QueryEngine.defaultCountry
         return try reading {
             guard let genre = try genreTree().first(where: { $0.id == id }) else { return nil }
             let storefront = try smallTables().storefrontByCountry[country]

@@ -24,7 +24,7 @@ extension QueryEngine {
         guard let app = try applicationStatement() else { return nil }
         let statement = app.statement
         defer { statement.reset() }
-        let priceCountry = country ?? "us"
+        let priceCountry = country ?? QueryEngine.defaultCountry
         try statement.bind(id, at: 1)
         if app.hasPrices {
             if let storefront = try smallTables().storefrontByCountry[priceCountry] {
@@ -292,7 +292,7 @@ extension QueryEngine {
     func addPrice(_ fields: inout Fields, of table: CatalogueTable, id: Int64, country: String?,
                   name: String) throws -> String? {
         guard let priceTable = table.priceTable, tables.contains(priceTable) else { return nil }
-        let country = country ?? "us"
+        let country = country ?? QueryEngine.defaultCountry
         guard let storefront = try smallTables().storefrontByCountry[country] else { return nil }
         let sql = """
             SELECT retail_price, currency_code FROM \(priceTable) WHERE \(table.idColumn)

@@ -14,6 +14,9 @@ import JSONText
 /// tables (genres, storefronts, device and media types) are cached and reloaded when another
 /// connection commits (`PRAGMA data_version`).
 public final class QueryEngine {
+    /// The storefront whose prices are shown when a query names no country.
+    public static let defaultCountry = "us"
+
     /// The database path the engine reads.
     public let databasePath: String
     let connection: SQLiteConnection
@@ -44,11 +47,14 @@ public final class QueryEngine {
 
     /// Opens the database read-only. With `useLookupDocuments` (the default) default app lookups are answered
     /// from the lookup documents the importer stores (see `LookupDocuments`) whenever they are those of the
-    /// current tables.
+    /// current tables. With `mappedReads` (the default) pages are read from a map of the whole file, the fastest
+    /// for a long-lived server; without, through `pread` and a page cache of its own (32 MB), so that a
+    /// short-lived reader inside an import (the document builders) does not add every page it touched to the
+    /// process's resident memory.
     ///
     /// Throws `QueryError.databaseMissing` when no file is at the path, `QueryError.databaseEmpty` when it
     /// holds none of the EPF tables, and `QueryError.sqlite` when SQLite cannot read it.
-    public init(databasePath: String, useLookupDocuments: Bool = true) throws {
+    public init(databasePath: String, useLookupDocuments: Bool = true, mappedReads: Bool = true) throws {
         self.databasePath = databasePath
         self.useLookupDocuments = useLookupDocuments
         var info = stat()
@@ -59,14 +65,16 @@ public final class QueryEngine {
         SQLiteConnection.disableMemoryStatistics()
         do {
             // Pages are read from one map of the whole file (SQLite's own map stops at 2 GiB in Debian's build).
-            connection = try SQLiteConnection(path: databasePath, mode: .readOnly, vfs: MappedVFS.registeredName())
+            connection = try SQLiteConnection(path: databasePath, mode: .readOnly,
+                                              vfs: mappedReads ? MappedVFS.registeredName() : nil)
         } catch let error as SQLiteError {
             throw QueryError.sqlite(error)
         }
         do {
             // Set before the authorizer, which denies "PRAGMA x = y": memory-mapped reads avoid a pread per
             // page, and a larger cache keeps the upper levels of the big indexes.
-            try connection.execute("PRAGMA mmap_size = 1099511627776; PRAGMA cache_size = -32768")
+            try connection.execute("PRAGMA mmap_size = \(mappedReads ? "1099511627776" : "0"); "
+                                   + "PRAGMA cache_size = -32768")
         } catch let error as SQLiteError {
             throw QueryError.sqlite(error)
         }

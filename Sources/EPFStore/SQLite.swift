@@ -3,7 +3,8 @@ import Foundation
 
 /// `SQLITE_TRANSIENT`: SQLite copies the bound bytes before the call returns.
 let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-/// `SQLITE_STATIC`: the bound bytes stay valid until the statement is stepped or reset.
+/// `SQLITE_STATIC`: SQLite keeps the pointer, not a copy, until the parameter is bound again, the bindings are
+/// cleared or the statement is finalized; `runOnce()` clears them as soon as the statement has stepped.
 let sqliteStatic: sqlite3_destructor_type? = nil
 
 /// An error from the SQLite C library, carrying its result code, message and the SQL it ran.
@@ -248,6 +249,17 @@ public final class SQLiteStatement {
         }
     }
 
+    /// Runs a statement that returns no rows (an INSERT, UPDATE or DELETE) once, then resets it and clears its
+    /// bindings, on success and on error, so that no parameter keeps pointing at memory bound without a copy
+    /// (`bindTextNoCopy`, `bindBlobNoCopy`) after the caller has moved on.
+    public func runOnce() throws {
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        try step()
+    }
+
     /// Resets the statement so it can run again; bindings are kept.
     public func reset() {
         sqlite3_reset(handle)
@@ -299,13 +311,13 @@ public final class SQLiteStatement {
                                       UInt8(SQLITE_UTF8)))
     }
 
-    /// Binds UTF-8 bytes without copying: they must stay valid until the next `step`, `reset` or rebind.
+    /// Binds UTF-8 bytes without copying: they must stay valid until the statement has run (see `runOnce()`).
     public func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws {
         try check(sqlite3_bind_text64(handle, index, bytes.assumingMemoryBound(to: CChar.self), UInt64(count),
                                       sqliteStatic, UInt8(SQLITE_UTF8)))
     }
 
-    /// Binds bytes as a blob without copying: they must stay valid until the next `step`, `reset` or rebind.
+    /// Binds bytes as a blob without copying: they must stay valid until the statement has run (see `runOnce()`).
     public func bindBlobNoCopy(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws {
         try check(sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), sqliteStatic))
     }

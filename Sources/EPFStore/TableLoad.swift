@@ -314,8 +314,7 @@ final class TableLoad {
                 }
                 if let statement {
                     let before = connection?.lastInsertRowid
-                    try statement.step()
-                    statement.reset()
+                    try statement.runOnce()
                     if !isFull && connection?.lastInsertRowid != before { insertedRows += 1 }
                 }
                 if let applicationIdIndex, let id = EPFValues.integer(record.field(applicationIdIndex)) {

@@ -47,7 +47,8 @@ protocol Command {
 
 /// Command-line arguments after the subcommand: `--flag`, `--option value`, `--option=value`, positionals.
 ///
-/// Options are declared by the command as it reads them; `finish()` rejects anything left over.
+/// Commands read their options through declarations (`OptionDeclarations.swift`), which `--help` lists too;
+/// `finish()` rejects anything left over.
 struct Arguments {
     private var rawOrder: [String]
     private var consumed = Set<Int>()
@@ -103,16 +104,6 @@ struct Arguments {
         var values: [String] = []
         while let value = try option(name) { values.append(value) }
         return values
-    }
-
-    /// An integer option within a range.
-    mutating func intOption(_ name: String, default defaultValue: Int, range: ClosedRange<Int>) throws -> Int {
-        guard let text = try option(name) else { return defaultValue }
-        guard let number = Int(text), range.contains(number) else {
-            throw UsageError("--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), "
-                             + "got '\(text)'")
-        }
-        return number
     }
 
     /// The remaining positional arguments; throws on any unknown `--option`.
@@ -188,9 +179,10 @@ final class Output: @unchecked Sendable {
 /// Shorthand for `Output.shared.line`.
 func say(_ text: String = "") { Output.shared.line(text) }
 
-/// The database path from `--db`, `$EPF_DB` or `./epf.sqlite`.
+/// The database path from `--db`, `$EPF_DB` or `./epf.sqlite` (`CommonOptions.database`).
 func databasePath(_ arguments: inout Arguments) throws -> String {
-    if let path = try arguments.option("db") { return path }
+    let option = CommonOptions.database
+    if let path = try arguments.option(option.help.name) { return path }
     if let path = ProcessInfo.processInfo.environment["EPF_DB"], !path.isEmpty { return path }
-    return "epf.sqlite"
+    return option.defaultValue ?? "epf.sqlite"
 }

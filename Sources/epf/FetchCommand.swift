@@ -20,26 +20,7 @@ enum FetchCommand: Command {
     line.
 
     OPTIONS:
-      --mirror DIR            The local mirror (default $EPF_MIRROR or ./epf-mirror).
-      --url URL               The folder listing the feeds (default \(FetchOptions.appleV5));
-                              v3 (one .tbz per feed) and v4 trees work too.
-      --feeds LIST            Feeds to mirror (default itunes,pricing,popularity; also match).
-      --only TABLE,...        Only these tables (v4/v5), e.g. application,application_price.
-      --connections N         Connections at once, 1 ... 32 (default 8): a large file is split into byte ranges
-                              fetched together, small files go in parallel.
-      --min-split SIZE        Split a file only into ranges of at least SIZE (default 4M; K, M, G suffixes).
-      --netrc-file FILE       Credentials from FILE instead of ~/.netrc.
-      --db FILE               Database whose ledger lists incrementals already applied (default $EPF_DB or
-                              ./epf.sqlite, when it exists); also the full --keep never removes.
-      --keep N                After a complete fetch, remove mirror fulls older than the newest N (never the
-                              one the database was built from) and the incrementals before them.
-      --retries N             Tries after the first for timeouts, dropped connections, 5xx (default 5).
-      --retry-wait SECONDS    Wait before the first retry, doubled each time (default 2).
-      --stall-timeout SECONDS Drop and resume a connection that received nothing for this long (default 60).
-      --connect-timeout SECONDS  (default 30)
-      --dry-run               List what would be downloaded and its size; write nothing.
-      --json                  Print the summary as JSON.
-      --quiet                 No progress lines.
+    \(optionsHelp(Options.listed))
 
     EXIT STATUS:
       0 the mirror holds everything listed; 65 a file did not match its .md5 twice (named); 66 no full export at
@@ -52,22 +33,68 @@ enum FetchCommand: Command {
       epf fetch --mirror /srv/epf-mirror --connections 16 --keep 2 --json
     """
 
+    /// Every option of `epf fetch`, declared once.
+    enum Options {
+        /// The library's defaults, which the declarations show.
+        private static let defaults = (fetch: FetchOptions(mirror: "epf-mirror"), http: HTTPSettings())
+
+        static let mirror = TextOption("mirror", "DIR", default: defaults.fetch.mirror, "The local mirror.",
+                                       shownDefault: "$EPF_MIRROR, else ./epf-mirror")
+        static let url = TextOption("url", "URL", default: defaults.fetch.url,
+                                    "The folder listing the feeds; v3 (one .tbz per feed) and v4 trees work too.")
+        static let feeds = TextOption("feeds", "LIST", default: defaults.fetch.feeds.sorted().joined(separator: ","),
+                                      "Feeds to mirror, a list of itunes, pricing, popularity, match.")
+        static let only = TextOption("only", "TABLE,...",
+                                     "Only these tables (v4/v5), e.g. application,application_price.")
+        static let connections = IntOption("connections", default: defaults.fetch.connections, range: 1...32,
+                                           "Connections at once, 1 ... 32: a large file is split into byte ranges "
+                                               + "fetched together, small files go in parallel.")
+        static let minSplit = TextOption("min-split", "SIZE", default: "\(defaults.fetch.minSplit >> 20)M",
+                                         "Split a file only into ranges of at least SIZE (K, M, G suffixes).")
+        static let netrcFile = TextOption("netrc-file", "FILE", "Credentials from FILE instead of ~/.netrc.")
+        static let database = TextOption("db", "FILE", default: CommonOptions.database.defaultValue,
+                                         "Database whose ledger lists incrementals already applied, when it "
+                                             + "exists; also the full --keep never removes.",
+                                         shownDefault: CommonOptions.database.help.shownDefault)
+        static let keep = IntOption("keep", default: 0, range: 1...10_000,
+                                    "After a complete fetch, remove mirror fulls older than the newest N (never the "
+                                        + "one the database was built from) and the incrementals before them.",
+                                    shownDefault: "keep every full")
+        static let retries = IntOption("retries", default: defaults.http.retries, range: 0...100,
+                                       "Tries after the first for timeouts, dropped connections, 5xx.")
+        static let retryWait = TextOption("retry-wait", "SECONDS", default: "\(Int(defaults.http.retryWait))",
+                                          "Wait before the first retry, doubled each time.")
+        static let stallTimeout = TextOption("stall-timeout", "SECONDS", default: "\(defaults.http.stallSeconds)",
+                                             "Drop and resume a connection that received nothing for this long.")
+        static let connectTimeout = TextOption("connect-timeout", "SECONDS", default: "\(defaults.http.connectTimeout)",
+                                               "Give up on a connection not established within this long.")
+        static let dryRun = Flag("dry-run", "List what would be downloaded and its size; write nothing.")
+        static let json = CommonOptions.json("Print the summary as JSON.")
+        static let quiet = Flag("quiet", "No progress lines.")
+
+        /// In the order `--help` lists them.
+        static let listed: [any DeclaredOption] = [
+            mirror, url, feeds, only, connections, minSplit, netrcFile, database, keep, retries, retryWait,
+            stallTimeout, connectTimeout, dryRun, json, quiet,
+        ]
+    }
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         for secret in ["user", "password", "pass"] where try arguments.option(secret) != nil {
             throw UsageError("--\(secret) is not accepted: the command line shows in 'ps'. Put the credentials in "
                              + "EPF_USER and EPF_PASSWORD, or in ~/.netrc (or --netrc-file)")
         }
         let environment = ProcessInfo.processInfo.environment
-        let mirror = try arguments.option("mirror") ?? environment["EPF_MIRROR"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? "epf-mirror"
+        let mirror = try arguments.option(Options.mirror.help.name)
+            ?? environment["EPF_MIRROR"].flatMap { $0.isEmpty ? nil : $0 } ?? Options.mirror.defaultValue ?? ""
         var options = FetchOptions(mirror: mirror)
-        if let url = try arguments.option("url") {
+        if let url = try arguments.option(Options.url.help.name) {
             guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
                 throw UsageError("--url must start with http:// or https://, got '\(url)'")
             }
             options.url = url
         }
-        if let feeds = try arguments.option("feeds") {
+        if let feeds = try arguments.option(Options.feeds.help.name) {
             let names = Set(feeds.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             let known: Set<String> = ["itunes", "pricing", "popularity", "match"]
             guard !names.isEmpty, names.isSubset(of: known) else {
@@ -75,18 +102,18 @@ enum FetchCommand: Command {
             }
             options.feeds = names
         }
-        if let only = try arguments.option("only") {
+        if let only = try arguments.read(Options.only) {
             options.tables = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         }
-        options.connections = try arguments.intOption("connections", default: 8, range: 1...32)
-        if let text = try arguments.option("min-split") {
+        options.connections = try arguments.read(Options.connections)
+        if let text = try arguments.option(Options.minSplit.help.name) {
             guard let bytes = byteCount(text), bytes >= 64 * 1024 else {
                 throw UsageError("--min-split must be a size of at least 64K, like 4M or 1048576; got '\(text)'")
             }
             options.minSplit = bytes
         }
         var http = HTTPSettings()
-        if let netrc = try arguments.option("netrc-file") {
+        if let netrc = try arguments.read(Options.netrcFile) {
             guard FileManager.default.isReadableFile(atPath: netrc) else {
                 throw UsageError("--netrc-file \(netrc): no readable file there")
             }
@@ -97,18 +124,18 @@ enum FetchCommand: Command {
             }
             http.credentials = .environment(user: user, password: password)
         }
-        http.retries = try arguments.intOption("retries", default: 5, range: 0...100)
-        http.retryWait = try seconds(&arguments, "retry-wait", default: 2)
-        http.stallSeconds = Int(try seconds(&arguments, "stall-timeout", default: 60).rounded(.up))
-        http.connectTimeout = Int(try seconds(&arguments, "connect-timeout", default: 30).rounded(.up))
+        http.retries = try arguments.read(Options.retries)
+        http.retryWait = try seconds(&arguments, Options.retryWait)
+        http.stallSeconds = Int(try seconds(&arguments, Options.stallTimeout).rounded(.up))
+        http.connectTimeout = Int(try seconds(&arguments, Options.connectTimeout).rounded(.up))
         options.http = http
         let database = try databasePath(&arguments)
         options.database = FileManager.default.fileExists(atPath: database) ? database : nil
-        let keep = try arguments.intOption("keep", default: 0, range: 1...10_000)
+        let keep = try arguments.read(Options.keep)
         options.keep = keep > 0 ? keep : nil
-        options.dryRun = arguments.flag("dry-run")
-        let json = arguments.flag("json")
-        let quiet = arguments.flag("quiet")
+        options.dryRun = arguments.read(Options.dryRun)
+        let json = arguments.read(Options.json)
+        let quiet = arguments.read(Options.quiet)
         let positionals = try arguments.finish()
         guard positionals.isEmpty else {
             throw UsageError("unexpected argument '\(positionals[0])' (the mirror is given with --mirror)")
@@ -125,10 +152,11 @@ enum FetchCommand: Command {
         return Int64(text)
     }
 
-    static func seconds(_ arguments: inout Arguments, _ name: String, default value: Double) throws -> Double {
-        guard let text = try arguments.option(name) else { return value }
+    /// A number of seconds above 0, at most a day: the option's value or its default.
+    static func seconds(_ arguments: inout Arguments, _ option: TextOption) throws -> Double {
+        let text = try arguments.read(option) ?? ""
         guard let number = Double(text), number > 0, number <= 86_400 else {
-            throw UsageError("--\(name) must be a number of seconds above 0, got '\(text)'")
+            throw UsageError("--\(option.help.name) must be a number of seconds above 0, got '\(text)'")
         }
         return number
     }

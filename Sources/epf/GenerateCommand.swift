@@ -1,3 +1,4 @@
+import EPFFormat
 import EPFGenerator
 import Foundation
 
@@ -13,26 +14,7 @@ enum GenerateCommand: Command {
     give the same bytes. Apps 0-7 have fixed titles ("Café Olé Lite", "日本語のゲーム", ...).
 
     OPTIONS:
-      --apps N                 apps in the full export, 100 ... 10000000 (default 300)
-      --scale F                a fraction of Apple's real weekly export (1/16, 0.0625 or 6.25%):
-                               2,000,000 x F apps, each priced in Apple's 175 real storefronts
-                               (real ids, ISO codes, currencies), ~3 application_detail rows per
-                               app, popularity in every storefront, no music tables (gone since
-                               2025); incrementals change 3% of apps and of prices per day.
-                               Not with --apps or --price-storefronts.
-      --seed S                 seed of every random choice (default 1)
-      --layout L               v3 (plain files, default), v3-archive (itunes<date>.tbz + .md5),
-                               v5 (one <table>.tbz + .md5 per table)
-      --incremental            write the incremental export --day days after the full (cumulative)
-      --day N                  incremental day, 1 ... 366 (default 1)
-      --export-date YYYY-MM-DD date of the full export (default 2026-01-05)
-      --price-storefronts N    storefronts each app has a price in (default 20)
-      --dirt                   inject the damage of real feeds at known places; writes dirt<date>.json
-      --match                  also write the match feed (match<date>: UPCs, ISRCs, AMG ids)
-      --only TABLE,...         write only these tables
-      --gzip                   gzip each table file (v3 only)
-      --threads N              tables written at once, 1 ... 64 (default 2; output is identical)
-      --json                   print a JSON report instead of a table
+    \(optionsHelp(Options.listed))
 
     EXAMPLES:
       epf generate /tmp/feed
@@ -43,17 +25,57 @@ enum GenerateCommand: Command {
       epf generate /tmp/feed --layout v5 --scale 1/16 --incremental --day 1
     """
 
+    /// Every option of `epf generate`, declared once; the defaults shown are the generator's.
+    enum Options {
+        private static let defaults = GeneratorOptions()
+
+        static let apps = IntOption("apps", default: defaults.apps, range: 100...10_000_000,
+                                    "Apps in the full export, 100 ... 10000000.")
+        static let scale = TextOption("scale", "F",
+                                      "A fraction of Apple's real weekly export (1/16, 0.0625 or 6.25%): "
+                                          + "2,000,000 x F apps, each priced in Apple's 175 real storefronts (real "
+                                          + "ids, ISO codes, currencies), ~3 application_detail rows per app, "
+                                          + "popularity in every storefront, no music tables (gone since 2025); "
+                                          + "incrementals change 3% of apps and of prices per day. Not with --apps "
+                                          + "or --price-storefronts.")
+        static let seed = TextOption("seed", "S", default: String(defaults.seed), "Seed of every random choice.")
+        static let layout = TextOption("layout", "L", default: defaults.layout.rawValue,
+                                       "v3 (plain files), v3-archive (itunes<date>.tbz + .md5) or v5 (one "
+                                           + "<table>.tbz + .md5 per table).")
+        static let incremental = Flag("incremental",
+                                      "Write the incremental export --day days after the full (cumulative).")
+        static let day = IntOption("day", default: defaults.day, range: 1...366, "Incremental day, 1 ... 366.")
+        static let exportDate = TextOption("export-date", "YYYY-MM-DD",
+                                           default: String(EPFValues.isoTimestamp(
+                                               milliseconds: defaults.fullExportDate).prefix(10)),
+                                           "Date of the full export.")
+        static let priceStorefronts = IntOption("price-storefronts", default: defaults.priceStorefronts,
+                                                range: 1...Reference.storefronts.count,
+                                                "Storefronts each app has a price in.")
+        static let dirt = Flag("dirt", "Inject the damage of real feeds at known places; writes dirt<date>.json.")
+        static let match = Flag("match", "Also write the match feed (match<date>: UPCs, ISRCs, AMG ids).")
+        static let only = TextOption("only", "TABLE,...", "Write only these tables.")
+        static let gzip = Flag("gzip", "Gzip each table file (v3 only).")
+        static let threads = IntOption("threads", default: defaults.threads, range: 1...64,
+                                       "Tables written at once, 1 ... 64; the output is identical.")
+        static let json = CommonOptions.json("Print a JSON report instead of a table.")
+
+        /// In the order `--help` lists them.
+        static let listed: [any DeclaredOption] = [
+            apps, scale, seed, layout, incremental, day, exportDate, priceStorefronts, dirt, match, only, gzip, threads,
+            json,
+        ]
+    }
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         var options = GeneratorOptions()
-        let appsGiven = try arguments.option("apps")
+        // --scale sets the apps and storefronts itself, so those two are read only when given.
+        let appsGiven = try arguments.option(Options.apps.help.name)
         if let appsGiven {
-            guard let count = Int(appsGiven), (100...10_000_000).contains(count) else {
-                throw UsageError("--apps must be a whole number from 100 to 10000000, got '\(appsGiven)'")
-            }
-            options.apps = count
+            options.apps = try Options.apps.value(appsGiven)
         }
-        let priceStorefronts = try arguments.option("price-storefronts")
-        if let text = try arguments.option("scale") {
+        let priceStorefronts = try arguments.option(Options.priceStorefronts.help.name)
+        if let text = try arguments.read(Options.scale) {
             guard let fraction = GeneratorOptions.fraction(text) else {
                 throw UsageError("--scale must be a fraction like 1/16, 0.0625 or 6.25%, got '\(text)'")
             }
@@ -62,39 +84,34 @@ enum GenerateCommand: Command {
             }
             options.setScale(fraction)
         }
-        if let seed = try arguments.option("seed") {
+        if let seed = try arguments.read(Options.seed) {
             guard let value = UInt64(seed) else {
                 throw UsageError("--seed must be a whole number >= 0, got '\(seed)'")
             }
             options.seed = value
         }
-        if let layout = try arguments.option("layout") {
+        if let layout = try arguments.read(Options.layout) {
             guard let value = FeedLayout(rawValue: layout) else {
                 throw UsageError("--layout must be v3, v3-archive or v5, got '\(layout)'")
             }
             options.layout = value
         }
-        if arguments.flag("incremental") { options.mode = .incremental }
-        options.day = try arguments.intOption("day", default: 1, range: 1...366)
-        if let date = try arguments.option("export-date") {
+        if arguments.read(Options.incremental) { options.mode = .incremental }
+        options.day = try arguments.read(Options.day)
+        if let date = try arguments.read(Options.exportDate) {
             guard let milliseconds = GeneratorOptions.milliseconds(date: date) else {
                 throw UsageError("--export-date must be a date like 2026-01-05, got '\(date)'")
             }
             options.fullExportDate = milliseconds
         }
         if let priceStorefronts {
-            let range = 1...Reference.storefronts.count
-            guard let count = Int(priceStorefronts), range.contains(count) else {
-                throw UsageError("--price-storefronts must be a whole number from 1 to \(range.upperBound), "
-                                 + "got '\(priceStorefronts)'")
-            }
-            options.priceStorefronts = count
+            options.priceStorefronts = try Options.priceStorefronts.value(priceStorefronts)
         }
-        options.dirt = arguments.flag("dirt")
-        options.gzip = arguments.flag("gzip")
-        options.match = arguments.flag("match")
-        options.threads = try arguments.intOption("threads", default: 2, range: 1...64)
-        if let only = try arguments.option("only") {
+        options.dirt = arguments.read(Options.dirt)
+        options.gzip = arguments.read(Options.gzip)
+        options.match = arguments.read(Options.match)
+        options.threads = try arguments.read(Options.threads)
+        if let only = try arguments.read(Options.only) {
             let names = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             for name in names where TableSchema.named(name) == nil {
                 throw UsageError("--only: unknown table '\(name)'; known: "
@@ -102,7 +119,7 @@ enum GenerateCommand: Command {
             }
             options.tables = names
         }
-        let json = arguments.flag("json")
+        let json = arguments.read(Options.json)
         let positionals = try arguments.finish()
         guard positionals.count == 1, let output = positionals.first else {
             throw UsageError("expected exactly one OUT_DIR, got \(positionals.count) arguments")

@@ -13,22 +13,24 @@ enum GenresCommand: Command {
     App Store itself, ranks apps overall).
 
     OPTIONS:
-      --country CC   Storefront whose ranks are shown (ISO 3166 alpha-2). Default: us.
-      --limit N      At most N apps, 1 to 100000. Default: 50.
-      --json         Tree: [{"genreId", "parentId", "name", "depth"}]; with GENRE_ID:
-                     {"genre", "country", "total", "apps": [{"trackId", "trackName", "rank", "isPrimary"}]}.
-      --db FILE      Database (default: $EPF_DB, else ./epf.sqlite).
+    \(optionsHelp([country, limit, json, CommonOptions.database]))
 
     EXAMPLES:
       epf genres
       epf genres 6014 --country gb --limit 10
     """
 
+    static let country = TextOption("country", "CC", "Storefront whose ranks are shown (ISO 3166 alpha-2).",
+                                    shownDefault: QueryEngine.defaultCountry)
+    static let limit = IntOption("limit", default: 50, range: 1...100_000, "At most N apps, 1 to 100000.")
+    static let json = CommonOptions.json("Tree: [{\"genreId\", \"parentId\", \"name\", \"depth\"}]; with GENRE_ID: "
+        + "{\"genre\", \"country\", \"total\", \"apps\": [{\"trackId\", \"trackName\", \"rank\", \"isPrimary\"}]}.")
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let path = try databasePath(&arguments)
-        let country = try arguments.option("country")
-        let limit = try arguments.intOption("limit", default: 50, range: 1...100_000)
-        let json = arguments.flag("json")
+        let country = try arguments.read(Self.country)
+        let limit = try arguments.read(Self.limit)
+        let json = arguments.read(Self.json)
         let positionals = try arguments.finish()
         guard positionals.count <= 1 else { throw UsageError("give at most one genre id") }
         let width = terminalWidth()

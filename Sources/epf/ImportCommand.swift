@@ -39,29 +39,60 @@ final class ProgressPrinter: @unchecked Sendable {
 
 /// Shared by `import` and `sync`: options, running, and the summary.
 enum ImportRunner {
+    /// The options `import` and `sync` share, each declared once.
+    enum Options {
+        static let only = TextOption("only", "REGEX", "Only tables whose name matches.")
+        static let skip = TextOption("skip", "REGEX", "Skip tables whose name matches.")
+        static let dryRun = Flag("dry-run", "Read and check everything; write nothing.")
+        static let force = Flag("force", "Re-apply files the ledger says are already applied.")
+        static let allowCountMismatch = Flag("allow-count-mismatch",
+                                             "Accept tables whose rows differ from #recordsWritten (with a warning).")
+        static let maxRejects = IntOption("max-rejects", default: 1000, range: 0...Int.max,
+                                          "Refuse a table with more than N rejected rows.")
+        static let badValues = TextOption(
+            "bad-values", "null|reject", default: BadValuePolicy.null.rawValue,
+            "A value not of its column's type (junk like [123] in an integer column, a date it cannot read): "
+                + "null stores NULL, keeps the row and lists the repair in the rejects file; reject rejects the row. "
+                + "Junk in a key or export_date always rejects.")
+        /// The older name of `--bad-values` (which now covers integers and decimals too); not listed in `--help`.
+        static let badDates = TextOption("bad-dates", "null|reject", "The older name of --bad-values.")
+        static let checkpointRecords = IntOption("checkpoint-records", default: 250_000, range: 1...100_000_000,
+                                                 "Commit a full load every N records so a killed import resumes.")
+        static let pageSize = IntOption("page-size", default: StoreDatabase.defaultPageSize, range: 512...65536,
+                                        "Page size of a database this import creates: 4096, 8192, 16384, 32768 "
+                                            + "or 65536.")
+        static let noDocuments = Flag("no-documents",
+                                      "Do not rebuild the stored lookup documents (about 3 KB per app) after the "
+                                          + "tables changed; app lookups then read the tables (slower, same answers).")
+        static let json = CommonOptions.json("Print the summary as JSON.")
+        static let quiet = Flag("quiet", "No progress lines.")
+
+        /// In the order `--help` lists them.
+        static let listed: [any DeclaredOption] = [
+            CommonOptions.database, only, skip, dryRun, force, allowCountMismatch, maxRejects, badValues,
+            checkpointRecords, pageSize, CommonOptions.decompressionThreads, noDocuments, json, quiet,
+        ]
+    }
+
     static func options(_ arguments: inout Arguments) throws -> ImportOptions {
         var options = ImportOptions()
-        options.only = try arguments.option("only")
-        options.skip = try arguments.option("skip")
-        options.dryRun = arguments.flag("dry-run")
-        options.force = arguments.flag("force")
-        options.allowCountMismatch = arguments.flag("allow-count-mismatch")
-        options.maxRejects = try arguments.intOption("max-rejects", default: 1000, range: 0...Int.max)
-        options.readOptions.decompressionThreads = try arguments.intOption(
-            "threads", default: ProcessInfo.processInfo.activeProcessorCount, range: 1...256)
-        options.checkpointRecords = try arguments.intOption("checkpoint-records", default: 250_000,
-                                                            range: 1...100_000_000)
+        options.only = try arguments.read(Options.only)
+        options.skip = try arguments.read(Options.skip)
+        options.dryRun = arguments.read(Options.dryRun)
+        options.force = arguments.read(Options.force)
+        options.allowCountMismatch = arguments.read(Options.allowCountMismatch)
+        options.maxRejects = try arguments.read(Options.maxRejects)
+        options.readOptions.decompressionThreads = try arguments.read(CommonOptions.decompressionThreads)
+        options.checkpointRecords = try arguments.read(Options.checkpointRecords)
         let pageSizes = [4096, 8192, 16384, 32768, 65536]
-        options.pageSize = try arguments.intOption("page-size", default: StoreDatabase.defaultPageSize,
-                                                   range: 512...65536)
+        options.pageSize = try arguments.read(Options.pageSize)
         guard pageSizes.contains(options.pageSize) else {
             throw UsageError("--page-size must be one of \(pageSizes.map(String.init).joined(separator: ", "))")
         }
-        // --bad-dates is the older name of --bad-values (which now covers integers and decimals too).
-        for name in ["bad-values", "bad-dates"] {
-            guard let text = try arguments.option(name) else { continue }
+        for option in [Options.badValues, Options.badDates] {
+            guard let text = try arguments.read(option) else { continue }
             guard let policy = BadValuePolicy(rawValue: text) else {
-                throw UsageError("--\(name) must be 'null' or 'reject', got '\(text)'")
+                throw UsageError("--\(option.help.name) must be 'null' or 'reject', got '\(text)'")
             }
             options.badValues = policy
         }
@@ -80,30 +111,10 @@ enum ImportRunner {
 
     static func settings(_ arguments: inout Arguments) throws -> Settings {
         Settings(database: try databasePath(&arguments), options: try options(&arguments),
-                 derived: arguments.flag("no-documents") ? [] : [LookupDocuments()],
-                 json: arguments.flag("json"), quiet: arguments.flag("quiet"))
+                 derived: arguments.read(Options.noDocuments) ? [] : [LookupDocuments()],
+                 json: arguments.read(Options.json), quiet: arguments.read(Options.quiet))
     }
 
-    static let optionsHelp = """
-      --db FILE               Database (default $EPF_DB or ./epf.sqlite).
-      --only REGEX            Only tables whose name matches.
-      --skip REGEX            Skip tables whose name matches.
-      --dry-run               Read and check everything; write nothing.
-      --force                 Re-apply files the ledger says are already applied.
-      --allow-count-mismatch  Accept tables whose rows differ from #recordsWritten (with a warning).
-      --max-rejects N         Refuse a table with more than N rejected rows (default 1000).
-      --bad-values null|reject
-                              A value not of its column's type (junk like [123] in an integer column, a date
-                              it cannot read): store NULL, keep the row and list the repair in the rejects
-                              file (default), or reject the row. Junk in a key or export_date always rejects.
-      --checkpoint-records N  Commit a full load every N records so a killed import resumes (default 250000).
-      --page-size N           Page size of a database this import creates (default \(StoreDatabase.defaultPageSize)).
-      --threads N             Threads that decompress .bz2/.tbz inputs (default one per core; 1 = serial).
-      --no-documents          Do not rebuild the stored lookup documents (about 3 KB per app) after the tables
-                              changed; app lookups then read the tables (slower, same answers).
-      --json                  Print the summary as JSON.
-      --quiet                 No progress lines.
-    """
 
     static func run(paths: [String], settings: Settings) throws -> ExitCode {
         let (database, options, derived, json, quiet) = (settings.database, settings.options, settings.derived,
@@ -201,7 +212,7 @@ enum ImportCommand: Command {
     finished import is a no-op.
 
     OPTIONS:
-    \(ImportRunner.optionsHelp)
+    \(optionsHelp(ImportRunner.Options.listed))
 
     EXIT STATUS:
       0 all applied; 65 some tables not applied (the rest were); 66 missing input; 64 usage; 75 another import
@@ -235,24 +246,25 @@ enum SyncCommand: Command {
     applies the rest in order, and prints what it did. Safe to run every hour.
 
     OPTIONS:
-      --plan                  Only print what would be applied, in order.
-    \(ImportRunner.optionsHelp)
+    \(optionsHelp([planOnly] + ImportRunner.Options.listed))
 
     EXAMPLES:
       epf sync /srv/epf-mirror --db /srv/epf/epf.sqlite
       epf sync /srv/epf-mirror --plan
     """
 
+    static let planOnly = Flag("plan", "Only print what would be applied, in order.")
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let settings = try ImportRunner.settings(&arguments)
-        let planOnly = arguments.flag("plan")
+        let planOnly = arguments.read(Self.planOnly)
         let positionals = try arguments.finish()
         guard positionals.count == 1, let root = positionals.first else { throw UsageError("give exactly one ROOT") }
         let plan: SyncPlan
         do {
             plan = try SyncPlan.read(root: root)
         } catch let error as ImportError {
-            if case .missingInput = error { throw CommandFailure(.noInput, error.description) }
+            // A mirror without a full export, or unreadable, is missing input either way.
             throw CommandFailure(.noInput, error.description)
         }
         if planOnly || !settings.quiet {
@@ -273,15 +285,21 @@ enum StatusCommand: Command {
     static let help = """
     USAGE: epf status [--db FILE] [--json] [--imports N]
 
+    OPTIONS:
+    \(optionsHelp([CommonOptions.database, json, imports]))
+
     EXAMPLES:
       epf status
       epf status --db /srv/epf/epf.sqlite --json
     """
 
+    static let json = CommonOptions.json("Print the status as JSON (the same keys as /v1/status).")
+    static let imports = IntOption("imports", default: 10, range: 0...10_000, "List the last N imports.")
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let database = try databasePath(&arguments)
-        let json = arguments.flag("json")
-        let count = try arguments.intOption("imports", default: 10, range: 0...10_000)
+        let json = arguments.read(Self.json)
+        let count = try arguments.read(imports)
         _ = try arguments.finish()
         guard FileManager.default.fileExists(atPath: database) else {
             throw CommandFailure(.noInput, "\(database): no database here. Create it with: "

@@ -17,9 +17,7 @@ enum InspectCommand: Command {
     verified first.
 
     OPTIONS:
-      --json        One JSON document on stdout (an array of table reports).
-      --samples N   Bad records listed per table (default 5).
-      --threads N   Threads that decompress .bz2/.tbz inputs (default one per core; 1 = serial).
+    \(optionsHelp([json, samples, CommonOptions.decompressionThreads]))
 
     EXIT STATUS:
       0 every file is sound; 65 a file is truncated, has a count or MD5 mismatch, or bad records;
@@ -45,11 +43,13 @@ enum InspectCommand: Command {
         }
     }
 
+    static let json = CommonOptions.json("One JSON document on stdout (an array of table reports).")
+    static let samples = IntOption("samples", default: 5, range: 0...1000, "Bad records listed per table.")
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let json = arguments.flag("json")
-        let samples = try arguments.intOption("samples", default: 5, range: 0...1000)
-        let threads = try arguments.intOption("threads", default: ProcessInfo.processInfo.activeProcessorCount,
-                                              range: 1...256)
+        let json = arguments.read(Self.json)
+        let samples = try arguments.read(Self.samples)
+        let threads = try arguments.read(CommonOptions.decompressionThreads)
         let paths = try arguments.finish()
         guard !paths.isEmpty else { throw UsageError("give at least one PATH") }
         for path in paths where !FileManager.default.fileExists(atPath: path) {

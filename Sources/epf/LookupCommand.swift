@@ -14,11 +14,7 @@ enum LookupCommand: Command {
     /music-video/). The ID is looked up in every table the database holds; the answer says its kind.
 
     OPTIONS:
-      --country CC   Storefront for the price (ISO 3166 alpha-2, e.g. us, gb, jp). Default: the link's
-                     country; with neither, prices in every storefront are listed.
-      --lang LL      Show the title and description localised for this language (application_detail).
-      --json         Print {"resultCount", "results", "invalidIds"} shaped like Apple's Lookup API.
-      --db FILE      Database (default: $EPF_DB, else ./epf.sqlite).
+    \(optionsHelp([country, language, json, CommonOptions.database]))
 
     IDs not found are listed on stderr; exit status 0 when all were found, 1 when any was not.
 
@@ -28,11 +24,19 @@ enum LookupCommand: Command {
       epf lookup 364709193 284882215 --country jp --json
     """
 
+    static let country = TextOption("country", "CC",
+                                    "Storefront for the price (ISO 3166 alpha-2, e.g. us, gb, jp).",
+                                    shownDefault: "the link's country; with neither, prices in every storefront")
+    static let language = TextOption("lang", "LL", "Show the title and description localised for this language "
+                                         + "(application_detail).")
+    static let json = CommonOptions.json("Print {\"resultCount\", \"results\", \"invalidIds\"} shaped like Apple's "
+                                             + "Lookup API.")
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let path = try databasePath(&arguments)
-        let country = try arguments.option("country")
-        let language = try arguments.option("lang")
-        let json = arguments.flag("json")
+        let country = try arguments.read(Self.country)
+        let language = try arguments.read(Self.language)
+        let json = arguments.read(Self.json)
         let items = try arguments.finish()
         guard !items.isEmpty else { throw UsageError("give at least one Apple ID or store link") }
         let result = try QueryCLI.run {

@@ -11,9 +11,7 @@ enum PricesCommand: Command {
     price formatted in that currency ("Free", "$0.99", "0,99 €", "¥120"); never converted.
 
     OPTIONS:
-      --json      Print {"id", "kind", "title", "prices": [{"storefrontId", "country", "currency",
-                  "price", "formattedPrice", ...}]}.
-      --db FILE   Database (default: $EPF_DB, else ./epf.sqlite).
+    \(optionsHelp([json, CommonOptions.database]))
 
     Exit status 1 when the ID is in no table.
 
@@ -22,9 +20,12 @@ enum PricesCommand: Command {
       epf prices https://apps.apple.com/us/app/ibooks/id364709193 --json
     """
 
+    static let json = CommonOptions.json("Print {\"id\", \"kind\", \"title\", \"prices\": [{\"storefrontId\", "
+                                             + "\"country\", \"currency\", \"price\", \"formattedPrice\", ...}]}.")
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let path = try databasePath(&arguments)
-        let json = arguments.flag("json")
+        let json = arguments.read(Self.json)
         let items = try arguments.finish()
         guard items.count == 1 else { throw UsageError("give exactly one Apple ID or store link") }
         guard let link = StoreLink.parse(items[0]) else {

@@ -14,9 +14,7 @@ enum SQLCommand: Command {
     changes. SQL errors (syntax, unknown table) also exit 65.
 
     OPTIONS:
-      --csv       RFC 4180 CSV with a header row (CRLF line ends), for scripts.
-      --json      A JSON array of objects keyed by column name.
-      --db FILE   Database (default: $EPF_DB, else ./epf.sqlite).
+    \(optionsHelp([csv, json, CommonOptions.database]))
 
     Without --csv or --json, prints an aligned table (lines cut to the terminal width on a terminal).
 
@@ -26,10 +24,13 @@ enum SQLCommand: Command {
       epf sql "SELECT * FROM storefront" --json
     """
 
+    static let csv = Flag("csv", "RFC 4180 CSV with a header row (CRLF line ends), for scripts.")
+    static let json = CommonOptions.json("A JSON array of objects keyed by column name.")
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let path = try databasePath(&arguments)
-        let csv = arguments.flag("csv")
-        let json = arguments.flag("json")
+        let csv = arguments.read(Self.csv)
+        let json = arguments.read(Self.json)
         let positionals = try arguments.finish()
         guard !(csv && json) else { throw UsageError("choose one of --csv and --json") }
         guard positionals.count == 1 else { throw UsageError("give the SQL as one argument (quote it)") }

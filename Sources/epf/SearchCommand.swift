@@ -13,11 +13,7 @@ enum SearchCommand: Command {
     then the best matches (bm25). Needs the search index the importer builds.
 
     OPTIONS:
-      --entity KIND  Only one kind: software, ebook, album, song, video or artist.
-      --country CC   Storefront for the prices shown (ISO 3166 alpha-2). Default: us.
-      --limit N      At most N results, 1 to 1000. Default: 20.
-      --json         Print {"resultCount", "results"} shaped like Apple's Search API.
-      --db FILE      Database (default: $EPF_DB, else ./epf.sqlite).
+    \(optionsHelp([entity, country, limit, json, CommonOptions.database]))
 
     Exit status 0 when something was found, 1 when nothing was.
 
@@ -27,12 +23,18 @@ enum SearchCommand: Command {
       epf search 東京 --country jp --json
     """
 
+    static let entity = TextOption("entity", "KIND", "Only one kind: software, ebook, album, song, video or artist.")
+    static let country = TextOption("country", "CC", "Storefront for the prices shown (ISO 3166 alpha-2).",
+                                    shownDefault: QueryEngine.defaultCountry)
+    static let limit = IntOption("limit", default: 20, range: 1...1000, "At most N results, 1 to 1000.")
+    static let json = CommonOptions.json("Print {\"resultCount\", \"results\"} shaped like Apple's Search API.")
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let path = try databasePath(&arguments)
-        let entityText = try arguments.option("entity")
-        let country = try arguments.option("country")
-        let limit = try arguments.intOption("limit", default: 20, range: 1...1000)
-        let json = arguments.flag("json")
+        let entityText = try arguments.read(Self.entity)
+        let country = try arguments.read(Self.country)
+        let limit = try arguments.read(Self.limit)
+        let json = arguments.read(Self.json)
         let words = try arguments.finish()
         guard !words.isEmpty else { throw UsageError("give a search term") }
         var entity: EntityKind?

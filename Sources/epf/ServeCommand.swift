@@ -23,17 +23,7 @@ enum ServeCommand: Command {
                          limit, sort, country, lang, media, term, attribute, explicit, offset, callback)
 
     OPTIONS:
-      --db PATH               Database file (default: $EPF_DB or ./epf.sqlite); must exist.
-      --host ADDR             Address to listen on (default: 127.0.0.1; IPv4, IPv6 or localhost).
-      --port N                Port (default: 8080; 0 picks a free one, printed on start).
-      --threads N             Worker threads, each with its own database connection (default: cores).
-      --max-age SECONDS       Cache-Control max-age of successful responses (default: 60).
-      --idle-timeout SECONDS  Close connections idle, or slow to send a request, this long (default: 30).
-      --max-connections N     Beyond this many open connections, answer 503 and close (default: 4096).
-      --drain-timeout SECONDS Longest wait for in-flight requests on shutdown (default: 10).
-      --cache-entries N       Rendered responses kept per worker for repeated requests, dropped whenever
-                              the database changes (default: 10000; 0 turns the cache off).
-      --access-log            Write one line per request to standard error.
+    \(optionsHelp(Options.listed))
 
     Prints 'listening on http://HOST:PORT' on standard output once ready.
 
@@ -43,19 +33,52 @@ enum ServeCommand: Command {
       curl 'http://127.0.0.1:8080/v1/lookup?id=364709193&country=gb'
     """
 
+    /// Every option of `epf serve`, declared once.
+    enum Options {
+        /// The server's defaults, which the declarations show.
+        private static let defaults = EPFServerConfiguration(databasePath: "")
+
+        static let database = TextOption("db", "PATH", default: CommonOptions.database.defaultValue,
+                                         "Database file; must exist.",
+                                         shownDefault: CommonOptions.database.help.shownDefault)
+        static let host = TextOption("host", "ADDR", default: defaults.http.host,
+                                     "Address to listen on (IPv4, IPv6 or localhost).")
+        static let port = IntOption("port", default: defaults.http.port, range: 0...65535,
+                                    "Port; 0 picks a free one, printed on start.")
+        static let threads = IntOption("threads", default: defaults.http.threads, range: 1...256,
+                                       "Worker threads, each with its own database connection.",
+                                       shownDefault: "one per core")
+        static let maxAge = IntOption("max-age", "SECONDS", default: defaults.http.maxAge, range: 0...31_536_000,
+                                      "Cache-Control max-age of successful responses.")
+        static let idleTimeout = IntOption("idle-timeout", "SECONDS", default: Int(defaults.http.idleTimeout), range: 1...86_400,
+                                           "Close connections idle, or slow to send a request, this long.")
+        static let maxConnections = IntOption("max-connections", default: defaults.http.maxConnections, range: 1...1_000_000,
+                                              "Beyond this many open connections, answer 503 and close.")
+        static let drainTimeout = IntOption("drain-timeout", "SECONDS", default: Int(defaults.http.drainTimeout), range: 0...3600,
+                                            "Longest wait for in-flight requests on shutdown.")
+        static let cacheEntries = IntOption("cache-entries", default: defaults.responseCacheEntries, range: 0...10_000_000,
+                                            "Rendered responses kept per worker for repeated requests, dropped "
+                                                + "whenever the database changes; 0 turns the cache off.")
+        static let accessLog = Flag("access-log", "Write one line per request to standard error.")
+
+        /// In the order `--help` lists them.
+        static let listed: [any DeclaredOption] = [
+            database, host, port, threads, maxAge, idleTimeout, maxConnections, drainTimeout, cacheEntries, accessLog,
+        ]
+    }
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let path = try databasePath(&arguments)
         var http = HTTPServerConfiguration()
-        http.host = try arguments.option("host") ?? "127.0.0.1"
-        http.port = try arguments.intOption("port", default: 8080, range: 0...65535)
-        http.threads = try arguments.intOption("threads", default: HTTPServerConfiguration.processorCount,
-                                               range: 1...256)
-        http.maxAge = try arguments.intOption("max-age", default: 60, range: 0...31_536_000)
-        http.idleTimeout = Double(try arguments.intOption("idle-timeout", default: 30, range: 1...86_400))
-        http.maxConnections = try arguments.intOption("max-connections", default: 4096, range: 1...1_000_000)
-        http.drainTimeout = Double(try arguments.intOption("drain-timeout", default: 10, range: 0...3600))
-        let cacheEntries = try arguments.intOption("cache-entries", default: 10_000, range: 0...10_000_000)
-        if arguments.flag("access-log") {
+        http.host = try arguments.read(Options.host) ?? http.host
+        http.port = try arguments.read(Options.port)
+        http.threads = try arguments.read(Options.threads)
+        http.maxAge = try arguments.read(Options.maxAge)
+        http.idleTimeout = Double(try arguments.read(Options.idleTimeout))
+        http.maxConnections = try arguments.read(Options.maxConnections)
+        http.drainTimeout = Double(try arguments.read(Options.drainTimeout))
+        let cacheEntries = try arguments.read(Options.cacheEntries)
+        if arguments.read(Options.accessLog) {
             http.accessLog = { line in
                 var bytes = Array(line.utf8)
                 bytes.append(UInt8(ascii: "\n"))

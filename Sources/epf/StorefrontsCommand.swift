@@ -8,18 +8,19 @@ enum StorefrontsCommand: Command {
     USAGE: epf storefronts [--json] [--db FILE]
 
     OPTIONS:
-      --json      Print [{"storefrontId", "country", "countryCode", "name"}] (country: ISO alpha-2,
-                  countryCode: the feed's ISO alpha-3).
-      --db FILE   Database (default: $EPF_DB, else ./epf.sqlite).
+    \(optionsHelp([json, CommonOptions.database]))
 
     EXAMPLES:
       epf storefronts
       epf storefronts --json
     """
 
+    static let json = CommonOptions.json("Print [{\"storefrontId\", \"country\", \"countryCode\", \"name\"}] "
+                                             + "(country: ISO alpha-2, countryCode: the feed's ISO alpha-3).")
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let path = try databasePath(&arguments)
-        let json = arguments.flag("json")
+        let json = arguments.read(Self.json)
         guard try arguments.finish().isEmpty else { throw UsageError("storefronts takes no arguments") }
         let (rows, present) = try QueryCLI.run {
             let engine = try QueryEngine(databasePath: path)

@@ -1,4 +1,5 @@
 import Foundation
+import EPFTestSupport
 import Testing
 @testable import EPFGenerator
 
@@ -11,7 +12,7 @@ import Testing
         let feed = try FeedGenerator.write(options, to: directory.url)
         #expect(feed.tables.count == 3)
         for table in feed.tables {
-            #expect(table.path == directory.path("\(table.feed.rawValue)20260105", "\(table.table).tbz"))
+            #expect(table.path == directory.file("\(table.feed.rawValue)20260105", "\(table.table).tbz"))
             let member = "\(table.feed.rawValue)20260105/\(table.table)"
             #expect(table.member == member)
             let listing = try run("/usr/bin/tar", ["-tjf", table.path])
@@ -34,7 +35,7 @@ import Testing
         options.layout = .v3Archive
         options.tables = ["application", "storefront", "artist_type", "application_price"]
         let feed = try FeedGenerator.write(options, to: directory.url)
-        let archive = directory.path("itunes20260105.tbz")
+        let archive = directory.file("itunes20260105.tbz")
         #expect(feed.feedPaths[.itunes]?.path == archive)
         let listing = String(decoding: try run("/usr/bin/tar", ["-tjf", archive]).output, as: UTF8.self)
         #expect(listing == "itunes20260105/\nitunes20260105/application\nitunes20260105/artist_type\n"
@@ -43,10 +44,10 @@ import Testing
         let extracted = try run("/usr/bin/tar", ["-xjf", archive, "-C", plain.url.path])
         #expect(extracted.status == 0)
         for table in ["application", "storefront", "artist_type"] {
-            #expect(try readBytes(plain.path("itunes20260105", table))
+            #expect(try readBytes(plain.file("itunes20260105", table))
                 == FeedGenerator.tableBytes(table, options: options))
         }
-        let pricing = directory.path("pricing20260105.tbz")
+        let pricing = directory.file("pricing20260105.tbz")
         let md5sum = String(decoding: try run("/usr/bin/md5sum", [pricing]).output, as: UTF8.self).prefix(32)
         #expect(String(decoding: try readBytes(pricing + ".md5"), as: UTF8.self)
             == "MD5 (pricing20260105.tbz) = \(md5sum)\n")
@@ -54,7 +55,7 @@ import Testing
 
     @Test func longMemberNamesUseGnuLongLinkEntries() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("long.tbz")
+        let path = directory.file("long.tbz")
         let file = try FileSink(path: path)
         let tar = TarWriter(sink: try Bzip2Sink(next: file, path: path))
         let name = "itunes20260105/" + String(repeating: "very_long_table_name_", count: 8)
@@ -83,7 +84,7 @@ import Testing
     func singleTableFilesDecompressToThePlainBytes(compression: FileCompression) throws {
         let directory = try TemporaryDirectory()
         let options = smallOptions()
-        let path = directory.path("application.\(compression.rawValue)")
+        let path = directory.file("application.\(compression.rawValue)")
         let table = try FeedGenerator.writeTable("application", options: options, to: URL(fileURLWithPath: path),
                                                  compression: compression)
         let plain = try FeedGenerator.tableBytes("application", options: options)

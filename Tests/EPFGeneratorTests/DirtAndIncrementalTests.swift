@@ -1,4 +1,5 @@
 import Foundation
+import EPFTestSupport
 import Testing
 @testable import EPFGenerator
 
@@ -80,8 +81,8 @@ import Testing
         options.layout = .v5
         let v5 = try FeedGenerator.write(options, to: archived.url)
         #expect(!v3.dirt.isEmpty && v5.dirt == v3.dirt)
-        let member = try run("/usr/bin/tar", ["-xjOf", archived.path("itunes20260105", "application.tbz")])
-        #expect(member.output == (try readBytes(plain.path("itunes20260105", "application"))))
+        let member = try run("/usr/bin/tar", ["-xjOf", archived.file("itunes20260105", "application.tbz")])
+        #expect(member.output == (try readBytes(plain.file("itunes20260105", "application"))))
     }
 
     @Test func incrementalDirtHasAZeroRowStorefront() throws {
@@ -121,7 +122,7 @@ import Testing
         let feed = try FeedGenerator.write(options, to: directory.url)
         #expect(Set(feed.tables.map(\.table)) == TableSchema.incrementalTables)
         let application = try #require(feed.table("application"))
-        #expect(application.path == directory.path("itunes20260106", "application"))
+        #expect(application.path == directory.file("itunes20260106", "application"))
         let records = splitRecords(try readBytes(application.path))
         #expect(records[3].text == "#exportMode:INCREMENTAL")
         let data = records.filter { !$0.isMetadata }.map(\.strings)

@@ -1,4 +1,5 @@
 import Foundation
+import EPFTestSupport
 import Testing
 @testable import EPFGenerator
 
@@ -158,7 +159,7 @@ import Testing
 
     @Test func anOutputPathThroughAFileFailsNamingIt() throws {
         let directory = try TemporaryDirectory()
-        let blocker = directory.path("file")
+        let blocker = directory.file("file")
         #expect(FileManager.default.createFile(atPath: blocker, contents: Data()))
         let target = URL(fileURLWithPath: blocker).appendingPathComponent("feed")
         #expect(throws: GeneratorError.system(call: "mkdir(2)", path: blocker, errno: ENOTDIR)) {

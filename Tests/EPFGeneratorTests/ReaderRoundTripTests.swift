@@ -1,5 +1,6 @@
 import EPFFormat
 import Foundation
+import EPFTestSupport
 import Testing
 @testable import EPFGenerator
 
@@ -52,8 +53,8 @@ import Testing
         let directory = try TemporaryDirectory()
         let options = smallOptions(apps: 100)
         let suffix = ["none": "", "gzip": ".gz", "bzip2": ".bz2", "tarBzip2": ".tbz"][compression.rawValue] ?? ""
-        let path = directory.path("itunes20260105", "application_detail" + suffix)
-        try FileManager.default.createDirectory(atPath: directory.path("itunes20260105"),
+        let path = directory.file("itunes20260105", "application_detail" + suffix)
+        try FileManager.default.createDirectory(atPath: directory.file("itunes20260105"),
                                                 withIntermediateDirectories: true)
         try FeedGenerator.writeTable("application_detail", options: options, to: URL(fileURLWithPath: path),
                                      compression: compression)

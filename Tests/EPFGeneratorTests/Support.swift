@@ -2,22 +2,6 @@ import Foundation
 import Testing
 @testable import EPFGenerator
 
-/// A fresh temporary directory, removed when the test ends.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("epf-gen-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func path(_ components: String...) -> String {
-        components.reduce(url) { $0.appendingPathComponent($1) }.path
-    }
-}
-
 /// One record of a table file as the test sees it: raw bytes, its offset, and its fields.
 struct TestRecord {
     let offset: Int

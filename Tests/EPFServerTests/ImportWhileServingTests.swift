@@ -40,12 +40,10 @@ func startServer(_ database: String) throws -> (HTTPServer, Int) {
 @Suite("Import while serving")
 struct ImportWhileServingTests {
     @Test func clientsSeeNoErrorsWhileImportsSwapAndUpdateTables() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("epf-serve-import-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let first = directory.appendingPathComponent("first").path
-        let second = directory.appendingPathComponent("second").path
-        let database = directory.appendingPathComponent("epf.sqlite").path
+        let directory = try TemporaryDirectory(prefix: "epf-serve-import")
+        let first = directory.file("first")
+        let second = directory.file("second")
+        let database = directory.file("epf.sqlite")
         #expect(try runEPF(["generate", first, "--apps", "1500"]).status == 0)
         #expect(try runEPF(["generate", second, "--apps", "1500", "--export-date", "2026-02-05"]).status == 0)
         #expect(try runEPF(["generate", second, "--apps", "1500", "--export-date", "2026-02-05",

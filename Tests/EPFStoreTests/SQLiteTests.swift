@@ -1,13 +1,12 @@
+import EPFTestSupport
 import Foundation
 import Testing
 @testable import EPFStore
 
 @Suite struct SQLiteWrapperTests {
     @Test func readOnlyConnectionRefusesWrites() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("epf-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("t.sqlite").path
+        let directory = try TemporaryDirectory()
+        let path = directory.file("t.sqlite")
         let writer = try SQLiteConnection(path: path, mode: .readWriteCreate)
         try writer.execute("CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT); INSERT INTO t VALUES (1, 'x')")
         let reader = try SQLiteConnection(path: path, mode: .readOnly)

@@ -4,16 +4,17 @@ import Foundation
 /// The small catalogue (`CatalogueFixture`'s SQL, in the importer's contract schema) as a database in a temporary
 /// directory of its own: the one database fixture of the query and server tests.
 public struct CatalogueDatabase {
-    /// The directory holding the database; `remove()` deletes it.
-    public let directory: URL
+    /// The temporary directory holding the database, removed by `remove()` or when the last copy goes away.
+    private let scratch: TemporaryDirectory
+    /// The directory holding the database.
+    public var directory: URL { scratch.url }
     /// The database file.
     public let path: String
 
     /// Creates the directory and the database (see `create(at:...)` for the options).
     public init(rows: Bool = true, index: Bool = true, extraSQL: String = "", walMode: Bool = false) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("epf-catalogue-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        path = directory.appendingPathComponent("epf.sqlite").path
+        scratch = try TemporaryDirectory(prefix: "epf-catalogue")
+        path = scratch.file("epf.sqlite")
         try Self.create(at: path, rows: rows, index: index, extraSQL: extraSQL, walMode: walMode)
     }
 

@@ -17,8 +17,10 @@ public final class TemporaryDirectory {
         try? FileManager.default.removeItem(at: url)
     }
 
-    /// The path of `relative` inside the directory.
-    public func file(_ relative: String) -> String { url.appendingPathComponent(relative).path }
+    /// The path inside the directory of `components` joined ("a/b" or "a", "b").
+    public func file(_ components: String...) -> String {
+        components.reduce(url) { $0.appendingPathComponent($1) }.path
+    }
 
     /// Writes bytes to `relative`, creating folders as needed.
     public func write(_ relative: String, _ bytes: [UInt8]) throws {

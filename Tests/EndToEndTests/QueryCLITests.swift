@@ -1,3 +1,4 @@
+import EPFTestSupport
 import Foundation
 import Testing
 
@@ -58,13 +59,12 @@ import Testing
 
     /// A temporary directory holding a generated feed imported into `epf.sqlite`.
     struct ImportedFeed {
-        let directory: URL
-        var db: String { directory.appendingPathComponent("epf.sqlite").path }
+        private let scratch: TemporaryDirectory
+        var directory: URL { scratch.url }
+        var db: String { scratch.file("epf.sqlite") }
 
         init() throws {
-            directory = FileManager.default.temporaryDirectory
-                .appendingPathComponent("epf-query-e2e-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            scratch = try TemporaryDirectory(prefix: "epf-query-e2e")
             let generated = try QueryCLITests.epf(["generate", "feed", "--apps", "300"], in: directory)
             guard generated.status == 0 else { throw Failure(text: "generate: \(generated.stderr)") }
             let feedDirectory = directory.appendingPathComponent("feed").path
@@ -86,7 +86,7 @@ import Testing
             return String(lines[1])
         }
 
-        func remove() { try? FileManager.default.removeItem(at: directory) }
+        func remove() { try? FileManager.default.removeItem(at: scratch.url) }
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -197,10 +197,8 @@ import Testing
     }
 
     @Test func missingDatabaseAndBadArguments() throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("epf-query-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = try TemporaryDirectory(prefix: "epf-query-e2e")
+        let directory = scratch.url
         for command in [["lookup", "1"], ["search", "x"], ["prices", "1"], ["genres"], ["storefronts"],
                         ["sql", "SELECT 1"]] {
             let run = try Self.epf(command + ["--db", "none.sqlite"], in: directory)
