@@ -35,6 +35,7 @@ import bench_values
 import bench_scale
 import bench_bzip2
 import bench_fetch
+import bench_itunes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -1015,6 +1016,8 @@ def bench_http(epf, profile, state):
                     f"{fmt_rate(base['rps'], 'req/s')} (nginx, above)" if base else "",
                     fmt_ratio(other["rps"] / base["rps"]) if base else "", "", "info",
                     f"p99 {other['p99_us'] / 1000:.2f} ms, errors {other['errors']}"))
+
+        bench_itunes.bench_itunes(sys.modules[__name__], port, ids, work, profile["wrk_seconds"])
 
         # Memory under sustained load, sampled every second.
         figure, target = figures[3]

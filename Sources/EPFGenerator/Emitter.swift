@@ -228,6 +228,8 @@ final class TableEmitter {
             }
         case "video":
             for index in 0..<plan.videos { try videoRow(index) }
+        case "artist_match", "collection_match", "song_match", "video_match":
+            try matchRows()
         default:
             throw GeneratorError.unknownTable(schema.name)
         }

@@ -93,6 +93,7 @@ public enum FeedGenerator {
     public static func tables(for options: GeneratorOptions) -> [TableSchema] {
         TableSchema.all.filter { schema in
             if let only = options.tables, !only.contains(schema.name) { return false }
+            if schema.feed == .match, !options.match, options.tables == nil { return false }
             if options.scale != nil, options.tables == nil, TableSchema.musicTables.contains(schema.name) {
                 return false
             }

@@ -31,8 +31,11 @@ public struct GeneratorOptions: Sendable, Equatable {
     public var priceStorefronts: Int = 20
     /// Inject the damage of real feeds at known places and write `dirt.json` (see `DirtKind`).
     public var dirt: Bool = false
-    /// Tables to write; nil writes every table of the mode.
+    /// Tables to write; nil writes every table of the mode (the match feed only with `match`).
     public var tables: Set<String>? = nil
+    /// Also write the match feed (`match<YYYYMMDD>`: `collection_match`, `song_match`, `artist_match`,
+    /// `video_match`; see `MatchIDs`).
+    public var match: Bool = false
     /// With the v3 layout, gzip every table file (`<table>.gz`).
     public var gzip: Bool = false
     /// Tables written at once (v3 and v5; a v3 archive is one stream). The bytes do not depend on it.

@@ -6,6 +6,8 @@ public enum FeedName: String, Sendable, CaseIterable, Codable {
     case pricing
     /// Ranks per storefront and genre.
     case popularity
+    /// UPCs, ISRCs and AMG ids (see `MatchIDs`); only with `GeneratorOptions.match`.
+    case match
 }
 
 /// One table as the generator writes it: feed, columns in file order, declared types, primary key.
@@ -128,7 +130,7 @@ public struct TableSchema: Sendable, Equatable {
             ("storefront_id", "INTEGER"), ("genre_id", "INTEGER"), ("application_id", "INTEGER"),
             ("application_rank", "INTEGER"),
         ]),
-    ]
+    ] + matchTables
 
     /// The music tables Apple removed from the EPF in March 2025 (left out of exports made with a scale).
     public static let musicTables: Set<String> = [

@@ -19,8 +19,13 @@ import JSONText
 /// a change to shared tables such as genre names (`epf import --no-documents` skips them; lookups then always read
 /// the tables).
 public struct LookupDocuments: DerivedDataBuilder {
-    /// The table: `application_id INTEGER PRIMARY KEY, body BLOB` (UTF-8 JSON).
-    public static let table = "epf_lookup_documents"
+    /// The table: `application_id INTEGER PRIMARY KEY, body BLOB` (UTF-8 JSON). Its name carries the documents'
+    /// format, so documents an older epf stored (`olderTables`) are never read as current: lookups read the tables
+    /// until the next import that applies anything rebuilds every document.
+    public static let table = "epf_lookup_documents_v2"
+    /// Document tables of older formats (v1: without screenshots, release notes, censored names and Apple's artwork
+    /// sizes), dropped by the next rebuild.
+    static let olderTables = ["epf_lookup_documents"]
     /// The name of its stamp in `epf_derived`.
     public static let name = "lookup_documents"
     /// Apps built per snapshot and written per transaction while rebuilding.
@@ -72,6 +77,9 @@ public struct LookupDocuments: DerivedDataBuilder {
         let staging = SQLiteConnection.quote(Self.table + "_new")
         let table = SQLiteConnection.quote(Self.table)
         try connection.execute("DROP TABLE IF EXISTS \(staging)")
+        for older in Self.olderTables {
+            try connection.execute("DROP TABLE IF EXISTS \(SQLiteConnection.quote(older))")
+        }
         // No apps to document without an application table keyed by application_id (a hand-made or hostile one).
         let keyed = try connection.tableExists("application") && connection.query(
             "SELECT 1 FROM pragma_table_info('application') WHERE lower(name) = 'application_id'").count == 1

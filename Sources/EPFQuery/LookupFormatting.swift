@@ -88,6 +88,13 @@ struct FormattedPrice {
     var number: String
     var formatted: String
     var currency: String
+
+    /// `"price":N,"formattedPrice":"…","currency":"…"`: the members an app's object has, serialized once for
+    /// re-targeting stored documents (see `QueryEngine.storedDocument(_:country:)`).
+    var appMembers: [UInt8] {
+        JSONValue.object([("price", .decimal(number)), ("formattedPrice", .string(formatted)),
+                          ("currency", .string(currency))]).serialized().dropFirst().dropLast().map { $0 }
+    }
 }
 
 /// Builds a JSON object, leaving out nil values.

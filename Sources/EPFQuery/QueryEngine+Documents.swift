@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import EPFStore
 import JSONText
 
@@ -16,45 +21,85 @@ extension QueryEngine {
 
     /// The stored document of an app re-targeted to `country` (normalized): the same bytes as a lookup from the
     /// tables with that country, since a country changes only the link's country segment and the three price
-    /// fields (`price`, `formattedPrice`, `currency`, read here from `application_price`).
+    /// fields (`price`, `formattedPrice`, `currency`, read here from `application_price`). Works on the bytes: a
+    /// few `memmem` calls and one price read.
     func storedDocument(_ id: Int64, country: String) throws -> CountryDocument {
         guard let stored = try storedDocument(id) else { return .missing }
-        let document = stored[...]
-        guard let priceStart = Self.range(of: Self.priceKey, in: document)?.lowerBound,
-              let currency = Self.range(of: Self.currencyKey, in: document[priceStart...]),
-              let currencyEnd = document[currency.upperBound...].firstIndex(of: UInt8(ascii: "\"")),
-              document[currencyEnd - 1] != UInt8(ascii: "\\"),
-              Self.range(of: Self.formattedPriceKey, in: document[priceStart..<currency.lowerBound]) != nil
+        let quote = UInt8(ascii: "\"")
+        let backslash = UInt8(ascii: "\\")
+        guard let priceStart = Self.find(Self.priceKey, in: stored, from: 0, to: stored.count)?.lowerBound,
+              let currency = Self.find(Self.currencyKey, in: stored, from: priceStart, to: stored.count),
+              let currencyEnd = stored[currency.upperBound...].firstIndex(of: quote),
+              stored[currencyEnd - 1] != backslash,
+              Self.find(Self.formattedPriceKey, in: stored, from: priceStart, to: currency.lowerBound) != nil
         else { return .unusable }
-        var link: (value: Range<Int>, text: String)?
-        if let key = Self.range(of: Self.viewURLKey, in: document) {
-            guard let end = document[key.upperBound...].firstIndex(of: UInt8(ascii: "\"")), end < priceStart,
-                  !document[key.upperBound..<end].contains(UInt8(ascii: "\\")) else { return .unusable }
-            link = (key.upperBound..<end, String(decoding: document[key.upperBound..<end], as: UTF8.self))
+        var link: (value: Range<Int>, country: Range<Int>?)?
+        if let key = Self.find(Self.viewURLKey, in: stored, from: 0, to: priceStart) {
+            guard let end = stored[key.upperBound...].firstIndex(of: quote), end < priceStart,
+                  !stored[key.upperBound..<end].contains(backslash) else { return .unusable }
+            // Where the country goes: the URL's first path segment (replaced when it is a country) or before it.
+            if let segment = Self.countrySegment(stored, key.upperBound..<end) {
+                link = (key.upperBound..<end, segment)
+            } else {
+                link = (key.upperBound..<end, nil)
+            }
         }
-        // The three fields exactly as the tables' lookup adds them.
-        var priceFields = Fields()
-        let priced = try addPrice(&priceFields, of: .application, id: id, country: country,
-                                  name: "price") != nil
+        let members = try appPriceMembers(id, country: country)
         var result: [UInt8] = []
         result.reserveCapacity(stored.count + 64)
         var copied = 0
-        if let link {
-            result.append(contentsOf: document[..<link.value.lowerBound])
-            var writer = JSONWriter(capacity: link.text.utf8.count + 16)
-            writer.appendString(Self.viewURL(link.text, country: country))
-            // The writer's quotes are already in the document.
-            writer.withBytes { result.append(contentsOf: $0.dropFirst().dropLast()) }
-            copied = link.value.upperBound
+        if let link, let segment = link.country {
+            result.append(contentsOf: stored[..<segment.lowerBound])
+            result.append(contentsOf: country.utf8)
+            if segment.isEmpty { result.append(UInt8(ascii: "/")) }
+            copied = segment.upperBound
         }
-        result.append(contentsOf: document[copied..<priceStart])
-        if priced {
-            // An object's members without its braces, after the comma that ends the field before them.
+        result.append(contentsOf: stored[copied..<priceStart])
+        if let members {
+            // An object's members after the comma that ends the field before them.
             result.append(UInt8(ascii: ","))
-            result.append(contentsOf: priceFields.json.serialized().dropFirst().dropLast())
+            result.append(contentsOf: members)
         }
-        result.append(contentsOf: document[(currencyEnd + 1)...])
-        return .document(result, priced: priced)
+        result.append(contentsOf: stored[(currencyEnd + 1)...])
+        return .document(result, priced: members != nil)
+    }
+
+    /// The range of the country segment of the URL at `url` in `bytes` (`…://host/us/app/…` -> `us`), or an empty
+    /// range where one goes (before the first path segment) when that segment is no country; nil when the URL has
+    /// no `://` or no path (`viewURL` leaves such URLs unchanged).
+    static func countrySegment(_ bytes: [UInt8], _ url: Range<Int>) -> Range<Int>? {
+        guard let scheme = find(Array("://".utf8), in: bytes, from: url.lowerBound, to: url.upperBound),
+              let slash = bytes[scheme.upperBound..<url.upperBound].firstIndex(of: UInt8(ascii: "/")) else {
+            return nil
+        }
+        let start = slash + 1
+        var end = start
+        while end < url.upperBound, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?") { end += 1 }
+        if end - start == 2, CountryCodes.isAlpha2(String(decoding: bytes[start..<end], as: UTF8.self)) {
+            return start..<end
+        }
+        return start..<start
+    }
+
+    /// The serialized price members of an app in the storefront of `country`, nil when it has no price there:
+    /// exactly what `addPrice(name: "price")` adds.
+    func appPriceMembers(_ id: Int64, country: String) throws -> [UInt8]? {
+        guard tables.contains("application_price"),
+              let storefront = try smallTables().storefrontByCountry[country] else { return nil }
+        let sql = """
+            SELECT retail_price, currency_code FROM application_price WHERE application_id
+                = ?1 AND storefront_id = ?2
+            """
+        return try firstRow(sql, [.integer(id), .integer(storefront)]) { row -> [UInt8]? in
+            guard let text = row.statement.text(at: 0) else { return nil }
+            let key = PriceKey(text: text, currency: row.statement.text(at: 1) ?? "")
+            if let members = priceMembers[key] { return members }
+            guard let price = formattedPrice(key.text, currency: key.currency) else { return nil }
+            if priceMembers.count >= 4096 { priceMembers.removeAll(keepingCapacity: true) }
+            let members = price.appMembers
+            priceMembers[key] = members
+            return members
+        }
     }
 
     static let priceKey = Array(#","price":"#.utf8)
@@ -62,18 +107,27 @@ extension QueryEngine {
     static let currencyKey = Array(#","currency":""#.utf8)
     static let viewURLKey = Array(#","trackViewUrl":""#.utf8)
 
-    /// The first occurrence of `needle` in `haystack`. In a serialized object a key with its quotes, colon and
-    /// the comma before it can only be that key: inside string values quotes are escaped.
-    static func range(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Range<Int>? {
-        guard let first = needle.first, haystack.count >= needle.count else { return nil }
-        var index = haystack.startIndex
-        let last = haystack.endIndex - needle.count
-        while index <= last {
-            guard let found = haystack[index...last].firstIndex(of: first) else { return nil }
-            if haystack[found..<(found + needle.count)].elementsEqual(needle) { return found..<(found + needle.count) }
-            index = found + 1
+    /// The first occurrence of `needle` in `haystack[from..<to]` (`memchr` and `memcmp`). In a serialized object a
+    /// key with its quotes, colon and the comma before it can only be that key: inside string values quotes are
+    /// escaped.
+    static func find(_ needle: [UInt8], in haystack: [UInt8], from: Int, to: Int) -> Range<Int>? {
+        guard from >= 0, to <= haystack.count, to - from >= needle.count else { return nil }
+        return haystack.withUnsafeBytes { bytes -> Range<Int>? in
+            needle.withUnsafeBytes { key -> Range<Int>? in
+                guard let base = bytes.baseAddress, let keyBase = key.baseAddress, let first = needle.first else {
+                    return nil
+                }
+                var start = from
+                let last = to - needle.count
+                while start <= last {
+                    guard let found = memchr(base + start, Int32(first), last - start + 1) else { return nil }
+                    let index = base.distance(to: UnsafeRawPointer(found))
+                    if memcmp(found, keyBase, needle.count) == 0 { return index..<(index + needle.count) }
+                    start = index + 1
+                }
+                return nil
+            }
         }
-        return nil
     }
 
     /// An app's stored lookup document, nil when there is none (the documents cover every app).

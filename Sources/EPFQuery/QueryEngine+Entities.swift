@@ -42,15 +42,17 @@ extension QueryEngine {
         fields.add("trackId", .int(id))
         var title = text(.title)
         var description = text(.description)
-        var releaseNotes: String?
         var languageUsed: String?
-        if let language, let detail = try applicationDetail(id, language: language) {
+        // The requested language's texts, falling back to English; without a language only the English row's
+        // release notes and screenshots are shown (titles and descriptions are the application table's).
+        let detail = try localizedDetail(id, language: language)
+        if language != nil, let detail {
             title = detail.title ?? title
             description = detail.description ?? description
-            releaseNotes = detail.releaseNotes
             languageUsed = detail.code
         }
         fields.add("trackName", title)
+        fields.add("trackCensoredName", title)
         if app.hasDeveloper, let artistId = statement.int64(at: Column.artistId.rawValue) {
             fields.add("artistId", .int(artistId))
             fields.add("artistViewUrl", text(.artistViewUrl))
@@ -61,9 +63,16 @@ extension QueryEngine {
         fields.add("trackViewUrl", text(.viewUrl).map { Self.viewURL($0, country: country) })
         let small = text(.artworkSmall)
         let large = text(.artworkLarge)
-        fields.add("artworkUrl60", small ?? large)
-        fields.add("artworkUrl100", small ?? large)
-        fields.add("artworkUrl512", large ?? small)
+        // Apple's three sizes, made from the large artwork when its URL names a size; else the feed's URLs.
+        func artwork(_ size: Int, _ fallback: String?) -> String? {
+            guard let large, case let sized = Self.artworkURL(large, size: size), sized != large || size == 512 else {
+                return fallback
+            }
+            return sized
+        }
+        fields.add("artworkUrl60", artwork(60, small ?? large))
+        fields.add("artworkUrl100", artwork(100, small ?? large))
+        fields.add("artworkUrl512", artwork(512, large ?? small))
         var usedCountry: String?
         if let retail = text(.retailPrice), let price = formattedPrice(retail, currency: text(.currency) ?? "") {
             fields.add("price", .decimal(price.number))
@@ -91,7 +100,7 @@ extension QueryEngine {
             fields.add("trackContentRating", age)
         }
         fields.add("description", description)
-        fields.add("releaseNotes", releaseNotes)
+        try addDetailFields(&fields, id: id, detail: detail)
         fields.add("languageCode", languageUsed)
         fields.add("copyright", text(.copyright))
         fields.add("supportUrl", text(.supportUrl))
@@ -168,6 +177,7 @@ extension QueryEngine {
                 fields.add("kind", "ebook")
                 fields.add("trackId", .int(id))
                 fields.add("trackName", row.text("name"))
+                fields.add("trackCensoredName", row.text("name"))
                 fields.add("artistId", artistId.map { .int($0) })
                 fields.add("artistName", row.text("artist_display_name"))
                 fields.add("trackViewUrl", row.text("view_url").map { Self.viewURL($0, country: country) })
@@ -179,6 +189,8 @@ extension QueryEngine {
                 fields.add("collectionId", .int(id))
                 fields.add("artistId", artistId.map { .int($0) })
                 fields.add("collectionName", row.text("name"))
+                fields.add("collectionCensoredName", row.text("name"))
+                fields.add("collectionExplicitness", Self.explicitness(row.int("parental_advisory_id")))
                 fields.add("artistName", row.text("artist_display_name"))
                 fields.add("collectionViewUrl", row.text("view_url").map { Self.viewURL($0, country: country) })
                 fields.add("artworkUrl100", row.text("artwork_url"))
@@ -213,6 +225,8 @@ extension QueryEngine {
                                            table: "collection_song", id: id)
             fields.add("collectionId", collectionId.map { .int($0) })
             fields.add("trackName", row.text("name"))
+            fields.add("trackCensoredName", row.text("name"))
+            fields.add("trackExplicitness", Self.explicitness(row.int("parental_advisory_id")))
             fields.add("artistName", row.text("artist_display_name"))
             fields.add("collectionName", row.text("collection_display_name"))
             fields.add("trackViewUrl", row.text("view_url").map { Self.viewURL($0, country: country) })
@@ -235,6 +249,8 @@ extension QueryEngine {
             fields.add("kind", try videoKind(mediaType: row.int("media_type_id")))
             fields.add("trackId", .int(id))
             fields.add("trackName", row.text("name"))
+            fields.add("trackCensoredName", row.text("name"))
+            fields.add("trackExplicitness", Self.explicitness(row.int("parental_advisory_id")))
             fields.add("artistName", row.text("artist_display_name"))
             fields.add("collectionName", row.text("collection_display_name"))
             fields.add("trackViewUrl", row.text("view_url").map { Self.viewURL($0, country: country) })
@@ -265,27 +281,6 @@ extension QueryEngine {
     }
 
     // MARK: Entity helpers
-
-    struct Detail {
-        var code: String
-        var title: String?
-        var description: String?
-        var releaseNotes: String?
-    }
-
-    func applicationDetail(_ id: Int64, language: String) throws -> Detail? {
-        guard tables.contains("application_detail") else { return nil }
-        let sql = """
-            SELECT language_code, title, description, release_notes FROM application_detail
-            WHERE application_id = ?1 AND lower(substr(language_code, 1, length(?2))) = ?2
-              AND (length(language_code) = length(?2) OR substr(language_code, length(?2) + 1, 1) IN ('-', '_'))
-            ORDER BY length(language_code), language_code LIMIT 1
-            """
-        return try firstRow(sql, [.integer(id), .text(language)]) { row in
-            Detail(code: row.statement.text(at: 0) ?? language, title: row.statement.text(at: 1),
-                   description: row.statement.text(at: 2), releaseNotes: row.statement.text(at: 3))
-        }
-    }
 
     func firstID(_ sql: String, table: String, id: Int64) throws -> Int64? {
         guard tables.contains(table) else { return nil }
@@ -337,6 +332,15 @@ extension QueryEngine {
             return true
         }
         return rows.sorted { ($0.country ?? "~", $0.storefrontId) < ($1.country ?? "~", $1.storefrontId) }
+    }
+
+    /// Apple's explicitness of an EPF `parental_advisory_id`: 1 explicit, 2 a clean version, else none.
+    static func explicitness(_ advisory: Int64?) -> String {
+        switch advisory {
+        case 1: return "explicit"
+        case 2: return "cleaned"
+        default: return "notExplicit"
+        }
     }
 
     func collectionKind(mediaType: Int64?) -> EntityKind {

@@ -19,58 +19,71 @@ extension QueryEngine {
             throw QueryError.badArgument(name: "limit", message: "must be from 1 to 1000, got \(limit)")
         }
         let country = try normalizedCountry(country)
-        guard let match = Self.ftsQuery(term) else { return LookupResult(items: [], invalidIds: []) }
         return try reading {
-            guard tables.contains("epf_search") else { return LookupResult(items: [], invalidIds: []) }
-            if !rankFunctionRegistered {
-                try connection.registerSearchRankFunction()
-                rankFunctionRegistered = true
-            }
-            let filter = entity == nil ? "" : "AND kind = ?3"
-            // Ranking every match of a vague term (a word in a million names) costs seconds, so rank within
-            // a window: the first `searchWindow` matches in index order. Whole words are tried before the
-            // prefix form, which FTS5 must expand over every token it matches (unless the index has a
-            // prefix index for that length) before returning a row.
-            let probe = """
-                SELECT rowid FROM epf_search WHERE epf_search MATCH ?1 \(filter) LIMIT ?2
-                """
-            let kindBinding: [SQLValue] = entity.map { [.text($0.rawValue)] } ?? []
-            let wholeWords = String(match.dropLast())
-            var wholeCount = 0
-            try forEachRow(probe, [.text(wholeWords), .integer(Int64(Self.searchWindow))] + kindBinding) { _ in
-                wholeCount += 1
-                return true
-            }
-            let expression = wholeCount >= Self.searchWindow ? wholeWords : match
-            // Ranks only (no content read): `kind` and `id` are read below for the winners alone.
-            let ranked = """
-                SELECT rowid, epf_rank(epf_search, 2, ?2, 0.0, 0.0, 10.0, 1.0) FROM epf_search
-                WHERE epf_search MATCH ?1 \(filter) LIMIT ?4
-                """
-            let exact = SearchIndex.searchText(String(term.trimmingASCIIWhitespace())).lowercased()
-            var scored: [(rank: Double, rowid: Int64)] = []
-            try forEachRow(ranked, [.text(expression), .text(exact), kindBinding.first ?? .null,
-                                    .integer(Int64(Self.searchWindow))]) { row in
-                if let rowid = row.statement.int64(at: 0), case .real(let rank) = row.statement.value(at: 1) {
-                    scored.append((rank, rowid))
-                }
-                return true
-            }
-            scored.sort { $0.rank != $1.rank ? $0.rank < $1.rank : $0.rowid < $1.rowid }
             var items: [LookupItem] = []
-            for hit in scored.prefix(limit) {
-                let found = try firstRow("SELECT kind, id FROM epf_search WHERE rowid = ?1",
-                                         [.integer(hit.rowid)]) { row -> (EntityKind, Int64)? in
-                    guard let kindText = row.statement.text(at: 0), let kind = EntityKind(rawValue: kindText),
-                          let id = row.statement.int64(at: 1) else { return nil }
-                    return (kind, id)
-                }
-                guard let (kind, id) = found else { continue }
+            for rowid in try rankedMatches(term: term, kinds: entity.map { [$0] }, column: nil).prefix(limit) {
+                guard let (kind, id) = try searchHit(rowid) else { continue }
                 if let item = try item(kind: kind, id: id, country: country, language: nil, allPrices: false) {
                     items.append(item)
                 }
             }
             return LookupResult(items: items, invalidIds: [])
+        }
+    }
+
+    /// The rowids in `epf_search` of the entries matching `term`, best first (see `search`): of `kinds` only
+    /// (nil: every kind), matching in one column of the index only (`title` or `names`) when `column` is set.
+    /// Empty when the term has no letters or digits or there is no search index. Runs inside `reading`.
+    func rankedMatches(term: String, kinds: Set<EntityKind>?, column: String?) throws -> [Int64] {
+        guard let match = Self.ftsQuery(term), tables.contains("epf_search"), kinds?.isEmpty != true else {
+            return []
+        }
+        if !rankFunctionRegistered {
+            try connection.registerSearchRankFunction()
+            rankFunctionRegistered = true
+        }
+        // Kind names are the enum's raw values, never user text.
+        let filter = kinds.map { set in
+            "AND kind IN (" + set.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ") + ")"
+        } ?? ""
+        func restricted(_ expression: String) -> String {
+            column.map { "\($0) : (\(expression))" } ?? expression
+        }
+        // Ranking every match of a vague term (a word in a million names) costs seconds, so rank within
+        // a window: the first `searchWindow` matches in index order. Whole words are tried before the
+        // prefix form, which FTS5 must expand over every token it matches (unless the index has a
+        // prefix index for that length) before returning a row.
+        let probe = "SELECT rowid FROM epf_search WHERE epf_search MATCH ?1 \(filter) LIMIT ?2"
+        let wholeWords = String(match.dropLast())
+        var wholeCount = 0
+        try forEachRow(probe, [.text(restricted(wholeWords)), .integer(Int64(Self.searchWindow))]) { _ in
+            wholeCount += 1
+            return true
+        }
+        let expression = restricted(wholeCount >= Self.searchWindow ? wholeWords : match)
+        // Ranks only (no content read): `kind` and `id` are read for the winners alone (`searchHit`).
+        let ranked = """
+            SELECT rowid, epf_rank(epf_search, 2, ?2, 0.0, 0.0, 10.0, 1.0) FROM epf_search
+            WHERE epf_search MATCH ?1 \(filter) LIMIT ?3
+            """
+        let exact = SearchIndex.searchText(String(term.trimmingASCIIWhitespace())).lowercased()
+        var scored: [(rank: Double, rowid: Int64)] = []
+        try forEachRow(ranked, [.text(expression), .text(exact), .integer(Int64(Self.searchWindow))]) { row in
+            if let rowid = row.statement.int64(at: 0), case .real(let rank) = row.statement.value(at: 1) {
+                scored.append((rank, rowid))
+            }
+            return true
+        }
+        scored.sort { $0.rank != $1.rank ? $0.rank < $1.rank : $0.rowid < $1.rowid }
+        return scored.map(\.rowid)
+    }
+
+    /// The kind and Apple ID of a search index entry, nil when the row is gone or unreadable.
+    func searchHit(_ rowid: Int64) throws -> (EntityKind, Int64)? {
+        try firstRow("SELECT kind, id FROM epf_search WHERE rowid = ?1", [.integer(rowid)]) { row in
+            guard let kindText = row.statement.text(at: 0), let kind = EntityKind(rawValue: kindText),
+                  let id = row.statement.int64(at: 1) else { return nil }
+            return (kind, id)
         }
     }
 

@@ -28,6 +28,8 @@ public final class QueryEngine {
     var exportDateCache: Int64??
     /// The app lookup statement, prepared on first use and dropped when the schema changes.
     var applicationLookup: ApplicationStatement?
+    /// The screenshot columns of `application_detail` as a select list ("" when absent), read on first use.
+    var detailScreenshots: String?
     var transaction: TransactionStatements?
     /// True while `reading` runs its body: nested calls join the open transaction.
     var inTransaction = false
@@ -40,6 +42,8 @@ public final class QueryEngine {
     var rankFunctionRegistered = false
     /// Formatted prices by feed text and currency (see `formattedPrice`).
     var priceFormats: [PriceKey: FormattedPrice] = [:]
+    /// `FormattedPrice.appMembers` by feed text and currency, for re-targeted stored documents.
+    var priceMembers: [PriceKey: [UInt8]] = [:]
 
     /// Opens the database read-only. With `useLookupDocuments` (the default) default app lookups are answered
     /// from the lookup documents the importer stores (see `LookupDocuments`) whenever they are those of the
@@ -168,6 +172,7 @@ public final class QueryEngine {
 
     func loadTables() throws {
         applicationLookup = nil
+        detailScreenshots = nil
         do {
             let rows = try connection.query("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')")
             tables = Set(rows.compactMap { row in

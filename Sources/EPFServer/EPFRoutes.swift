@@ -11,7 +11,7 @@ import JSONText
 /// disappears or is replaced, the engine is dropped and reopened within `fileCheckInterval`; meanwhile
 /// data routes and `/healthz` answer 503.
 public final class EPFRoutes: HTTPResponder {
-    private let configuration: EPFServerConfiguration
+    let configuration: EPFServerConfiguration
     private let metrics: ServerMetrics
     private let startedAt: Int64
     private let database: ServedDatabase
@@ -36,7 +36,7 @@ public final class EPFRoutes: HTTPResponder {
     public var defaultLastModified: Int64 { database.exportDateSeconds ?? startedAt }
 
     /// Runs a query, retrying once on a fresh engine when SQLite reports busy, a schema change or any failure.
-    private func withEngine<T>(_ body: (QueryEngine) throws -> T) throws -> T {
+    func withEngine<T>(_ body: (QueryEngine) throws -> T) throws -> T {
         guard let engine = database.currentEngine() else { throw unavailable() }
         do {
             return try body(engine)
@@ -128,6 +128,8 @@ public final class EPFRoutes: HTTPResponder {
         case .status: return try status()
         case .entity(let kind, let id): return try entity(kind, id, request)
         case .appPrices(let id): return try prices(id)
+        case .itunesLookup: return itunesLookup(request)
+        case .itunesSearch: return itunesSearch(request)
         }
     }
 

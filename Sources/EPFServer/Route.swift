@@ -14,6 +14,9 @@ enum Route: Equatable, Sendable {
     case entity(EntityKind, id: String)
     /// `/v1/apps/{id}/prices`.
     case appPrices(id: String)
+    /// `/lookup` and `/search`: Apple's own paths and parameters (see `AppleRoutes.swift`).
+    case itunesLookup
+    case itunesSearch
 
     /// The route of a decoded path that starts with `/`, nil when none matches.
     init?(path: String) {
@@ -22,6 +25,8 @@ enum Route: Equatable, Sendable {
         switch (segments.count, segments[1]) {
         case (2, "healthz"): self = .health
         case (2, "metrics"): self = .metrics
+        case (2, "lookup"): self = .itunesLookup
+        case (2, "search"): self = .itunesSearch
         case (3, "v1"):
             switch segments[2] {
             case "lookup": self = .lookup
@@ -59,6 +64,8 @@ enum Route: Equatable, Sendable {
         case .status: return "status"
         case .entity(let kind, _): return Self.entitySegment(kind)
         case .appPrices: return "app_prices"
+        case .itunesLookup: return "itunes_lookup"
+        case .itunesSearch: return "itunes_search"
         }
     }
 
@@ -67,6 +74,7 @@ enum Route: Equatable, Sendable {
         switch self {
         case .health, .metrics, .status: return false
         case .lookup, .resolve, .search, .storefronts, .genres, .entity, .appPrices: return true
+        case .itunesLookup, .itunesSearch: return true
         }
     }
 
@@ -92,9 +100,11 @@ struct RouteError: Error {
     let status: Int
     let message: String
     var headers: [(name: String, value: String)] = []
+    /// The parameter a 400 is about, when one is.
+    var parameter: String? = nil
 
     static func badParameter(_ name: String, _ message: String) -> RouteError {
-        RouteError(status: 400, message: "parameter '\(name)': \(message)")
+        RouteError(status: 400, message: "parameter '\(name)': \(message)", parameter: name)
     }
 }
 

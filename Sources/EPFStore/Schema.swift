@@ -232,6 +232,10 @@ public enum KnownSchemas {
         ("genre_artist", ["artist_id", "genre_id"]), ("genre", ["parent_id"]),
         ("collection_price", ["collection_id"]), ("song_price", ["song_id"]), ("video_price", ["video_id"]),
         ("application_popularity_per_genre", ["genre_id", "application_rank"]),
+        // The match feed, read by Apple's lookup keys (upc, isrc, amg*Id).
+        ("collection_match", ["upc"]), ("collection_match", ["amg_album_id"]), ("song_match", ["isrc"]),
+        ("artist_match", ["amg_artist_id"]), ("video_match", ["upc"]), ("video_match", ["isrc"]),
+        ("video_match", ["amg_video_id"]),
     ]
 
     /// The secondary indexes for a schema, leaving out those the primary key already serves (same leading

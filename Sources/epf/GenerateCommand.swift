@@ -53,6 +53,7 @@ enum GenerateCommand: Command {
                                                 range: 1...Reference.storefronts.count,
                                                 "Storefronts each app has a price in.")
         static let dirt = Flag("dirt", "Inject the damage of real feeds at known places; writes dirt<date>.json.")
+        static let match = Flag("match", "Also write the match feed (match<date>: UPCs, ISRCs, AMG ids).")
         static let only = TextOption("only", "TABLE,...", "Write only these tables.")
         static let gzip = Flag("gzip", "Gzip each table file (v3 only).")
         static let threads = IntOption("threads", default: defaults.threads, range: 1...64,
@@ -61,7 +62,8 @@ enum GenerateCommand: Command {
 
         /// In the order `--help` lists them.
         static let listed: [any DeclaredOption] = [
-            apps, scale, seed, layout, incremental, day, exportDate, priceStorefronts, dirt, only, gzip, threads, json,
+            apps, scale, seed, layout, incremental, day, exportDate, priceStorefronts, dirt, match, only, gzip, threads,
+            json,
         ]
     }
 
@@ -107,6 +109,7 @@ enum GenerateCommand: Command {
         }
         options.dirt = arguments.read(Options.dirt)
         options.gzip = arguments.read(Options.gzip)
+        options.match = arguments.read(Options.match)
         options.threads = try arguments.read(Options.threads)
         if let only = try arguments.read(Options.only) {
             let names = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })

@@ -19,6 +19,8 @@ enum ServeCommand: Command {
       /v1/apps/{id}  /v1/apps/{id}/prices  /v1/collections/{id}  /v1/songs/{id}  /v1/videos/{id}
       /v1/artists/{id}  /v1/resolve?url=...  /v1/search?term=...&entity=...&country=...&limit=...
       /v1/storefronts  /v1/genres  /v1/status  /healthz  /metrics (Prometheus text)
+      /lookup  /search   Apple's iTunes Search API paths and parameters (id, upc, isrc, amg*Id, entity,
+                         limit, sort, country, lang, media, term, attribute, explicit, offset, callback)
 
     OPTIONS:
     \(optionsHelp(Options.listed))

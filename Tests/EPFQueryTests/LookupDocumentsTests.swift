@@ -37,7 +37,8 @@ import Testing
         let connection = try SQLiteConnection(path: database, mode: .readOnly)
         let ids = try connection.query("SELECT application_id FROM application ORDER BY application_id")
             .compactMap { row -> Int64? in if case .integer(let id) = row.first { return id } else { return nil } }
-        #expect(try connection.scalar("SELECT count(*) FROM epf_lookup_documents") == .integer(Int64(ids.count)))
+        #expect(try connection.scalar("SELECT count(*) FROM \(LookupDocuments.table)")
+                == .integer(Int64(ids.count)))
         for id in ids {
             let document = try stored.entityJSON(kind: .software, id: id, country: nil, language: nil)
             let built = try tables.entity(kind: .software, id: id, country: nil, language: nil)?.serialized()
@@ -114,9 +115,35 @@ import Testing
         }
         let after = try #require(try engine.entityJSON(kind: .software, id: appId, country: nil, language: nil))
         #expect(String(decoding: after, as: UTF8.self).contains("\"trackName\":\"Renamed In Place\""))
-        let stored = try writer.scalar("SELECT body FROM epf_lookup_documents WHERE application_id = \(appId)")
+        let stored = try writer.scalar(
+            "SELECT body FROM \(LookupDocuments.table) WHERE application_id = \(appId)")
         guard case .blob(let old)? = stored else { Issue.record("no stored document"); return }
         #expect(!String(decoding: old, as: UTF8.self).contains("Renamed In Place"))
+    }
+
+    @Test func documentsOfAnOlderFormatAreNotReadAndTheNextImportReplacesThem() throws {
+        let scratch = try TemporaryDirectory()
+        let database = scratch.file("epf.sqlite")
+        let options = Self.options(apps: 100)
+        _ = try Self.importFeeds(try Self.generate(options, in: scratch, name: "full"), into: database)
+        // What an older epf left: its documents under the old table name, stamped current, in the old shape.
+        let writer = try SQLiteConnection(path: database, mode: .readWrite)
+        let older = try #require(LookupDocuments.olderTables.first)
+        try writer.execute("ALTER TABLE \(LookupDocuments.table) RENAME TO \(older)")
+        try writer.execute("UPDATE \(older) SET body = CAST('{\"old\":true}' AS BLOB)")
+        let id = try #require(try writer.scalar("SELECT min(application_id) FROM application"))
+        guard case .integer(let appId) = id else { Issue.record("no app"); return }
+        let engine = try QueryEngine(databasePath: database)
+        let answer = try #require(try engine.entityJSON(kind: .software, id: appId, country: nil, language: nil))
+        #expect(String(decoding: answer, as: UTF8.self).contains("\"screenshotUrls\""))
+        // The next import that applies anything rebuilds every document in the current format.
+        var incremental = options
+        incremental.mode = .incremental
+        _ = try Self.importFeeds(try Self.generate(incremental, in: scratch, name: "day1"), into: database)
+        #expect(try !writer.tableExists(older))
+        #expect(try writer.scalar("SELECT count(*) FROM \(LookupDocuments.table)")
+                == writer.scalar("SELECT count(*) FROM application"))
+        #expect(try Self.expectDocumentsMatchTables(database) > 0)
     }
 
     @Test func importWithoutDocumentsLeavesNone() throws {

@@ -138,7 +138,7 @@ struct StoredDocumentsHTTPTests {
         let imported = try runEPF(["import"] + feedDirectories(feed) + ["--db", database])
         #expect(imported.status == 0, "\(imported.errors)")
         let connection = try SQLiteConnection(path: database, mode: .readOnly)
-        #expect(try connection.scalar("SELECT count(*) FROM epf_lookup_documents") == .integer(300))
+        #expect(try connection.scalar("SELECT count(*) FROM \(LookupDocuments.table)") == .integer(300))
         let ids = try connection.query("SELECT application_id FROM application ORDER BY random() LIMIT 25")
             .compactMap { row -> Int64? in if case .integer(let id) = row[0] { return id } else { return nil } }
 
