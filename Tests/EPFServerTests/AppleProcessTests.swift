@@ -9,8 +9,9 @@ import Testing
 struct AppleProcessTests {
     /// Runs `epf` with arguments and waits; returns the exit status.
     static func run(_ arguments: [String]) throws -> Int32 {
+        let binary = try #require(epfBinary(), "build the epf binary first (swift build)")
         let process = Process()
-        process.executableURL = try #require(epfBinary(), "build the epf binary first (swift build)")
+        process.executableURL = binary
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
