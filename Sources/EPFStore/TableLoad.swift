@@ -343,23 +343,13 @@ final class TableLoad {
         outcome.records += summary.records
         outcome.bytes += summary.bytes
         _ = partRecords
-        if summary.truncated {
+        let verdict = LoadVerification.check(summary, location: part.location,
+                                             allowCountMismatch: options.allowCountMismatch)
+        if let failure = verdict.failure {
             failed = true
-            outcome.message = "\(part.location): truncated: no #recordsWritten footer; the file ends at byte "
-                + "\(summary.bytes) after \(summary.records) records"
-        } else if summary.countMismatch {
-            var text = "\(part.location): #recordsWritten says \(summary.declaredRecords ?? 0) but "
-                + "\(summary.records) records were read (file ends at byte \(summary.bytes))"
-            if summary.declaredRecords == -1 { text = "\(part.location): the #recordsWritten footer is not a number" }
-            if summary.recordsAfterFooter > 0 {
-                text += "; \(summary.recordsAfterFooter) records follow the #recordsWritten footer"
-            }
-            if options.allowCountMismatch {
-                outcome.warnings.append(text + "; accepted (--allow-count-mismatch)")
-            } else {
-                failed = true
-                outcome.message = text + "; use --allow-count-mismatch to accept it"
-            }
+            outcome.message = failure
+        } else if let warning = verdict.warning {
+            outcome.warnings.append(warning)
         }
         report(reader, records: summary.records, bytes: outcome.bytes, finished: true)
     }
@@ -394,10 +384,10 @@ final class TableLoad {
     func finish(ledger: Ledger?) -> TableOutcome {
         statement = nil
         outcome.seconds = Date().timeIntervalSince(started)
-        if outcome.rejects > options.maxRejects && !failed {
+        if !failed, let limit = LoadVerification.rejectLimit(
+            rejects: outcome.rejects, maxRejects: options.maxRejects, rejectsPath: rejectsPath) {
             failed = true
-            outcome.message = "\(outcome.rejects) rejected records exceed --max-rejects \(options.maxRejects); "
-                + "see \(rejectsPath)"
+            outcome.message = limit
         }
         if outcome.rejects + outcome.repaired > 0 { outcome.rejectsFile = rejectsPath }
         if options.dryRun || connection == nil {

@@ -102,7 +102,7 @@ enum FetchCommand: Command {
         http.stallSeconds = Int(try seconds(&arguments, "stall-timeout", default: 60).rounded(.up))
         http.connectTimeout = Int(try seconds(&arguments, "connect-timeout", default: 30).rounded(.up))
         options.http = http
-        let database = try databasePath(&arguments)
+        let database = try databasePath(&arguments, allowPostgres: true)
         options.database = FileManager.default.fileExists(atPath: database) ? database : nil
         let keep = try arguments.intOption("keep", default: 0, range: 1...10_000)
         options.keep = keep > 0 ? keep : nil

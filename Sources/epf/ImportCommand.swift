@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFPostgres
 import EPFQuery
 import EPFStore
 import Foundation
@@ -72,6 +73,8 @@ enum ImportRunner {
     /// (the lookup documents unless `--no-documents`) and how to print.
     struct Settings {
         var database: String
+        /// The PostgreSQL schema (`--schema`), used when `database` is a postgresql:// URL.
+        var schema: String
         var options: ImportOptions
         var derived: [any DerivedDataBuilder]
         var json: Bool
@@ -79,13 +82,16 @@ enum ImportRunner {
     }
 
     static func settings(_ arguments: inout Arguments) throws -> Settings {
-        Settings(database: try databasePath(&arguments), options: try options(&arguments),
+        Settings(database: try databasePath(&arguments, allowPostgres: true),
+                 schema: try arguments.option("schema") ?? "epf", options: try options(&arguments),
                  derived: arguments.flag("no-documents") ? [] : [LookupDocuments()],
                  json: arguments.flag("json"), quiet: arguments.flag("quiet"))
     }
 
     static let optionsHelp = """
-      --db FILE               Database (default $EPF_DB or ./epf.sqlite).
+      --db FILE|URL           Database (default $EPF_DB or ./epf.sqlite); a postgresql:// URL imports into
+                              PostgreSQL (see docs/postgresql.md).
+      --schema NAME           PostgreSQL schema for the tables and the ledger (default epf).
       --only REGEX            Only tables whose name matches.
       --skip REGEX            Skip tables whose name matches.
       --dry-run               Read and check everything; write nothing.
@@ -106,6 +112,9 @@ enum ImportRunner {
     """
 
     static func run(paths: [String], settings: Settings) throws -> ExitCode {
+        if PostgresURL.isPostgres(settings.database) {
+            return try PostgresCLI.runImport(paths: paths, settings: settings)
+        }
         let (database, options, derived, json, quiet) = (settings.database, settings.options, settings.derived,
                                                          settings.json, settings.quiet)
         let printer = ProgressPrinter(quiet: quiet || json && !isTerminal(STDERR_FILENO))
@@ -130,6 +139,11 @@ enum ImportRunner {
         } catch let error as SQLiteError {
             throw CommandFailure(.cannotCreate, "\(database): \(error)")
         }
+        return try finish(report, json: json)
+    }
+
+    /// Prints the report (JSON or the summary) and returns the exit status.
+    static func finish(_ report: ImportReport, json: Bool) throws -> ExitCode {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -271,24 +285,38 @@ enum StatusCommand: Command {
     static let name = "status"
     static let summary = "Tables, row counts, export dates, last imports, database size"
     static let help = """
-    USAGE: epf status [--db FILE] [--json] [--imports N]
+    USAGE: epf status [--db FILE|URL] [--schema NAME] [--json] [--imports N]
+
+    With a postgresql:// URL, reports the tables and ledger of the schema (default epf).
 
     EXAMPLES:
       epf status
       epf status --db /srv/epf/epf.sqlite --json
+      epf status --db postgresql://epf@db.internal/analytics --schema epf
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let database = try databasePath(&arguments)
+        let database = try databasePath(&arguments, allowPostgres: true)
+        let schema = try arguments.option("schema") ?? "epf"
         let json = arguments.flag("json")
         let count = try arguments.intOption("imports", default: 10, range: 0...10_000)
         _ = try arguments.finish()
+        if PostgresURL.isPostgres(database) {
+            let status = try PostgresCLI.status(url: database, schema: schema, lastImports: count)
+            return try show(status, json: json)
+        }
         guard FileManager.default.fileExists(atPath: database) else {
             throw CommandFailure(.noInput, "\(database): no database here. Create it with: "
                                  + "epf import <feed directory or file> --db \(database)")
         }
         let connection = try SQLiteConnection(path: database, mode: .readOnly)
         let status = try StoreStatus.read(connection, databasePath: database, lastImports: count)
+        return try show(status, json: json)
+    }
+
+    /// Prints a status (the same for SQLite and PostgreSQL).
+    static func show(_ status: StoreStatus, json: Bool) throws -> ExitCode {
+        let database = status.database
         if status.tables.isEmpty {
             throw CommandFailure(.noInput, "\(database) holds no EPF tables. Load some with: "
                                  + "epf import <feed directory or file> --db \(database)")
