@@ -77,19 +77,27 @@ def text_copy_value(field):
 
 
 def convert(source, target):
-    """Writes the data records of an EPF file as PostgreSQL text COPY lines; returns (columns, rows)."""
-    columns, rows = None, 0
+    """Writes the data records of an EPF file as PostgreSQL text COPY lines, streaming; returns (columns, rows)."""
+    columns, rows, rest = None, 0, b""
     with open(source, "rb") as f, open(target, "wb") as out:
-        data = f.read()
-        for record in data.split(b"\x02\n"):
-            if not record:
-                continue
-            if record.startswith(b"#"):
-                if columns is None:
-                    columns = record[1:].decode().split("\x01")
-                continue
-            out.write(b"\t".join(text_copy_value(field) for field in record.split(b"\x01")) + b"\n")
-            rows += 1
+        while True:
+            chunk = f.read(1 << 24)
+            records = (rest + chunk).split(b"\x02\n")
+            rest = records.pop() if chunk else b""
+            lines = []
+            for record in records:
+                if not record:
+                    continue
+                if record.startswith(b"#"):
+                    if columns is None:
+                        columns = record[1:].decode().split("\x01")
+                    continue
+                lines.append(b"\t".join(text_copy_value(field) for field in record.split(b"\x01")))
+                rows += 1
+            if lines:
+                out.write(b"\n".join(lines) + b"\n")
+            if not chunk:
+                break
     return columns, rows
 
 
@@ -158,6 +166,8 @@ def bench_table(b, epf, cluster, psql, table, rows, reps):
 
 
 def bench_postgres(b, epf, profile, reps):
+    if not epf.has("import"):
+        return b.unavailable("postgres import", epf.missing("import"))
     bin_dir = binaries()
     psql = shutil.which("psql")
     if bin_dir is None or psql is None:

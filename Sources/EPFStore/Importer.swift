@@ -12,8 +12,7 @@ public final class Importer {
     /// The options.
     public let options: ImportOptions
     private let progress: ((ImportProgress) -> Void)?
-    private let onlyPattern: NSRegularExpression?
-    private let skipPattern: NSRegularExpression?
+    private let selection: TableSelection
     /// Derived data brought up to date after the tables (see `DerivedDataBuilder`).
     private let derived: [any DerivedDataBuilder]
     /// Tables applied in this run.
@@ -32,24 +31,10 @@ public final class Importer {
         self.options = options
         self.derived = derived
         self.progress = progress
-        func compile(_ pattern: String?, _ flag: String) throws -> NSRegularExpression? {
-            guard let pattern else { return nil }
-            do {
-                return try NSRegularExpression(pattern: pattern)
-            } catch {
-                throw ImportError.badOption("--\(flag) '\(pattern)' is not a valid regular expression")
-            }
-        }
-        onlyPattern = try compile(options.only, "only")
-        skipPattern = try compile(options.skip, "skip")
+        selection = try TableSelection(options: options)
     }
 
-    private func selected(_ table: String) -> Bool {
-        let range = NSRange(table.startIndex..., in: table)
-        if let onlyPattern, onlyPattern.firstMatch(in: table, range: range) == nil { return false }
-        if let skipPattern, skipPattern.firstMatch(in: table, range: range) != nil { return false }
-        return true
-    }
+    private func selected(_ table: String) -> Bool { selection.contains(table) }
 
     private struct StopPeeking: Error {}
 

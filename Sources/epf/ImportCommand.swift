@@ -130,16 +130,21 @@ enum ImportRunner {
         do {
             report = try importer.run(paths: paths)
         } catch let error as ImportError {
-            switch error {
-            case .locked: throw CommandFailure(.tempFail, error.description)
-            case .missingInput: throw CommandFailure(.noInput, error.description)
-            case .badOption: throw UsageError(error.description)
-            case .io: throw CommandFailure(.cannotCreate, error.description)
-            }
+            throw failure(error)
         } catch let error as SQLiteError {
             throw CommandFailure(.cannotCreate, "\(database): \(error)")
         }
         return try finish(report, json: json)
+    }
+
+    /// The CLI error for an import that could not run: 75 locked, 66 missing input, 64 usage, 73 I/O.
+    static func failure(_ error: ImportError) -> any Error {
+        switch error {
+        case .locked: return CommandFailure(.tempFail, error.description)
+        case .missingInput: return CommandFailure(.noInput, error.description)
+        case .badOption: return UsageError(error.description)
+        case .io: return CommandFailure(.cannotCreate, error.description)
+        }
     }
 
     /// Prints the report (JSON or the summary) and returns the exit status.

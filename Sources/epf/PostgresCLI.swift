@@ -26,12 +26,7 @@ enum PostgresCLI {
         do {
             report = try importer.run(paths: paths)
         } catch let error as ImportError {
-            switch error {
-            case .locked: throw CommandFailure(.tempFail, error.description)
-            case .missingInput: throw CommandFailure(.noInput, error.description)
-            case .badOption: throw UsageError(error.description)
-            case .io: throw CommandFailure(.cannotCreate, error.description)
-            }
+            throw ImportRunner.failure(error)
         } catch let error as PostgresError {
             throw CommandFailure(.unavailable, "\(error)")
         }

@@ -11,8 +11,7 @@ public final class PostgresImporter {
     /// The options.
     public let options: ImportOptions
     private let progress: ((ImportProgress) -> Void)?
-    private let onlyPattern: NSRegularExpression?
-    private let skipPattern: NSRegularExpression?
+    private let selection: TableSelection
     private var phases = PhaseTimes()
     private var phasesCPU = PhaseCPU()
 
@@ -21,24 +20,10 @@ public final class PostgresImporter {
         self.target = target
         self.options = options
         self.progress = progress
-        func compile(_ pattern: String?, _ flag: String) throws -> NSRegularExpression? {
-            guard let pattern else { return nil }
-            do {
-                return try NSRegularExpression(pattern: pattern)
-            } catch {
-                throw ImportError.badOption("--\(flag) '\(pattern)' is not a valid regular expression")
-            }
-        }
-        onlyPattern = try compile(options.only, "only")
-        skipPattern = try compile(options.skip, "skip")
+        selection = try TableSelection(options: options)
     }
 
-    private func selected(_ table: String) -> Bool {
-        let range = NSRange(table.startIndex..., in: table)
-        if let onlyPattern, onlyPattern.firstMatch(in: table, range: range) == nil { return false }
-        if let skipPattern, skipPattern.firstMatch(in: table, range: range) != nil { return false }
-        return true
-    }
+    private func selected(_ table: String) -> Bool { selection.contains(table) }
 
     /// The default rejects directory: `epf-<schema>.rejects` in the current directory.
     public var defaultRejectsDirectory: String { "epf-\(target.schema).rejects" }

@@ -6,18 +6,9 @@ extension PostgresTableLoad: TableLoading {
     /// Verifies and makes the table visible (or keeps the old data). Returns the final outcome.
     func finish(ledger: PostgresLedger?) -> TableOutcome {
         outcome.seconds = Date().timeIntervalSince(started)
-        if !failed, let limit = LoadVerification.rejectLimit(
-            rejects: outcome.rejects, maxRejects: options.maxRejects, rejectsPath: rejectsPath) {
-            failed = true
-            outcome.message = limit
-        }
-        if outcome.rejects + outcome.repaired > 0 { outcome.rejectsFile = rejectsPath }
-        if options.dryRun || connection == nil {
-            outcome.status = failed ? .failed : .validated
-            outcome.rows = attempts
-            return outcome
-        }
-        guard let connection else { return outcome }
+        guard RecordIntake.settle(&outcome, failed: &failed, options: options, rejectsPath: rejectsPath,
+                                  attempts: attempts, writing: !options.dryRun && connection != nil),
+              let connection else { return outcome }
         do {
             if failed {
                 throw LoadFailure(outcome.message ?? "verification failed")

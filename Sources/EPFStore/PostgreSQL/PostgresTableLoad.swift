@@ -44,10 +44,9 @@ final class PostgresTableLoad {
     let started = Date()
     var rejects: RejectsWriter?
     private var resume: (part: Int, records: Int)?
-    var seenKeys = KeyHashSet()
+    var intake: RecordIntake
     var keyIndexes: [Int] = []
-    private var applicationIdIndex: Int?
-    private(set) var touchedApplicationIds = Set<Int64>()
+    var touchedApplicationIds: Set<Int64> { intake.touchedApplicationIds }
     private let fileColumns: [String]
     var failed = false
     /// Column types of the existing table an incremental goes into, by name (the file's may differ).
@@ -77,21 +76,11 @@ final class PostgresTableLoad {
         binder = RowBinder(schema: schema, fileColumns: header.columns.count, policy: options.badValues)
         writer = BinaryCopyWriter(kinds: schema.columns.prefix(binder.columnCount).map(PostgresTarget.kind))
         sink = CopyRowSink(writer: writer)
-        var name = file.table
-        if let feed = file.feed, let date = file.feedDate { name = "\(feed)\(date)-\(file.table)" }
-        rejectsPath = (rejectsDirectory as NSString).appendingPathComponent(name + ".rejects")
-        outcome = TableOutcome(table: file.table, location: file.location, status: .applied)
-        outcome.feed = file.feed
-        outcome.feedDate = file.feedDate
-        outcome.mode = mode.rawValue
-        outcome.parts = 0
-        outcome.warnings = schema.corrections
-        if header.exportMode == nil {
-            outcome.warnings.append(header.unknownExportMode.map { "unknown #exportMode '\($0)'; loading as FULL" }
-                                    ?? "no #exportMode; loading as FULL")
-        }
-        keyIndexes = schema.primaryKey.compactMap { schema.index(of: $0) }
-        if mode == .incremental { applicationIdIndex = schema.index(of: "application_id") }
+        rejectsPath = RecordIntake.rejectsPath(directory: rejectsDirectory, file: file)
+        outcome = RecordIntake.startingOutcome(file: file, mode: mode, schema: schema, header: header)
+        let resolved = schema
+        keyIndexes = resolved.primaryKey.compactMap { resolved.index(of: $0) }
+        intake = RecordIntake(schema: resolved, mode: mode)
         guard "epf_retired_\(file.table)".utf8.count <= 63 else {
             throw LoadFailure("table name '\(file.table)' is too long for PostgreSQL (at most 51 bytes)")
         }
@@ -253,7 +242,6 @@ final class PostgresTableLoad {
         var sinceCheckpoint = 0
         var lastReport = Date()
         let isFull = mode == .full
-        let countKeys = !isFull && !keyIndexes.isEmpty
         let writing = connection != nil && !options.dryRun
         let sink: CopyRowSink? = writing ? self.sink : nil
         let loopStarted = Monotonic.now()
@@ -280,18 +268,7 @@ final class PostgresTableLoad {
                 rejects?.write(record, reason: reason)
                 outcome.rejects += 1
             } else {
-                if !binder.repairs.isEmpty {
-                    for repair in binder.repairs {
-                        rejects?.writeRepair(record, reason: binder.repairReason(repair, in: record))
-                    }
-                    outcome.repaired += binder.repairs.count
-                }
-                if countKeys {
-                    if !seenKeys.insert(KeyHashSet.hash(record, keyIndexes: keyIndexes)) { outcome.duplicates += 1 }
-                }
-                if let applicationIdIndex, let id = EPFValues.integer(record.field(applicationIdIndex)) {
-                    touchedApplicationIds.insert(id)
-                }
+                intake.accepted(record, binder: binder, rejects: rejects, outcome: &outcome)
                 attempts += 1
                 if writing && writer.pendingBytes >= writer.flushThreshold, let connection {
                     let sendStarted = Monotonic.now()
@@ -333,11 +310,8 @@ final class PostgresTableLoad {
     }
 
     private func report(_ reader: EPFTableReader, records: Int, bytes: Int64, finished: Bool) {
-        guard let progress else { return }
-        let position: (read: Int64, total: Int64) = reader.inputPosition?() ?? (0, 0)
-        progress(ImportProgress(table: schema.name, location: file.location, records: records,
-                                bytes: bytes, inputRead: position.read, inputTotal: position.total,
-                                elapsed: Date().timeIntervalSince(started), finished: finished))
+        RecordIntake.report(progress, reader, table: schema.name, location: file.location, records: records,
+                            bytes: bytes, started: started, finished: finished)
     }
 
     /// Ends the COPY, records how far the load got and commits both, then opens the next transaction and COPY.
