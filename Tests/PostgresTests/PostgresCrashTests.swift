@@ -193,3 +193,52 @@ final class ManagedAtomicFlag: @unchecked Sendable {
     func finish() { lock.lock(); finished = true; lock.broadcast(); lock.unlock() }
     func waitFinished() { lock.lock(); while !finished { lock.wait() }; lock.unlock() }
 }
+
+/// `epf status` and the query commands with a PostgreSQL URL, through the built binary.
+@Suite struct PostgresCLITests {
+    /// Runs `epf` to completion with its output in files; returns status, stdout and stderr.
+    private func runEPF(_ arguments: [String], in scratch: TemporaryDirectory) throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: epfBinary)
+        process.arguments = arguments
+        process.currentDirectoryURL = scratch.url
+        let outPath = scratch.file("stdout-\(UUID().uuidString)")
+        let errPath = scratch.file("stderr-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: outPath, contents: nil)
+        FileManager.default.createFile(atPath: errPath, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        let out = String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self)
+        let err = String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self)
+        return (process.terminationStatus, out, err)
+    }
+
+    @Test func statusAndImportNeverPrintThePasswordAndQueriesRefuseAURL() throws {
+        let url = try TestCluster.get().database()
+        // The cluster trusts local connections, so any password is accepted: it must still never be printed.
+        let secret = url.replacingOccurrences(of: "postgres@", with: "postgres:s3cr3t-pw@")
+        let scratch = try TemporaryDirectory()
+        var options = feedOptions(apps: 100)
+        options.tables = ["storefront", "genre"]
+        let paths = try generate(options, in: scratch.path, name: "feed")
+        let (imported, importOut, importErr) = try runEPF(["import"] + paths + ["--db", secret, "--schema", "cli"],
+                                                          in: scratch)
+        #expect(imported == 0, "\(importErr)")
+        #expect(!(importOut + importErr).contains("s3cr3t"))
+        let (status, json, statusErr) = try runEPF(["status", "--db", secret, "--schema", "cli", "--json"],
+                                                   in: scratch)
+        #expect(status == 0, "\(statusErr)")
+        #expect(json.contains("\"tables\"") && json.contains("\"storefront\"") && json.contains("\"lastImports\""))
+        #expect(!(json + statusErr).contains("s3cr3t"))
+        let (lookup, _, lookupErr) = try runEPF(["lookup", "1", "--db", secret], in: scratch)
+        #expect(lookup == 64)
+        #expect(lookupErr.contains("SQLite") && !lookupErr.contains("s3cr3t"))
+        let (serve, _, _) = try runEPF(["serve", "--db", secret, "--port", "0"], in: scratch)
+        #expect(serve == 64)
+        let (badSchema, _, _) = try runEPF(["status", "--db", secret, "--schema", "No-Such"], in: scratch)
+        #expect(badSchema == 64)
+    }
+}
