@@ -14,6 +14,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CBzip2", path: "Sources/CBzip2", providers: [.apt(["libbz2-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libpq's declarations only: the library is opened at first use (see Sources/CLibPQ/shim.h).
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", providers: [.apt(["libpq-dev"])]),
 
         // One JSON value type and writer for every output (CLI --json, HTTP bodies, stored documents).
         .target(name: "JSONText"),
@@ -21,8 +23,10 @@ let package = Package(
         .target(name: "EPFFormat", dependencies: ["CZlib", "CBzip2"]),
         // Deterministic synthetic feeds in the exact EPF format.
         .target(name: "EPFGenerator", dependencies: ["EPFFormat", "CBzip2", "CZlib"]),
-        // Records -> rows: SQLite wrapper, schema mapping, full/incremental loaders, ledger.
-        .target(name: "EPFStore", dependencies: ["EPFFormat", "CSQLite", "JSONText"]),
+        // A thin libpq wrapper and PostgreSQL's binary COPY format.
+        .target(name: "EPFPostgres", dependencies: ["CLibPQ"]),
+        // Records -> rows: SQLite wrapper, schema mapping, full/incremental loaders, ledger; the same into PostgreSQL.
+        .target(name: "EPFStore", dependencies: ["EPFFormat", "CSQLite", "JSONText", "EPFPostgres"]),
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
         .target(name: "EPFQuery", dependencies: ["EPFStore", "JSONText"]),
         // Mirrors Apple's feed server: listings, verified, resumable, multi-connection downloads (libcurl).
@@ -33,7 +37,7 @@ let package = Package(
         .target(name: "EPFServer", dependencies: ["EPFQuery", "HTTPTransport", "JSONText"]),
         // The executable: argument parsing and output only.
         .executableTarget(name: "epf", dependencies: ["EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery", "EPFServer",
-                                                      "HTTPTransport", "JSONText", "EPFFetch"]),
+                                                      "HTTPTransport", "JSONText", "EPFFetch", "EPFPostgres"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench", dependencies: ["EPFFormat", "EPFStore", "EPFQuery"], path: "benchmarks/swift"),
         // The test feed server (Tests/EPFTestSupport/FeedServer.swift) as a process, for the fetch benchmark.
@@ -52,6 +56,10 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFTestSupport"]),
         .testTarget(name: "EPFFetchTests", dependencies: ["EPFFetch", "EPFTestSupport"]),
+        // Against a throwaway PostgreSQL cluster the tests start themselves (Debian package postgresql).
+        .testTarget(name: "PostgresTests",
+                    dependencies: ["EPFPostgres", "EPFStore", "EPFGenerator", "EPFFormat", "EPFTestSupport",
+                                   "JSONText"]),
     ],
     swiftLanguageModes: [.v6]
 )

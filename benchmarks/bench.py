@@ -36,6 +36,7 @@ import bench_scale
 import bench_bzip2
 import bench_fetch
 import bench_itunes
+import bench_postgres
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -54,7 +55,8 @@ PROFILES = {
                   lookup_apps=50_000, wrk_seconds=5, memory_seconds=10, reps=1, hyperfine_runs=15,
                   lookups=10_000),
 }
-SECTIONS = ["parse", "validate", "tbz", "bzip2", "import", "incremental", "lookup", "http", "fetch", "scale"]
+SECTIONS = ["parse", "validate", "tbz", "bzip2", "import", "incremental", "lookup", "http", "fetch", "scale",
+            "postgres"]
 # Rows per second of the Python reference importer, from the performance issue.
 PYTHON_REFERENCE = {"application_price": 54_000, "application_detail": 9_500}
 SEED = 42
@@ -1114,7 +1116,7 @@ def main():
     profile_name = "quick" if args.quick else "full"
     profile = PROFILES[profile_name]
     reps = args.reps or profile["reps"]
-    sections = args.only.split(",") if args.only else [s for s in SECTIONS if s != "scale"]
+    sections = args.only.split(",") if args.only else [s for s in SECTIONS if s not in ("scale", "postgres")]
     for section in sections:
         if section not in SECTIONS:
             parser.error(f"unknown section '{section}'; choose from {', '.join(SECTIONS)}")
@@ -1162,6 +1164,8 @@ def main():
         guarded("scale", bench_scale.bench_scale, sys.modules[__name__], epf, args.quick, args.fractions)
     if "fetch" in sections:
         guarded("fetch", bench_fetch.bench_fetch, epf, profile_name, sys.modules[__name__])
+    if "postgres" in sections:
+        guarded("postgres", bench_postgres.bench_postgres, sys.modules[__name__], epf, profile, reps)
 
     text, markdown = render(ROWS, facts, profile_name, time.time() - STARTED)
     print(text)

@@ -12,8 +12,7 @@ public final class Importer {
     /// The options.
     public let options: ImportOptions
     private let progress: ((ImportProgress) -> Void)?
-    private let onlyPattern: NSRegularExpression?
-    private let skipPattern: NSRegularExpression?
+    private let selection: TableSelection
     /// Derived data brought up to date after the tables (see `DerivedDataBuilder`).
     private let derived: [any DerivedDataBuilder]
     /// Tables applied in this run.
@@ -32,24 +31,10 @@ public final class Importer {
         self.options = options
         self.derived = derived
         self.progress = progress
-        func compile(_ pattern: String?, _ flag: String) throws -> NSRegularExpression? {
-            guard let pattern else { return nil }
-            do {
-                return try NSRegularExpression(pattern: pattern)
-            } catch {
-                throw ImportError.badOption("--\(flag) '\(pattern)' is not a valid regular expression")
-            }
-        }
-        onlyPattern = try compile(options.only, "only")
-        skipPattern = try compile(options.skip, "skip")
+        selection = try TableSelection(options: options)
     }
 
-    private func selected(_ table: String) -> Bool {
-        let range = NSRange(table.startIndex..., in: table)
-        if let onlyPattern, onlyPattern.firstMatch(in: table, range: range) == nil { return false }
-        if let skipPattern, skipPattern.firstMatch(in: table, range: range) != nil { return false }
-        return true
-    }
+    private func selected(_ table: String) -> Bool { selection.contains(table) }
 
     private struct StopPeeking: Error {}
 
@@ -218,118 +203,19 @@ public final class Importer {
 
     private func apply(path: String, connection: SQLiteConnection?, ledger: Ledger?, rejectsDirectory: String,
                        report: inout ImportReport) throws {
-        let units: [[String]]
-        do {
-            units = try FeedInput.units(at: path, options: options.readOptions)
-        } catch {
-            report.fileErrors.append("\(error)")
-            return
-        }
-        var pending: TableLoad?
-        var fileSucceeded: [(source: SourceIdentity, feedDate: String?, md5: String?, ok: Bool)] = []
-        var outcomes: [TableOutcome] = []
-
-        func finishPending() {
-            guard let load = pending else { return }
-            pending = nil
-            let outcome = load.finish(ledger: ledger)
-            phases.add(tableLoad: load.phases)
-            phasesCPU.add(tableLoad: load.phasesCPU)
+        let pass = ImportPass<TableLoad>(options: options, ledger: ledger, selected: selected) { file, reader, source in
+            try TableLoad(connection: connection, options: self.options, file: file, header: reader.header,
+                          source: source, rejectsDirectory: rejectsDirectory, progress: self.progress)
+        } ended: { load, outcome in
+            self.phases.add(tableLoad: load.phases)
+            self.phasesCPU.add(tableLoad: load.phasesCPU)
             if outcome.status == .applied {
-                appliedTables.insert(outcome.table)
-                changes.tables[outcome.table, default: false] = changes.tables[outcome.table] == true
+                self.appliedTables.insert(outcome.table)
+                self.changes.tables[outcome.table, default: false] = self.changes.tables[outcome.table] == true
                     || load.mode != .incremental
-                changes.applicationIds.formUnion(load.touchedApplicationIds)
-            }
-            outcomes.append(outcome)
-        }
-
-        for unit in units {
-            guard let file = unit.first else { continue }
-            let source = SourceIdentity(paths: unit)
-            if !options.force && !options.dryRun, let ledger, try ledger.sourceApplied(source) {
-                report.unchangedSources.append(file)
-                continue
-            }
-            var ok = true
-            var md5: String?
-            var feedDate: String?
-            var failedInsideLoad = false
-            do {
-                try FeedInput.forEachTable(inUnit: unit, options: options.readOptions) { tableFile, reader in
-                    md5 = tableFile.verifiedMD5
-                    feedDate = tableFile.feedDate
-                    guard selected(tableFile.table) else {
-                        var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
-                                                   status: .filtered)
-                        outcome.feed = tableFile.feed
-                        outcome.feedDate = tableFile.feedDate
-                        outcomes.append(outcome)
-                        ok = false
-                        return
-                    }
-                    if let problem = Self.tableNameProblem(tableFile.table) {
-                        var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
-                                                   status: .failed)
-                        outcome.message = problem
-                        outcomes.append(outcome)
-                        ok = false
-                        return
-                    }
-                    if !options.force, !options.dryRun, let ledger, try ledger.tableApplied(tableFile, source: source) {
-                        var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
-                                                   status: .unchanged)
-                        outcome.feed = tableFile.feed
-                        outcome.feedDate = tableFile.feedDate
-                        outcomes.append(outcome)
-                        return
-                    }
-                    let continuesPending = pending.map { load in
-                        load.table == tableFile.table && load.file.feed == tableFile.feed
-                            && load.file.feedDate == tableFile.feedDate && load.mode == .full
-                            && tableFile.part != nil && reader.header.exportMode != .incremental
-                    } ?? false
-                    if !continuesPending {
-                        finishPending()
-                        pending = try TableLoad(connection: connection, options: options, file: tableFile,
-                                                header: reader.header, source: source,
-                                                rejectsDirectory: rejectsDirectory, progress: progress)
-                    }
-                    guard let load = pending else { return }
-                    do {
-                        try load.load(reader, part: tableFile)
-                    } catch {
-                        // The stream is unusable (I/O, corrupt compression, SQLite): refuse this table and stop
-                        // reading this file.
-                        failedInsideLoad = true
-                        throw error
-                    }
-                    if load.mode == .incremental || tableFile.part == nil { finishPending() }
-                }
-            } catch {
-                ok = false
-                if let load = pending {
-                    pending = nil
-                    load.abort()
-                    phases.add(tableLoad: load.phases)
-                    phasesCPU.add(tableLoad: load.phasesCPU)
-                    var outcome = load.finish(ledger: nil)
-                    outcome.status = .failed
-                    outcome.message = "\(error)"
-                    outcomes.append(outcome)
-                    ledger?.record(outcome, file: load.file, source: source)
-                }
-                if !failedInsideLoad { report.fileErrors.append("\(error)") }
-            }
-            fileSucceeded.append((source, feedDate, md5, ok))
-        }
-        finishPending()
-        report.outcomes += outcomes
-        let anyFailed = outcomes.contains { $0.status == .failed }
-        if let ledger, !anyFailed, !options.dryRun {
-            for entry in fileSucceeded where entry.ok {
-                try ledger.recordSource(entry.source, feedDate: entry.feedDate, md5: entry.md5)
+                self.changes.applicationIds.formUnion(load.touchedApplicationIds)
             }
         }
+        try pass.apply(path: path, report: &report)
     }
 }

@@ -14,6 +14,17 @@ public struct RejectReason: Sendable, Equatable {
     public var value: String?
 }
 
+/// Where `RowBinder` puts a record's values, in column order (parameter `index` is column `index - 1`): a SQLite
+/// statement's parameters, or a row of PostgreSQL's binary COPY. Decimals and dates arrive as text (the decimal
+/// as given, the date in its canonical `YYYY-MM-DDTHH:MM:SSZ` form).
+protocol RowSink {
+    func bindNull(at index: Int32) throws
+    func bind(_ value: Int64, at index: Int32) throws
+    func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws
+}
+
+extension SQLiteStatement: RowSink {}
+
 /// A value stored as NULL because it was not of its column's type; the row was kept.
 struct ValueRepair {
     /// Column index in file order.
@@ -154,7 +165,7 @@ final class RowBinder {
     /// the record must be rejected; then the statement's bindings are incomplete and it must not be stepped.
     /// Values stored as NULL instead are listed in `repairs` afterwards.
     @inline(__always)
-    func bind(_ record: EPFRecord, to statement: SQLiteStatement?) throws -> RejectReason? {
+    func bind<Sink: RowSink>(_ record: EPFRecord, to statement: Sink?) throws -> RejectReason? {
         if !repairs.isEmpty { repairs.removeAll(keepingCapacity: true) }
         if let problem = recordProblem(record) { return problem }
         for index in 0..<columnCount {

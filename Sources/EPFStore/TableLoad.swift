@@ -57,14 +57,13 @@ final class TableLoad {
     private var statement: SQLiteStatement?
     private var rejects: RejectsWriter?
     private var resume: (part: Int, records: Int)?
-    private var seenKeys = KeyHashSet()
+    /// Per-record bookkeeping shared with the PostgreSQL store.
+    private var intake: RecordIntake
     /// Rows an incremental inserted (not updated), to keep the row count without a count(*).
     private var insertedRows = 0
     private var keyIndexes: [Int] = []
-    /// Field of `application_id` in an incremental's records, when the table has one.
-    private var applicationIdIndex: Int?
     /// The `application_id`s of the rows an incremental wrote (for derived data that is kept per app).
-    private(set) var touchedApplicationIds = Set<Int64>()
+    var touchedApplicationIds: Set<Int64> { intake.touchedApplicationIds }
     private var fileColumns: [String]
     private var failed = false
     private var attempts = 0
@@ -86,21 +85,11 @@ final class TableLoad {
         schema = KnownSchemas.resolve(table: file.table, header: header)
         fileColumns = header.columns
         binder = RowBinder(schema: schema, fileColumns: header.columns.count, policy: options.badValues)
-        var name = file.table
-        if let feed = file.feed, let date = file.feedDate { name = "\(feed)\(date)-\(file.table)" }
-        rejectsPath = (rejectsDirectory as NSString).appendingPathComponent(name + ".rejects")
-        outcome = TableOutcome(table: file.table, location: file.location, status: .applied)
-        outcome.feed = file.feed
-        outcome.feedDate = file.feedDate
-        outcome.mode = mode.rawValue
-        outcome.parts = 0
-        outcome.warnings = schema.corrections
-        if header.exportMode == nil {
-            outcome.warnings.append(header.unknownExportMode.map { "unknown #exportMode '\($0)'; loading as FULL" }
-                                    ?? "no #exportMode; loading as FULL")
-        }
-        keyIndexes = schema.primaryKey.compactMap { schema.index(of: $0) }
-        if mode == .incremental { applicationIdIndex = schema.index(of: "application_id") }
+        rejectsPath = RecordIntake.rejectsPath(directory: rejectsDirectory, file: file)
+        outcome = RecordIntake.startingOutcome(file: file, mode: mode, schema: schema, header: header)
+        let resolved = schema
+        keyIndexes = resolved.primaryKey.compactMap { resolved.index(of: $0) }
+        intake = RecordIntake(schema: resolved, mode: mode)
         if let connection, !options.dryRun {
             try prepare(connection)
         }
@@ -268,7 +257,6 @@ final class TableLoad {
         var partRecords = 0
         let statement = self.statement
         let isFull = mode == .full
-        let countKeys = !isFull && !keyIndexes.isEmpty
         let loopStarted = Monotonic.now()
         let loopCPU = PhaseCPU.now()
         var insertNanoseconds: UInt64 = 0
@@ -303,22 +291,11 @@ final class TableLoad {
                 rejects?.write(record, reason: reason)
                 outcome.rejects += 1
             } else {
-                if !binder.repairs.isEmpty {
-                    for repair in binder.repairs {
-                        rejects?.writeRepair(record, reason: binder.repairReason(repair, in: record))
-                    }
-                    outcome.repaired += binder.repairs.count
-                }
-                if countKeys {
-                    if !seenKeys.insert(KeyHashSet.hash(record, keyIndexes: keyIndexes)) { outcome.duplicates += 1 }
-                }
+                intake.accepted(record, binder: binder, rejects: rejects, outcome: &outcome)
                 if let statement {
                     let before = connection?.lastInsertRowid
                     try statement.runOnce()
                     if !isFull && connection?.lastInsertRowid != before { insertedRows += 1 }
-                }
-                if let applicationIdIndex, let id = EPFValues.integer(record.field(applicationIdIndex)) {
-                    touchedApplicationIds.insert(id)
                 }
                 attempts += 1
             }
@@ -342,33 +319,20 @@ final class TableLoad {
         outcome.records += summary.records
         outcome.bytes += summary.bytes
         _ = partRecords
-        if summary.truncated {
+        let verdict = LoadVerification.check(summary, location: part.location,
+                                             allowCountMismatch: options.allowCountMismatch)
+        if let failure = verdict.failure {
             failed = true
-            outcome.message = "\(part.location): truncated: no #recordsWritten footer; the file ends at byte "
-                + "\(summary.bytes) after \(summary.records) records"
-        } else if summary.countMismatch {
-            var text = "\(part.location): #recordsWritten says \(summary.declaredRecords ?? 0) but "
-                + "\(summary.records) records were read (file ends at byte \(summary.bytes))"
-            if summary.declaredRecords == -1 { text = "\(part.location): the #recordsWritten footer is not a number" }
-            if summary.recordsAfterFooter > 0 {
-                text += "; \(summary.recordsAfterFooter) records follow the #recordsWritten footer"
-            }
-            if options.allowCountMismatch {
-                outcome.warnings.append(text + "; accepted (--allow-count-mismatch)")
-            } else {
-                failed = true
-                outcome.message = text + "; use --allow-count-mismatch to accept it"
-            }
+            outcome.message = failure
+        } else if let warning = verdict.warning {
+            outcome.warnings.append(warning)
         }
         report(reader, records: summary.records, bytes: outcome.bytes, finished: true)
     }
 
     private func report(_ reader: EPFTableReader, records: Int, bytes: Int64, finished: Bool) {
-        guard let progress else { return }
-        let position: (read: Int64, total: Int64) = reader.inputPosition?() ?? (0, 0)
-        progress(ImportProgress(table: schema.name, location: file.location, records: records,
-                                bytes: bytes, inputRead: position.read, inputTotal: position.total,
-                                elapsed: Date().timeIntervalSince(started), finished: finished))
+        RecordIntake.report(progress, reader, table: schema.name, location: file.location, records: records,
+                            bytes: bytes, started: started, finished: finished)
     }
 
     private func checkpoint(_ connection: SQLiteConnection, part: Int, recordsDone: Int) throws {
@@ -393,18 +357,9 @@ final class TableLoad {
     func finish(ledger: Ledger?) -> TableOutcome {
         statement = nil
         outcome.seconds = Date().timeIntervalSince(started)
-        if outcome.rejects > options.maxRejects && !failed {
-            failed = true
-            outcome.message = "\(outcome.rejects) rejected records exceed --max-rejects \(options.maxRejects); "
-                + "see \(rejectsPath)"
-        }
-        if outcome.rejects + outcome.repaired > 0 { outcome.rejectsFile = rejectsPath }
-        if options.dryRun || connection == nil {
-            outcome.status = failed ? .failed : .validated
-            outcome.rows = attempts
-            return outcome
-        }
-        guard let connection else { return outcome }
+        guard RecordIntake.settle(&outcome, failed: &failed, options: options, rejectsPath: rejectsPath,
+                                  attempts: attempts, writing: !options.dryRun && connection != nil),
+              let connection else { return outcome }
         do {
             if failed {
                 throw LoadFailure(outcome.message ?? "verification failed")

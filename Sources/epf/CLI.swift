@@ -1,3 +1,4 @@
+import EPFPostgres
 import Foundation
 
 /// Exit statuses, following sysexits(3) like swift-argument-parser's tools.
@@ -179,10 +180,21 @@ final class Output: @unchecked Sendable {
 /// Shorthand for `Output.shared.line`.
 func say(_ text: String = "") { Output.shared.line(text) }
 
-/// The database path from `--db`, `$EPF_DB` or `./epf.sqlite` (`CommonOptions.database`).
-func databasePath(_ arguments: inout Arguments) throws -> String {
+/// The database path from `--db`, `$EPF_DB` or `./epf.sqlite` (`CommonOptions.database`). A `postgresql://` URL
+/// is refused (usage error) unless `allowPostgres`: only import, sync and status work with PostgreSQL; lookups and
+/// serving read SQLite.
+func databasePath(_ arguments: inout Arguments, allowPostgres: Bool = false) throws -> String {
     let option = CommonOptions.database
-    if let path = try arguments.option(option.help.name) { return path }
-    if let path = ProcessInfo.processInfo.environment["EPF_DB"], !path.isEmpty { return path }
-    return option.defaultValue ?? "epf.sqlite"
+    var path = option.defaultValue ?? "epf.sqlite"
+    if let given = try arguments.option(option.help.name) {
+        path = given
+    } else if let given = ProcessInfo.processInfo.environment["EPF_DB"], !given.isEmpty {
+        path = given
+    }
+    if !allowPostgres && PostgresURL.isPostgres(path) {
+        throw UsageError("\(PostgresURL.redacted(path)): PostgreSQL holds imports for analytics; lookups, search, "
+                         + "prices and epf serve read a SQLite file (epf import --db FILE.sqlite). Only import, sync "
+                         + "and status take a postgresql:// URL.")
+    }
+    return path
 }

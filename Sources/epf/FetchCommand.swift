@@ -129,7 +129,7 @@ enum FetchCommand: Command {
         http.stallSeconds = Int(try seconds(&arguments, Options.stallTimeout).rounded(.up))
         http.connectTimeout = Int(try seconds(&arguments, Options.connectTimeout).rounded(.up))
         options.http = http
-        let database = try databasePath(&arguments)
+        let database = try databasePath(&arguments, allowPostgres: true)
         options.database = FileManager.default.fileExists(atPath: database) ? database : nil
         let keep = try arguments.read(Options.keep)
         options.keep = keep > 0 ? keep : nil

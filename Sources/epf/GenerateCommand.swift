@@ -177,7 +177,8 @@ enum GenerateCommand: Command {
         }
         let report = Report(exportDate: feed.options.exportDate, mode: feed.options.mode.rawValue,
                             layout: feed.options.layout.rawValue, apps: feed.options.apps, seed: feed.options.seed,
-                            scale: feed.options.scale, seconds: feed.seconds, uncompressedBytes: feed.uncompressedBytes, tables: feed.tables,
+                            scale: feed.options.scale, seconds: feed.seconds,
+                            uncompressedBytes: feed.uncompressedBytes, tables: feed.tables,
                             files: feed.files, dirtManifest: feed.manifest?.path, dirt: feed.dirt)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFPostgres
 import EPFQuery
 import EPFStore
 import Foundation
@@ -69,8 +70,9 @@ enum ImportRunner {
 
         /// In the order `--help` lists them.
         static let listed: [any DeclaredOption] = [
-            CommonOptions.database, only, skip, dryRun, force, allowCountMismatch, maxRejects, badValues,
-            checkpointRecords, pageSize, CommonOptions.decompressionThreads, noDocuments, json, quiet,
+            CommonOptions.importDatabase, CommonOptions.schema, only, skip, dryRun, force, allowCountMismatch,
+            maxRejects, badValues, checkpointRecords, pageSize, CommonOptions.decompressionThreads, noDocuments, json,
+            quiet,
         ]
     }
 
@@ -103,6 +105,8 @@ enum ImportRunner {
     /// (the lookup documents unless `--no-documents`) and how to print.
     struct Settings {
         var database: String
+        /// The PostgreSQL schema (`--schema`), used when `database` is a postgresql:// URL.
+        var schema: String
         var options: ImportOptions
         var derived: [any DerivedDataBuilder]
         var json: Bool
@@ -110,13 +114,17 @@ enum ImportRunner {
     }
 
     static func settings(_ arguments: inout Arguments) throws -> Settings {
-        Settings(database: try databasePath(&arguments), options: try options(&arguments),
+        Settings(database: try databasePath(&arguments, allowPostgres: true),
+                 schema: try arguments.read(CommonOptions.schema) ?? PostgresTarget.defaultSchema,
+                 options: try options(&arguments),
                  derived: arguments.read(Options.noDocuments) ? [] : [LookupDocuments()],
                  json: arguments.read(Options.json), quiet: arguments.read(Options.quiet))
     }
 
-
     static func run(paths: [String], settings: Settings) throws -> ExitCode {
+        if PostgresURL.isPostgres(settings.database) {
+            return try PostgresCLI.runImport(paths: paths, settings: settings)
+        }
         let (database, options, derived, json, quiet) = (settings.database, settings.options, settings.derived,
                                                          settings.json, settings.quiet)
         let printer = ProgressPrinter(quiet: quiet || json && !isTerminal(STDERR_FILENO))
@@ -132,15 +140,25 @@ enum ImportRunner {
         do {
             report = try importer.run(paths: paths)
         } catch let error as ImportError {
-            switch error {
-            case .locked: throw CommandFailure(.tempFail, error.description)
-            case .missingInput: throw CommandFailure(.noInput, error.description)
-            case .badOption: throw UsageError(error.description)
-            case .io: throw CommandFailure(.cannotCreate, error.description)
-            }
+            throw failure(error)
         } catch let error as SQLiteError {
             throw CommandFailure(.cannotCreate, "\(database): \(error)")
         }
+        return try finish(report, json: json)
+    }
+
+    /// The CLI error for an import that could not run: 75 locked, 66 missing input, 64 usage, 73 I/O.
+    static func failure(_ error: ImportError) -> any Error {
+        switch error {
+        case .locked: return CommandFailure(.tempFail, error.description)
+        case .missingInput: return CommandFailure(.noInput, error.description)
+        case .badOption: return UsageError(error.description)
+        case .io: return CommandFailure(.cannotCreate, error.description)
+        }
+    }
+
+    /// Prints the report (JSON or the summary) and returns the exit status.
+    static func finish(_ report: ImportReport, json: Bool) throws -> ExitCode {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -283,30 +301,44 @@ enum StatusCommand: Command {
     static let name = "status"
     static let summary = "Tables, row counts, export dates, last imports, database size"
     static let help = """
-    USAGE: epf status [--db FILE] [--json] [--imports N]
+    USAGE: epf status [--db FILE|URL] [--schema NAME] [--json] [--imports N]
+
+    With a postgresql:// URL, reports the tables and ledger of the schema (default epf).
 
     OPTIONS:
-    \(optionsHelp([CommonOptions.database, json, imports]))
+    \(optionsHelp([CommonOptions.importDatabase, CommonOptions.schema, json, imports]))
 
     EXAMPLES:
       epf status
       epf status --db /srv/epf/epf.sqlite --json
+      epf status --db postgresql://epf@db.internal/analytics --schema epf
     """
 
     static let json = CommonOptions.json("Print the status as JSON (the same keys as /v1/status).")
     static let imports = IntOption("imports", default: 10, range: 0...10_000, "List the last N imports.")
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let database = try databasePath(&arguments)
+        let database = try databasePath(&arguments, allowPostgres: true)
+        let schema = try arguments.read(CommonOptions.schema) ?? PostgresTarget.defaultSchema
         let json = arguments.read(Self.json)
         let count = try arguments.read(imports)
         _ = try arguments.finish()
+        if PostgresURL.isPostgres(database) {
+            let status = try PostgresCLI.status(url: database, schema: schema, lastImports: count)
+            return try show(status, json: json)
+        }
         guard FileManager.default.fileExists(atPath: database) else {
             throw CommandFailure(.noInput, "\(database): no database here. Create it with: "
                                  + "epf import <feed directory or file> --db \(database)")
         }
         let connection = try SQLiteConnection(path: database, mode: .readOnly)
         let status = try StoreStatus.read(connection, databasePath: database, lastImports: count)
+        return try show(status, json: json)
+    }
+
+    /// Prints a status (the same for SQLite and PostgreSQL).
+    static func show(_ status: StoreStatus, json: Bool) throws -> ExitCode {
+        let database = status.database
         if status.tables.isEmpty {
             throw CommandFailure(.noInput, "\(database) holds no EPF tables. Load some with: "
                                  + "epf import <feed directory or file> --db \(database)")

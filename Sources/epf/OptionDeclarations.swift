@@ -1,3 +1,4 @@
+import EPFStore
 import Foundation
 
 /// What `--help` shows for one option: its name, the placeholder of its value, what it does and its default.
@@ -76,6 +77,15 @@ enum CommonOptions {
     /// `--db FILE`, read through `databasePath(_:)`.
     static let database = TextOption("db", "FILE", default: "epf.sqlite", "The database.",
                                      shownDefault: "$EPF_DB, else ./epf.sqlite")
+    /// `--db FILE|URL` of the commands that also write to or read from PostgreSQL (import, sync, status), read
+    /// through `databasePath(_:allowPostgres:)`.
+    static let importDatabase = TextOption("db", "FILE|URL", default: database.defaultValue,
+                                           "The database; a postgresql:// URL imports into PostgreSQL (see "
+                                               + "docs/postgresql.md).",
+                                           shownDefault: database.help.shownDefault)
+    /// `--schema NAME`: the PostgreSQL schema holding the tables and the ledger.
+    static let schema = TextOption("schema", "NAME", default: PostgresTarget.defaultSchema,
+                                   "PostgreSQL schema for the tables and the ledger (with a postgresql:// --db).")
     /// `--threads N` of the commands that read `.bz2` / `.tbz` inputs.
     static let decompressionThreads = IntOption(
         "threads", default: ProcessInfo.processInfo.activeProcessorCount, range: 1...256,

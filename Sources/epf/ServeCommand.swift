@@ -50,13 +50,16 @@ enum ServeCommand: Command {
                                        shownDefault: "one per core")
         static let maxAge = IntOption("max-age", "SECONDS", default: defaults.http.maxAge, range: 0...31_536_000,
                                       "Cache-Control max-age of successful responses.")
-        static let idleTimeout = IntOption("idle-timeout", "SECONDS", default: Int(defaults.http.idleTimeout), range: 1...86_400,
+        static let idleTimeout = IntOption("idle-timeout", "SECONDS", default: Int(defaults.http.idleTimeout),
+                                           range: 1...86_400,
                                            "Close connections idle, or slow to send a request, this long.")
-        static let maxConnections = IntOption("max-connections", default: defaults.http.maxConnections, range: 1...1_000_000,
+        static let maxConnections = IntOption("max-connections", default: defaults.http.maxConnections,
+                                              range: 1...1_000_000,
                                               "Beyond this many open connections, answer 503 and close.")
-        static let drainTimeout = IntOption("drain-timeout", "SECONDS", default: Int(defaults.http.drainTimeout), range: 0...3600,
-                                            "Longest wait for in-flight requests on shutdown.")
-        static let cacheEntries = IntOption("cache-entries", default: defaults.responseCacheEntries, range: 0...10_000_000,
+        static let drainTimeout = IntOption("drain-timeout", "SECONDS", default: Int(defaults.http.drainTimeout),
+                                            range: 0...3600, "Longest wait for in-flight requests on shutdown.")
+        static let cacheEntries = IntOption("cache-entries", default: defaults.responseCacheEntries,
+                                            range: 0...10_000_000,
                                             "Rendered responses kept per worker for repeated requests, dropped "
                                                 + "whenever the database changes; 0 turns the cache off.")
         static let accessLog = Flag("access-log", "Write one line per request to standard error.")

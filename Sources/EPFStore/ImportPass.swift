@@ -1,0 +1,184 @@
+import EPFFormat
+import Foundation
+
+/// `--only` and `--skip`: which tables an import applies.
+struct TableSelection {
+    private let only: NSRegularExpression?
+    private let skip: NSRegularExpression?
+
+    /// Throws `ImportError.badOption` for an expression that does not compile.
+    init(options: ImportOptions) throws {
+        func compile(_ pattern: String?, _ flag: String) throws -> NSRegularExpression? {
+            guard let pattern else { return nil }
+            do {
+                return try NSRegularExpression(pattern: pattern)
+            } catch {
+                throw ImportError.badOption("--\(flag) '\(pattern)' is not a valid regular expression")
+            }
+        }
+        only = try compile(options.only, "only")
+        skip = try compile(options.skip, "skip")
+    }
+
+    /// Whether the table is selected.
+    func contains(_ table: String) -> Bool {
+        let range = NSRange(table.startIndex..., in: table)
+        if let only, only.firstMatch(in: table, range: range) == nil { return false }
+        if let skip, skip.firstMatch(in: table, range: range) != nil { return false }
+        return true
+    }
+}
+
+/// The ledger of a store: what an import asks before applying and records after. `Ledger` keeps it in SQLite,
+/// `PostgresLedger` in the PostgreSQL schema.
+protocol ImportLedger: AnyObject {
+    /// True when this input file (same path, size and modification time) was applied completely before.
+    func sourceApplied(_ source: SourceIdentity) throws -> Bool
+    /// True when this table file of this input file was applied before.
+    func tableApplied(_ file: TableFile, source: SourceIdentity) throws -> Bool
+    /// Records a completely applied input file.
+    func recordSource(_ source: SourceIdentity, feedDate: String?, md5: String?) throws
+    /// Records a refused table (best effort).
+    func record(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity)
+}
+
+/// One table's load into one database: the database-specific part of an import (`TableLoad` for SQLite,
+/// `PostgresTableLoad` for PostgreSQL). The import loop (`ImportPass`) is the same for both.
+protocol TableLoading: AnyObject {
+    associatedtype LedgerType: ImportLedger
+    var table: String { get }
+    var file: TableFile { get }
+    var mode: ExportMode { get }
+    var phases: PhaseTimes { get }
+    var phasesCPU: PhaseCPU { get }
+    var touchedApplicationIds: Set<Int64> { get }
+    /// Loads the records of one part; thrown errors refuse the table.
+    func load(_ reader: EPFTableReader, part: TableFile) throws
+    /// Verifies and makes the table visible (or keeps the old data); records it in the ledger when given.
+    func finish(ledger: LedgerType?) -> TableOutcome
+    /// Undoes what is not committed; the previous data stays.
+    func abort()
+}
+
+extension TableLoad: TableLoading {}
+extension Ledger: ImportLedger {}
+
+/// Applies one input path (file, archive, feed directory) through a store's `TableLoading`: skips what the
+/// ledger shows applied, filters tables, keeps the parts of one table in one load, refuses a table whose stream
+/// breaks, and records fully applied inputs.
+struct ImportPass<Load: TableLoading> {
+    let options: ImportOptions
+    let ledger: Load.LedgerType?
+    /// Whether --only/--skip select a table.
+    let selected: (String) -> Bool
+    /// Starts the load of a table.
+    let makeLoad: (TableFile, EPFTableReader, SourceIdentity) throws -> Load
+    /// Told of every load that ended, applied or not, with its outcome.
+    let ended: (Load, TableOutcome) -> Void
+
+    func apply(path: String, report: inout ImportReport) throws {
+        let units: [[String]]
+        do {
+            units = try FeedInput.units(at: path, options: options.readOptions)
+        } catch {
+            report.fileErrors.append("\(error)")
+            return
+        }
+        var pending: Load?
+        var fileSucceeded: [(source: SourceIdentity, feedDate: String?, md5: String?, ok: Bool)] = []
+        var outcomes: [TableOutcome] = []
+
+        func finishPending() {
+            guard let load = pending else { return }
+            pending = nil
+            let outcome = load.finish(ledger: ledger)
+            ended(load, outcome)
+            outcomes.append(outcome)
+        }
+
+        for unit in units {
+            guard let file = unit.first else { continue }
+            let source = SourceIdentity(paths: unit)
+            if !options.force && !options.dryRun, let ledger, try ledger.sourceApplied(source) {
+                report.unchangedSources.append(file)
+                continue
+            }
+            var ok = true
+            var md5: String?
+            var feedDate: String?
+            var failedInsideLoad = false
+            do {
+                try FeedInput.forEachTable(inUnit: unit, options: options.readOptions) { tableFile, reader in
+                    md5 = tableFile.verifiedMD5
+                    feedDate = tableFile.feedDate
+                    guard selected(tableFile.table) else {
+                        var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
+                                                   status: .filtered)
+                        outcome.feed = tableFile.feed
+                        outcome.feedDate = tableFile.feedDate
+                        outcomes.append(outcome)
+                        ok = false
+                        return
+                    }
+                    if let problem = Importer.tableNameProblem(tableFile.table) {
+                        var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
+                                                   status: .failed)
+                        outcome.message = problem
+                        outcomes.append(outcome)
+                        ok = false
+                        return
+                    }
+                    if !options.force, !options.dryRun, let ledger, try ledger.tableApplied(tableFile, source: source) {
+                        var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
+                                                   status: .unchanged)
+                        outcome.feed = tableFile.feed
+                        outcome.feedDate = tableFile.feedDate
+                        outcomes.append(outcome)
+                        return
+                    }
+                    let continuesPending = pending.map { load in
+                        load.table == tableFile.table && load.file.feed == tableFile.feed
+                            && load.file.feedDate == tableFile.feedDate && load.mode == .full
+                            && tableFile.part != nil && reader.header.exportMode != .incremental
+                    } ?? false
+                    if !continuesPending {
+                        finishPending()
+                        pending = try makeLoad(tableFile, reader, source)
+                    }
+                    guard let load = pending else { return }
+                    do {
+                        try load.load(reader, part: tableFile)
+                    } catch {
+                        // The stream is unusable (I/O, corrupt compression, the database): refuse this table and
+                        // stop reading this file.
+                        failedInsideLoad = true
+                        throw error
+                    }
+                    if load.mode == .incremental || tableFile.part == nil { finishPending() }
+                }
+            } catch {
+                ok = false
+                if let load = pending {
+                    pending = nil
+                    load.abort()
+                    var outcome = load.finish(ledger: nil)
+                    outcome.status = .failed
+                    outcome.message = "\(error)"
+                    ended(load, outcome)
+                    outcomes.append(outcome)
+                    ledger?.record(outcome, file: load.file, source: source)
+                }
+                if !failedInsideLoad { report.fileErrors.append("\(error)") }
+            }
+            fileSucceeded.append((source, feedDate, md5, ok))
+        }
+        finishPending()
+        report.outcomes += outcomes
+        let anyFailed = outcomes.contains { $0.status == .failed }
+        if let ledger, !anyFailed, !options.dryRun {
+            for entry in fileSucceeded where entry.ok {
+                try ledger.recordSource(entry.source, feedDate: entry.feedDate, md5: entry.md5)
+            }
+        }
+    }
+}

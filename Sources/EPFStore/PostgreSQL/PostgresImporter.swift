@@ -1,0 +1,81 @@
+import EPFFormat
+import EPFPostgres
+import Foundation
+
+/// `epf import` into PostgreSQL: the same inputs, order, verification, rejects, ledger and resume as `Importer`
+/// gives SQLite (the loop is the shared `ImportPass`), with the tables in one schema. Derived data (search index,
+/// lookup documents) is SQLite's only: lookups and `epf serve` read SQLite.
+public final class PostgresImporter {
+    /// Where the tables go.
+    public let target: PostgresTarget
+    /// The options.
+    public let options: ImportOptions
+    private let progress: ((ImportProgress) -> Void)?
+    private let selection: TableSelection
+    private var phases = PhaseTimes()
+    private var phasesCPU = PhaseCPU()
+
+    /// Prepares an import. Throws `ImportError.badOption` for an invalid --only/--skip expression.
+    public init(target: PostgresTarget, options: ImportOptions, progress: ((ImportProgress) -> Void)? = nil) throws {
+        self.target = target
+        self.options = options
+        self.progress = progress
+        selection = try TableSelection(options: options)
+    }
+
+    private func selected(_ table: String) -> Bool { selection.contains(table) }
+
+    /// The default rejects directory: `epf-<schema>.rejects` in the current directory.
+    public var defaultRejectsDirectory: String { "epf-\(target.schema).rejects" }
+
+    /// Runs the import. Throws `ImportError.missingInput` before doing anything when a path does not exist,
+    /// `ImportError.locked` when another import holds the schema's lock, `PostgresError` when the server cannot
+    /// be reached. Data problems do not throw: they are failed outcomes in the report.
+    public func run(paths: [String]) throws -> ImportReport {
+        for path in paths where !FileManager.default.fileExists(atPath: path) {
+            throw ImportError.missingInput(path: path)
+        }
+        let started = Date()
+        let startedCPU = PhaseCPU.now()
+        var report = ImportReport(database: target.display)
+        var connection: PostgresConnection?
+        if !options.dryRun {
+            let opened = try target.connect()
+            try target.lock(opened)
+            try target.createBookkeeping(opened)
+            try dropLeftovers(opened)
+            connection = opened
+        }
+        let ledger = connection.map { PostgresLedger(connection: $0, target: target) }
+        let rejectsDirectory = options.rejectsDirectory ?? defaultRejectsDirectory
+        let pass = ImportPass<PostgresTableLoad>(options: options, ledger: ledger, selected: selected) {
+            file, reader, source in
+            try PostgresTableLoad(connection: connection, target: self.target, options: self.options, file: file,
+                                  header: reader.header, source: source, rejectsDirectory: rejectsDirectory,
+                                  progress: self.progress)
+        } ended: { load, _ in
+            self.phases.add(tableLoad: load.phases)
+            self.phasesCPU.add(tableLoad: load.phasesCPU)
+        }
+        for path in Importer.ordered(paths) {
+            try pass.apply(path: path, report: &report)
+        }
+        report.seconds = Date().timeIntervalSince(started)
+        phases.settle(total: report.seconds)
+        report.phases = phases
+        phasesCPU.total = PhaseCPU.now() - startedCPU
+        report.phasesCPU = phasesCPU
+        withExtendedLifetime(connection) {}
+        return report
+    }
+
+    /// Removes tables a killed import renamed away but did not drop yet.
+    private func dropLeftovers(_ connection: PostgresConnection) throws {
+        let retired = try connection.query("""
+            SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename LIKE 'epf\\_retired\\_%'
+            """, [target.schema])
+        for row in retired {
+            if let name = row.first ?? nil { try connection.execute("DROP TABLE IF EXISTS \(target.qualified(name))") }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import EPFFormat
+import EPFPostgres
+import Foundation
+
+/// The import ledger in the PostgreSQL schema: the same tables and rows as `Ledger` keeps in SQLite.
+final class PostgresLedger: ImportLedger {
+    let connection: PostgresConnection
+    let target: PostgresTarget
+
+    init(connection: PostgresConnection, target: PostgresTarget) {
+        self.connection = connection
+        self.target = target
+    }
+
+    private func table(_ name: String) -> String { target.qualified(name) }
+
+    func sourceApplied(_ source: SourceIdentity) throws -> Bool {
+        try connection.scalar("SELECT 1 FROM \(table("epf_sources")) WHERE source = $1 AND size = $2 AND mtime = $3 "
+                              + "AND outcome = 'applied'",
+                              [source.path, String(source.size), String(source.mtime)]) != nil
+    }
+
+    func tableApplied(_ file: TableFile, source: SourceIdentity) throws -> Bool {
+        try connection.scalar("SELECT 1 FROM \(table("epf_ledger")) WHERE source = $1 AND source_size = $2 "
+                              + "AND source_mtime = $3 AND location = $4 AND outcome = 'applied' LIMIT 1",
+                              [source.path, String(source.size), String(source.mtime), file.location]) != nil
+    }
+
+    func recordSource(_ source: SourceIdentity, feedDate: String?, md5: String?) throws {
+        try connection.execute("""
+            INSERT INTO \(table("epf_sources")) (source, size, mtime, md5, feed_date, finished, outcome)
+            VALUES ($1, $2, $3, $4, $5, $6, 'applied')
+            ON CONFLICT (source) DO UPDATE SET size = excluded.size, mtime = excluded.mtime, md5 = excluded.md5,
+                feed_date = excluded.feed_date, finished = excluded.finished, outcome = excluded.outcome
+            """, [source.path, String(source.size), String(source.mtime), md5, feedDate, StoreDatabase.now()])
+    }
+
+    private func insert(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity) throws {
+        let started = Date(timeIntervalSinceNow: -outcome.seconds)
+        let message = outcome.message ?? (outcome.warnings.isEmpty ? nil : outcome.warnings.joined(separator: "; "))
+        try connection.execute("""
+            INSERT INTO \(table("epf_ledger")) (source, source_size, source_mtime, location, feed, feed_date,
+                table_name, part, export_date, mode, md5, rows, rejects, duplicates, bytes, started, finished,
+                outcome, message, repaired)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+            """, [
+                source.path, String(source.size), String(source.mtime), file.location, file.feed, file.feedDate,
+                outcome.table, file.part.map(String.init), outcome.exportDate.map(String.init), outcome.mode,
+                file.verifiedMD5, String(outcome.rows), String(outcome.rejects), String(outcome.duplicates),
+                String(outcome.bytes), ISO8601DateFormatter().string(from: started), StoreDatabase.now(),
+                outcome.status == .failed ? "failed" : "applied", message, String(outcome.repaired),
+            ])
+    }
+
+    /// Records an applied table inside the caller's transaction, and updates the table summary.
+    func recordApplied(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity) throws {
+        var applied = outcome
+        applied.status = .applied
+        try insert(applied, file: file, source: source)
+        var rows = Int64(outcome.rows)
+        if outcome.mode != ExportMode.full.rawValue {
+            // Previous count plus the rows the incremental added; count(*) only when there is no previous count.
+            if let previous = try connection.scalar("SELECT rows FROM \(table("epf_tables")) WHERE table_name = $1",
+                                                    [outcome.table]).flatMap({ Int64($0) }) {
+                rows = previous + Int64(outcome.insertedRows)
+            } else if let count = try connection.scalar("SELECT count(*) FROM \(table(outcome.table))")
+                .flatMap({ Int64($0) }) {
+                rows = count
+            }
+        }
+        try connection.execute("""
+            INSERT INTO \(table("epf_tables")) AS t (table_name, rows, export_date, mode, location, updated)
+            VALUES ($1, $2, $3, $4, $5, $6)
+            ON CONFLICT (table_name) DO UPDATE SET rows = excluded.rows,
+                export_date = greatest(excluded.export_date, t.export_date), mode = excluded.mode,
+                location = excluded.location, updated = excluded.updated
+            """, [outcome.table, String(rows), outcome.exportDate.map(String.init), outcome.mode, outcome.location,
+                  StoreDatabase.now()])
+    }
+
+    /// Records a refused table in its own transaction (best effort: the ledger must not hide the real error).
+    func record(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity) {
+        try? insert(outcome, file: file, source: source)
+    }
+}

@@ -1,0 +1,158 @@
+import EPFFormat
+import EPFPostgres
+import Foundation
+
+extension PostgresTableLoad: TableLoading {
+    /// Verifies and makes the table visible (or keeps the old data). Returns the final outcome.
+    func finish(ledger: PostgresLedger?) -> TableOutcome {
+        outcome.seconds = Date().timeIntervalSince(started)
+        guard RecordIntake.settle(&outcome, failed: &failed, options: options, rejectsPath: rejectsPath,
+                                  attempts: attempts, writing: !options.dryRun && connection != nil),
+              let connection else { return outcome }
+        do {
+            if failed {
+                throw LoadFailure(outcome.message ?? "verification failed")
+            }
+            try rejects?.finish()
+            if outcome.rejects + outcome.repaired == 0 { try? FileManager.default.removeItem(atPath: rejectsPath) }
+            switch mode {
+            case .full: try finishFull(connection, ledger: ledger)
+            case .incremental: try finishIncremental(connection, ledger: ledger)
+            }
+            outcome.status = .applied
+        } catch {
+            abort()
+            outcome.status = .failed
+            if outcome.message == nil || !(error is LoadFailure) { outcome.message = "\(error)" }
+            ledger?.record(outcome, file: file, source: source)
+        }
+        outcome.seconds = Date().timeIntervalSince(started)
+        return outcome
+    }
+
+    /// Builds the key and indexes, then renames the staging table into place, in one transaction. Duplicate keys:
+    /// the later row wins (the staging table is append-only with autovacuum off, so `ctid` order is load order).
+    private func finishFull(_ connection: PostgresConnection, ledger: PostgresLedger?) throws {
+        let indexesStarted = Monotonic.now()
+        let indexesCPU = PhaseCPU.now()
+        if copying { try endCopy(connection) }
+        if inTransaction { try commit(connection) }
+        try begin(connection)
+        let table = qualified(staging)
+        if !keyIndexes.isEmpty {
+            let addKey = "ALTER TABLE \(table) ADD CONSTRAINT \(quoted(indexName("pk"))) PRIMARY KEY (\(keyList))"
+            do {
+                try connection.execute(addKey)
+            } catch let error as PostgresError where error.isUniqueViolation {
+                try connection.execute("ROLLBACK")
+                try connection.execute("BEGIN")
+                let deleted = try connection.scalar("""
+                    WITH d AS (DELETE FROM \(table) WHERE ctid IN (SELECT ctid FROM (SELECT ctid, row_number() OVER
+                        (PARTITION BY \(keyList) ORDER BY ctid DESC) AS n FROM \(table)) AS ranked WHERE n > 1)
+                        RETURNING 1)
+                    SELECT count(*) FROM d
+                    """)
+                outcome.duplicates = deleted.flatMap { Int($0) } ?? 0
+                try connection.execute(addKey)
+            }
+        }
+        outcome.rows = attempts - outcome.duplicates
+        try createSecondaryIndexes(connection, on: staging)
+        try connection.execute("ANALYZE \(table)")
+        phases.indexes += Monotonic.seconds(since: indexesStarted)
+        phasesCPU.indexes += PhaseCPU.now() - indexesCPU
+        let commitStarted = Monotonic.now()
+        let commitCPU = PhaseCPU.now()
+        defer {
+            phases.committing += Monotonic.seconds(since: commitStarted)
+            phasesCPU.committing += PhaseCPU.now() - commitCPU
+        }
+        // The swap, in the same transaction: readers see the old table until the commit, then the new one.
+        let retired = "epf_retired_\(schema.name)"
+        try connection.execute("DROP TABLE IF EXISTS \(qualified(retired))")
+        if try target.tableExists(connection, schema.name) {
+            try connection.execute("ALTER TABLE \(qualified(schema.name)) RENAME TO \(quoted(retired))")
+        }
+        try connection.execute("ALTER TABLE \(table) RENAME TO \(quoted(schema.name))")
+        try connection.execute("ALTER TABLE \(qualified(schema.name)) RESET (autovacuum_enabled)")
+        try connection.execute("DELETE FROM \(qualified("epf_progress")) WHERE staging = $1", [staging])
+        try ledger?.recordApplied(outcome, file: file, source: source)
+        try commit(connection)
+        try connection.execute("DROP TABLE IF EXISTS \(qualified(retired))")
+    }
+
+    /// Upserts the COPied rows with one statement: per key the file's row with the newest export_date (the later
+    /// of equals) replaces the table's row unless the table's is newer.
+    private func finishIncremental(_ connection: PostgresConnection, ledger: PostgresLedger?) throws {
+        let commitStarted = Monotonic.now()
+        let commitCPU = PhaseCPU.now()
+        defer {
+            phases.committing += Monotonic.seconds(since: commitStarted)
+            phasesCPU.committing += PhaseCPU.now() - commitCPU
+        }
+        if copying { try endCopy(connection) }
+        let columns = columnList
+        let values = loadedColumns.map(castExpression).joined(separator: ", ")
+        let source = quoted(incoming)
+        var sql: String
+        if keyIndexes.isEmpty {
+            sql = "WITH r AS (INSERT INTO \(qualified(schema.name)) (\(columns)) SELECT \(values) FROM \(source) "
+                + "RETURNING 1) SELECT count(*) FROM r"
+        } else {
+            let newest = binder.exportDateColumn != nil ? "export_date DESC, " : ""
+            let keys = Set(schema.primaryKey)
+            let updates = loadedColumns.filter { !keys.contains($0.name) }
+                .map { "\(quoted($0.name)) = excluded.\(quoted($0.name))" }
+            sql = "WITH r AS (INSERT INTO \(qualified(schema.name)) AS t (\(columns)) "
+                + "SELECT DISTINCT ON (\(keyList)) \(values) FROM \(source) ORDER BY \(keyList), \(newest)ctid DESC "
+                + "ON CONFLICT (\(keyList)) "
+            if updates.isEmpty {
+                sql += "DO NOTHING"
+            } else {
+                sql += "DO UPDATE SET \(updates.joined(separator: ", "))"
+                if binder.exportDateColumn != nil {
+                    sql += " WHERE excluded.export_date >= t.export_date OR t.export_date IS NULL"
+                }
+            }
+            sql += " RETURNING (xmax = 0) AS inserted) SELECT count(*) FILTER (WHERE inserted) FROM r"
+        }
+        outcome.insertedRows = try connection.scalar(sql).flatMap { Int($0) } ?? 0
+        outcome.rows = attempts
+        try ledger?.recordApplied(outcome, file: file, source: self.source)
+        try commit(connection)
+    }
+
+    /// A column of the incoming rows as the table's type: the same, or cast (0/1 integers and booleans both
+    /// ways, anything to text, text to the table's type, which fails the table when a value does not convert).
+    private func castExpression(_ column: ColumnSpec) -> String {
+        let name = quoted(column.name)
+        let fileType = PostgresTarget.kind(column).sqlType
+        guard let tableType = targetTypes[column.name], tableType != fileType else { return name }
+        switch (fileType, tableType) {
+        case ("boolean", "bigint"), ("boolean", "integer"): return "\(name)::integer::\(tableType)"
+        case ("bigint", "boolean"): return "(\(name) <> 0)"
+        case ("timestamptz", "text"):
+            return "to_char(\(name) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+        default: return "\(name)::text::\(tableType)"
+        }
+    }
+
+    /// Rolls back and, for a full load, drops the staging table: the previous data stays untouched. A dropped
+    /// connection leaves the committed checkpoints for the next run only when this cannot reach the server.
+    func abort() {
+        rejects?.discardIfEmpty()
+        guard let connection, !options.dryRun else { return }
+        if copying {
+            try? connection.endCopy(failure: "epf: load aborted")
+            copying = false
+        }
+        if inTransaction {
+            try? connection.execute("ROLLBACK")
+            inTransaction = false
+        }
+        if mode == .full {
+            try? connection.execute("DROP TABLE IF EXISTS \(qualified(staging))")
+            try? connection.execute("DELETE FROM \(qualified("epf_progress")) WHERE staging = $1", [staging])
+        }
+    }
+}

@@ -1,0 +1,337 @@
+import EPFFormat
+import EPFPostgres
+import Foundation
+
+/// `RowBinder`'s values into a row of PostgreSQL's binary COPY format.
+final class CopyRowSink: RowSink {
+    let writer: BinaryCopyWriter
+
+    init(writer: BinaryCopyWriter) { self.writer = writer }
+
+    func bindNull(at index: Int32) throws { writer.writeNull() }
+
+    func bind(_ value: Int64, at index: Int32) throws { writer.writeInteger(value, column: Int(index) - 1) }
+
+    func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws {
+        guard writer.writeText(bytes, count: count, column: Int(index) - 1) else {
+            throw LoadFailure("a value of column \(index) could not be encoded for PostgreSQL")
+        }
+    }
+}
+
+/// Loads one table (all its parts) from EPF records into PostgreSQL, with the contract of `TableLoad`:
+///
+/// FULL: rows are COPied (binary) into a staging table, committed every `checkpointRecords` with a progress row so
+/// a killed load (or a dropped connection) resumes there; then, in one transaction, the keys and indexes are built
+/// and the staging table is renamed into place, so readers see the whole old table or the whole new one.
+/// INCREMENTAL: rows are COPied into a temporary table, then upserted with one
+/// `INSERT ... ON CONFLICT DO UPDATE ... WHERE excluded.export_date >= t.export_date`, in one transaction that
+/// commits only when the file has verified.
+final class PostgresTableLoad {
+    let connection: PostgresConnection?
+    let target: PostgresTarget
+    let options: ImportOptions
+    let file: TableFile
+    let source: SourceIdentity
+    let mode: ExportMode
+    let progress: ((ImportProgress) -> Void)?
+    let rejectsPath: String
+    var outcome: TableOutcome
+    var schema: TableSchema
+    let binder: RowBinder
+    let writer: BinaryCopyWriter
+    private let sink: CopyRowSink
+    let started = Date()
+    var rejects: RejectsWriter?
+    private var resume: (part: Int, records: Int)?
+    var intake: RecordIntake
+    var keyIndexes: [Int] = []
+    var touchedApplicationIds: Set<Int64> { intake.touchedApplicationIds }
+    private let fileColumns: [String]
+    var failed = false
+    /// Column types of the existing table an incremental goes into, by name (the file's may differ).
+    var targetTypes: [String: String] = [:]
+    var attempts = 0
+    var inTransaction = false
+    var copying = false
+    var phases = PhaseTimes()
+    var phasesCPU = PhaseCPU()
+
+    var table: String { schema.name }
+    var staging: String { "epf_staging_\(schema.name)" }
+    let incoming = "epf_incoming"
+
+    init(connection: PostgresConnection?, target: PostgresTarget, options: ImportOptions, file: TableFile,
+         header: EPFHeader, source: SourceIdentity, rejectsDirectory: String,
+         progress: ((ImportProgress) -> Void)?) throws {
+        self.connection = connection
+        self.target = target
+        self.options = options
+        self.file = file
+        self.source = source
+        self.progress = progress
+        mode = header.exportMode ?? .full
+        schema = KnownSchemas.resolve(table: file.table, header: header)
+        fileColumns = header.columns
+        binder = RowBinder(schema: schema, fileColumns: header.columns.count, policy: options.badValues)
+        writer = BinaryCopyWriter(kinds: schema.columns.prefix(binder.columnCount).map(PostgresTarget.kind))
+        sink = CopyRowSink(writer: writer)
+        rejectsPath = RecordIntake.rejectsPath(directory: rejectsDirectory, file: file)
+        outcome = RecordIntake.startingOutcome(file: file, mode: mode, schema: schema, header: header)
+        let resolved = schema
+        keyIndexes = resolved.primaryKey.compactMap { resolved.index(of: $0) }
+        intake = RecordIntake(schema: resolved, mode: mode)
+        guard "epf_retired_\(file.table)".utf8.count <= 63 else {
+            throw LoadFailure("table name '\(file.table)' is too long for PostgreSQL (at most 51 bytes)")
+        }
+        if let connection, !options.dryRun {
+            try prepare(connection)
+        }
+    }
+
+    // MARK: - Preparing the target
+
+    func quoted(_ name: String) -> String { PostgresTarget.quote(name) }
+    func qualified(_ name: String) -> String { target.qualified(name) }
+    var loadedColumns: ArraySlice<ColumnSpec> { schema.columns.prefix(binder.columnCount) }
+    var columnList: String { loadedColumns.map { quoted($0.name) }.joined(separator: ", ") }
+    var keyList: String { schema.primaryKey.map(quoted).joined(separator: ", ") }
+
+    private func createTableSQL(_ name: String, extraColumns: [(name: String, type: String)],
+                                withKey: Bool) -> String {
+        var definitions = schema.columns.map { "\(quoted($0.name)) \(PostgresTarget.kind($0).sqlType)" }
+        definitions += extraColumns.map { "\(quoted($0.name)) \($0.type)" }
+        if withKey && !keyIndexes.isEmpty {
+            definitions.append("CONSTRAINT \(quoted(indexName("pk"))) PRIMARY KEY (\(keyList))")
+        }
+        return "CREATE TABLE \(qualified(name)) (\(definitions.joined(separator: ", ")))"
+    }
+
+    /// Index names are unique per schema and at most 63 bytes: the table (cut), a role and a random token.
+    func indexName(_ role: String) -> String {
+        let token = String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36)
+            + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        return "\(schema.name.prefix(40))_\(role)_\(token)"
+    }
+
+    func begin(_ connection: PostgresConnection) throws {
+        try connection.execute("BEGIN")
+        inTransaction = true
+    }
+
+    func commit(_ connection: PostgresConnection) throws {
+        try connection.execute("COMMIT")
+        inTransaction = false
+    }
+
+    private func startCopy(_ connection: PostgresConnection, into table: String) throws {
+        writer.startStream()
+        try connection.beginCopy("COPY \(table) (\(columnList)) FROM STDIN (FORMAT binary)")
+        copying = true
+    }
+
+    func endCopy(_ connection: PostgresConnection) throws {
+        writer.finishStream()
+        try writer.flush(to: connection)
+        copying = false
+        try connection.endCopy()
+    }
+
+    private func prepare(_ connection: PostgresConnection) throws {
+        switch mode {
+        case .full: try prepareFull(connection)
+        case .incremental: try prepareIncremental(connection)
+        }
+    }
+
+    private func prepareFull(_ connection: PostgresConnection) throws {
+        let row = try connection.query("""
+            SELECT source, source_size, source_mtime, part, records_done, rows, rejects, rejects_bytes, repaired
+            FROM \(qualified("epf_progress")) WHERE staging = $1
+            """, [staging]).first
+        var resumeRejectsBytes: Int64?
+        if let row, row.count == 9, try target.tableExists(connection, staging), row[0] == source.path,
+           row[1] == String(source.size), row[2] == String(source.mtime),
+           let part = row[3].flatMap({ Int($0) }), let done = row[4].flatMap({ Int($0) }) {
+            resume = (part, done)
+            attempts = row[5].flatMap { Int($0) } ?? 0
+            outcome.rejects = row[6].flatMap { Int($0) } ?? 0
+            resumeRejectsBytes = row[7].flatMap { Int64($0) }
+            outcome.repaired = row[8].flatMap { Int($0) } ?? 0
+            outcome.warnings.append("resuming an interrupted load after \(done) records of part \(part)")
+            try begin(connection)
+        } else {
+            try begin(connection)
+            try connection.execute("DROP TABLE IF EXISTS \(qualified(staging))")
+            try connection.execute("DELETE FROM \(qualified("epf_progress")) WHERE staging = $1", [staging])
+            // Never drop a column silently: columns of the current table missing from the new file stay (NULL).
+            let fileNames = Set(schema.columns.map(\.name))
+            let kept = try target.columns(connection, schema.name).filter { !fileNames.contains($0.name) }
+            if !kept.isEmpty {
+                outcome.warnings.append("columns no longer in the feed kept as NULL: "
+                                        + kept.map(\.name).joined(separator: ", "))
+            }
+            try connection.execute(createTableSQL(staging, extraColumns: kept, withKey: false)
+                                   + " WITH (autovacuum_enabled = false)")
+        }
+        rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: resumeRejectsBytes,
+                                    resumedEntries: outcome.rejects + outcome.repaired)
+        try startCopy(connection, into: qualified(staging))
+    }
+
+    private func prepareIncremental(_ connection: PostgresConnection) throws {
+        try begin(connection)
+        if try !target.tableExists(connection, schema.name) {
+            outcome.warnings.append("incremental for a table that does not exist yet: created \(schema.name)")
+            try connection.execute(createTableSQL(schema.name, extraColumns: [], withKey: true))
+            try createSecondaryIndexes(connection, on: schema.name)
+        } else {
+            let columns = try target.columns(connection, schema.name)
+            for column in columns { targetTypes[column.name] = column.type }
+            let existing = Set(columns.map(\.name))
+            for column in schema.columns where !existing.contains(column.name) {
+                try connection.execute("ALTER TABLE \(qualified(schema.name)) ADD COLUMN \(quoted(column.name)) "
+                                       + PostgresTarget.kind(column).sqlType)
+                outcome.warnings.append("new column \(column.name) added to \(schema.name)")
+            }
+            if !keyIndexes.isEmpty {
+                // ON CONFLICT needs a unique index on exactly the key columns.
+                let hasUnique = try connection.scalar("""
+                    SELECT 1 FROM pg_index i WHERE i.indrelid = to_regclass($1) AND i.indisunique
+                    AND (SELECT array_agg(a.attname::text ORDER BY k.n)
+                         FROM unnest(i.indkey) WITH ORDINALITY k(attnum, n)
+                         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum) = $2::text[]
+                    """, [qualified(schema.name), "{" + schema.primaryKey.joined(separator: ",") + "}"]) != nil
+                if !hasUnique {
+                    try connection.execute("CREATE UNIQUE INDEX \(quoted(indexName("pk"))) ON "
+                                           + "\(qualified(schema.name)) (\(keyList))")
+                }
+            }
+        }
+        rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: nil, resumedEntries: 0)
+        // The rows travel with the file's types; the upsert casts where the table's columns differ.
+        let definitions = loadedColumns.map { "\(quoted($0.name)) \(PostgresTarget.kind($0).sqlType)" }
+        try connection.execute("CREATE TEMPORARY TABLE \(quoted(incoming)) (\(definitions.joined(separator: ", "))) "
+                               + "ON COMMIT DROP")
+        try startCopy(connection, into: quoted(incoming))
+    }
+
+    func createSecondaryIndexes(_ connection: PostgresConnection, on table: String) throws {
+        for (number, columns) in KnownSchemas.indexes(for: schema).enumerated() {
+            try connection.execute("CREATE INDEX \(quoted(indexName("i\(number)"))) ON \(qualified(table)) "
+                                   + "(\(columns.map(quoted).joined(separator: ", ")))")
+        }
+    }
+
+    // MARK: - Loading a part
+
+    /// Loads the records of one part. Problems of the data are recorded in the outcome; thrown errors are I/O,
+    /// corrupt compression or PostgreSQL failures, which the caller turns into a failed outcome.
+    func load(_ reader: EPFTableReader, part: TableFile) throws {
+        outcome.parts += 1
+        if outcome.parts > 1 && reader.header.columns != fileColumns {
+            throw LoadFailure("part \(part.location) has different columns than the first part")
+        }
+        let partNumber = part.part ?? 0
+        var skipRecords = 0
+        if let resume {
+            if partNumber < resume.part { return }
+            if partNumber == resume.part { skipRecords = resume.records }
+        }
+        let checkpointEvery = max(1, options.checkpointRecords)
+        var sinceCheckpoint = 0
+        var lastReport = Date()
+        let isFull = mode == .full
+        let writing = connection != nil && !options.dryRun
+        let sink: CopyRowSink? = writing ? self.sink : nil
+        let loopStarted = Monotonic.now()
+        let loopCPU = PhaseCPU.now()
+        var copyNanoseconds: UInt64 = 0
+        defer {
+            phasesCPU.loading += PhaseCPU.now() - loopCPU
+            let loop = Monotonic.now() &- loopStarted
+            // Sending COPY data (and the checkpoint commits) is the inserting; the rest is reading and encoding.
+            phases.inserting += Double(copyNanoseconds) / 1e9
+            phases.reading += Double(loop &- min(loop, copyNanoseconds)) / 1e9
+        }
+        let summary = try reader.forEachRecord { record in
+            if record.number <= skipRecords {
+                outcome.resumedRecords += 1
+                return
+            }
+            if outcome.exportDate == nil, let column = binder.exportDateColumn, record.issues.isEmpty {
+                outcome.exportDate = EPFValues.integer(record.field(column))
+            }
+            writer.beginRow()
+            if let reason = try binder.bind(record, to: sink) {
+                writer.discardRow()
+                rejects?.write(record, reason: reason)
+                outcome.rejects += 1
+            } else {
+                intake.accepted(record, binder: binder, rejects: rejects, outcome: &outcome)
+                attempts += 1
+                if writing && writer.pendingBytes >= writer.flushThreshold, let connection {
+                    let sendStarted = Monotonic.now()
+                    try writer.flush(to: connection)
+                    copyNanoseconds &+= Monotonic.now() &- sendStarted
+                } else if !writing {
+                    writer.discardRow()
+                }
+            }
+            sinceCheckpoint += 1
+            if sinceCheckpoint >= checkpointEvery {
+                sinceCheckpoint = 0
+                if isFull && writing, let connection {
+                    let checkpointStarted = Monotonic.now()
+                    try checkpoint(connection, part: partNumber, recordsDone: record.number)
+                    copyNanoseconds &+= Monotonic.now() &- checkpointStarted
+                }
+            }
+            if sinceCheckpoint & 0x3fff == 0 && Date().timeIntervalSince(lastReport) >= 0.5 {
+                lastReport = Date()
+                report(reader, records: record.number, bytes: outcome.bytes + record.offset, finished: false)
+            }
+        }
+        outcome.records += summary.records
+        outcome.bytes += summary.bytes
+        let verdict = LoadVerification.check(summary, location: part.location,
+                                             allowCountMismatch: options.allowCountMismatch)
+        if let failure = verdict.failure {
+            failed = true
+            outcome.message = failure
+        } else if let warning = verdict.warning {
+            outcome.warnings.append(warning)
+        }
+        if isFull && writing && !failed, let connection {
+            // The end of a part is a checkpoint too: a rerun skips it whole.
+            try checkpoint(connection, part: partNumber, recordsDone: summary.records)
+        }
+        report(reader, records: summary.records, bytes: outcome.bytes, finished: true)
+    }
+
+    private func report(_ reader: EPFTableReader, records: Int, bytes: Int64, finished: Bool) {
+        RecordIntake.report(progress, reader, table: schema.name, location: file.location, records: records,
+                            bytes: bytes, started: started, finished: finished)
+    }
+
+    /// Ends the COPY, records how far the load got and commits both, then opens the next transaction and COPY.
+    private func checkpoint(_ connection: PostgresConnection, part: Int, recordsDone: Int) throws {
+        try endCopy(connection)
+        let rejectsBytes = try rejects?.flush() ?? 0
+        try connection.execute("""
+            INSERT INTO \(qualified("epf_progress")) (staging, table_name, source, source_size, source_mtime, part,
+                location, records_done, rows, rejects, duplicates, rejects_bytes, export_date, updated, repaired)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $12, $13, $14)
+            ON CONFLICT (staging) DO UPDATE SET table_name = excluded.table_name, source = excluded.source,
+                source_size = excluded.source_size, source_mtime = excluded.source_mtime, part = excluded.part,
+                location = excluded.location, records_done = excluded.records_done, rows = excluded.rows,
+                rejects = excluded.rejects, rejects_bytes = excluded.rejects_bytes,
+                export_date = excluded.export_date, updated = excluded.updated, repaired = excluded.repaired
+            """, [staging, schema.name, source.path, String(source.size), String(source.mtime), String(part),
+                  file.location, String(recordsDone), String(attempts), String(outcome.rejects), String(rejectsBytes),
+                  outcome.exportDate.map(String.init), StoreDatabase.now(), String(outcome.repaired)])
+        try commit(connection)
+        try begin(connection)
+        try startCopy(connection, into: qualified(staging))
+    }
+}
