@@ -36,7 +36,7 @@ public final class EPFRoutes: HTTPResponder {
     public var defaultLastModified: Int64 { database.exportDateSeconds ?? startedAt }
 
     /// Runs a query, retrying once on a fresh engine when SQLite reports busy, a schema change or any failure.
-    private func withEngine<T>(_ body: (QueryEngine) throws -> T) throws -> T {
+    func withEngine<T>(_ body: (QueryEngine) throws -> T) throws -> T {
         guard let engine = database.currentEngine() else { throw unavailable() }
         do {
             return try body(engine)
@@ -126,6 +126,7 @@ public final class EPFRoutes: HTTPResponder {
         case .storefronts: return try storefronts()
         case .genres: return try genres()
         case .status: return try status()
+        case .changes: return try changes(request)
         case .entity(let kind, let id): return try entity(kind, id, request)
         case .appPrices(let id): return try prices(id)
         }
@@ -139,7 +140,7 @@ public final class EPFRoutes: HTTPResponder {
                route: "not_found", lastModified: defaultLastModified)
     }
 
-    private func json(_ value: JSONValue, cache: CachePolicy = .public) -> HTTPResponse {
+    func json(_ value: JSONValue, cache: CachePolicy = .public) -> HTTPResponse {
         var body = value.serialized()
         body.append(UInt8(ascii: "\n"))
         return HTTPResponse(status: 200, body: body, lastModified: defaultLastModified, cache: cache)
@@ -153,7 +154,7 @@ public final class EPFRoutes: HTTPResponder {
         return id
     }
 
-    private static func optional(_ request: HTTPRequest, _ name: String) throws -> String? {
+    static func optional(_ request: HTTPRequest, _ name: String) throws -> String? {
         guard let value = request.parameter(name) else { return nil }
         if value.isEmpty { throw RouteError.badParameter(name, "must not be empty") }
         return value

@@ -66,6 +66,8 @@ final class TableLoad {
     /// The `application_id`s of the rows an incremental wrote (for derived data that is kept per app).
     private(set) var touchedApplicationIds = Set<Int64>()
     private var fileColumns: [String]
+    /// Records the ids a catalogue table's load removes, adds or updates (see `ChangeLog`).
+    private var changeTracking: ChangeTracking?
     private var failed = false
     private var attempts = 0
     /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
@@ -133,11 +135,13 @@ final class TableLoad {
     }
 
     private func prepare(_ connection: SQLiteConnection) throws {
+        changeTracking = try ChangeTracking(connection, table: schema.name)
         switch mode {
         case .full: try prepareFull(connection)
         case .incremental: try prepareIncremental(connection)
         }
         try transaction.begin(connection)
+        if mode == .incremental { try changeTracking?.beginIncremental(connection) }
     }
 
     private func prepareFull(_ connection: SQLiteConnection) throws {
@@ -463,6 +467,8 @@ final class TableLoad {
         let retired = "epf_retired_\(schema.name)"
         try connection.transaction {
             try connection.execute("DROP TABLE IF EXISTS \(quoted(retired))")
+            try changeTracking?.recordFull(connection, staging: staging, exportDate: outcome.exportDate,
+                                           feedDate: file.feedDate)
             if try connection.tableExists(schema.name) {
                 try connection.execute("ALTER TABLE \(quoted(schema.name)) RENAME TO \(quoted(retired))")
             }
@@ -483,6 +489,7 @@ final class TableLoad {
         outcome.rows = attempts
         outcome.insertedRows = insertedRows
         try ledger?.recordApplied(outcome, file: file, source: source, on: connection)
+        try changeTracking?.finishIncremental(connection, exportDate: outcome.exportDate, feedDate: file.feedDate)
         try transaction.commit(connection)
     }
 

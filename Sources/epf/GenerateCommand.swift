@@ -25,6 +25,8 @@ enum GenerateCommand: Command {
                                v5 (one <table>.tbz + .md5 per table)
       --incremental            write the incremental export --day days after the full (cumulative)
       --day N                  incremental day, 1 ... 366 (default 1)
+      --week N                 a later full export, N weeks after the first (0 ... 52): apps changed
+                               and added up to then, ~1% of the apps removed each week
       --export-date YYYY-MM-DD date of the full export (default 2026-01-05)
       --price-storefronts N    storefronts each app has a price in (default 20)
       --dirt                   inject the damage of real feeds at known places; writes dirt<date>.json
@@ -37,6 +39,7 @@ enum GenerateCommand: Command {
       epf generate /tmp/feed
       epf generate /tmp/feed --apps 1000000                     # ~GBs of plain v3 files, for benchmarks
       epf generate /tmp/feed --incremental --day 2              # the incremental two days after the full
+      epf generate /tmp/feed --week 1                           # the next weekly full (removals)
       epf generate /tmp/feed --layout v5 --dirt --only application,application_price
       epf generate /tmp/feed --layout v5 --scale 1/16           # ~1/16 of Apple's weekly full, as .tbz
       epf generate /tmp/feed --layout v5 --scale 1/16 --incremental --day 1
@@ -75,6 +78,8 @@ enum GenerateCommand: Command {
         }
         if arguments.flag("incremental") { options.mode = .incremental }
         options.day = try arguments.intOption("day", default: 1, range: 1...366)
+        options.week = try arguments.intOption("week", default: 0, range: 0...52)
+        if options.week > 0 && options.mode == .incremental { throw UsageError("--week is for full exports") }
         if let date = try arguments.option("export-date") {
             guard let milliseconds = GeneratorOptions.milliseconds(date: date) else {
                 throw UsageError("--export-date must be a date like 2026-01-05, got '\(date)'")
