@@ -66,13 +66,7 @@ extension QueryEngine {
     /// following the cursors lists every change once. A database without changes gives an empty page.
     /// Throws `QueryError.badArgument` naming `since`, `kind`, `limit` or `cursor` for a bad value.
     public func changes(since: String, kind: String?, limit: Int, cursor: String?) throws -> ChangePage {
-        guard let sinceMilliseconds = EPFValues.milliseconds(isoDate: since) else {
-            throw QueryError.badArgument(name: "since", message: "'\(since.prefix(40))' is not a date as YYYY-MM-DD")
-        }
-        if let kind, !ChangeLog.kindWords.contains(kind) {
-            throw QueryError.badArgument(name: "kind", message: "unknown kind '\(kind.prefix(40))'; use "
-                                         + ChangeLog.kindWords.joined(separator: ", "))
-        }
+        let sinceMilliseconds = try Self.changesSince(since, kind: kind)
         guard (1...Self.maximumChangesPage).contains(limit) else {
             throw QueryError.badArgument(name: "limit",
                                          message: "must be a whole number from 1 to \(Self.maximumChangesPage)")
@@ -113,6 +107,20 @@ extension QueryEngine {
             return ChangePage(changes: rows, nextCursor: ChangeCursor.encode(date: last.exportDate,
                                                                              sequence: last.sequence))
         }
+    }
+
+    /// Checks the filters of `changes` before any database is opened: returns midnight UTC of `since` in
+    /// milliseconds. Throws `QueryError.badArgument` naming `since` (not `YYYY-MM-DD`) or `kind` (not one of
+    /// `app`, `collection`, `song`, `video`, `artist`).
+    public static func changesSince(_ since: String, kind: String?) throws -> Int64 {
+        guard let milliseconds = EPFValues.milliseconds(isoDate: since) else {
+            throw QueryError.badArgument(name: "since", message: "'\(since.prefix(40))' is not a date as YYYY-MM-DD")
+        }
+        if let kind, !ChangeLog.kindWords.contains(kind) {
+            throw QueryError.badArgument(name: "kind", message: "unknown kind '\(kind.prefix(40))'; use "
+                                         + ChangeLog.kindWords.joined(separator: ", "))
+        }
+        return milliseconds
     }
 
     /// Whether an id a lookup did not find left the store: the latest change recorded for it (in the link's

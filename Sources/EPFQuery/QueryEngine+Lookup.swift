@@ -9,9 +9,10 @@ extension QueryEngine {
     /// returns every kind that holds it (real Apple IDs are unique, so normally one). The country is `country`,
     /// else the link's country, else "us" for the price fields; with `allPrices` the item also lists its
     /// price in every storefront (`prices`) when no country was chosen. Arguments that are not IDs or
-    /// match nothing go to `invalidIds`; those the changes table says left the store go to `removedIds` too. With `storedDocuments`, default app items (no country, no language, not
-    /// every price) may be the stored lookup document itself, a `JSONValue.serialized` value (what the HTTP API
-    /// sends; it has no fields to read).
+    /// match nothing go to `invalidIds`; those the changes table says left the store go to `removedIds` too.
+    /// With `storedDocuments`, default app items (no country, no language, not every price) may be the stored
+    /// lookup document itself, a `JSONValue.serialized` value (what the HTTP API sends; it has no fields to
+    /// read).
     /// Throws `QueryError.badArgument` for an unknown country or malformed language code.
     public func lookup(_ arguments: [String], country: String?, language: String?,
                        allPrices: Bool = false, storedDocuments: Bool = false) throws -> LookupResult {

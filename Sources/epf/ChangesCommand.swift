@@ -39,6 +39,7 @@ enum ChangesCommand: Command {
         guard positionals.isEmpty else { throw UsageError("unexpected argument '\(positionals[0])'") }
         guard !(csv && json) else { throw UsageError("choose one of --csv and --json") }
         guard let since else { throw UsageError("--since DATE is required (YYYY-MM-DD)") }
+        _ = try QueryCLI.run { try QueryEngine.changesSince(since, kind: kind) }
         var rows: [[String]] = []
         var first = true
         if json { Output.shared.write("[") }
