@@ -2,9 +2,6 @@ import Foundation
 
 /// Calendar dates (`YYYY-MM-DD`, UTC) beside the instants EPF stores as milliseconds since 1970.
 extension EPFValues {
-    /// Milliseconds per day.
-    public static let dayMilliseconds: Int64 = 86_400_000
-
     /// The UTC calendar date of an instant, `YYYY-MM-DD` (`1452074401007` -> `2016-01-06`).
     public static func isoDate(milliseconds: Int64) -> String {
         String(isoTimestamp(milliseconds: milliseconds).prefix(10))
