@@ -82,15 +82,14 @@ struct ChangeTracking {
     /// `staging` `added`. Runs in the caller's swap transaction, before the rename. Records nothing when the
     /// table does not exist (the first load) or either table lacks the key column.
     ///
-    /// First gives `staging` an index of its keys alone (a few bytes per row, where a row of the table is about
-    /// 2 KB): the comparison reads that index instead of the whole table, now and when the next full export
-    /// replaces this one, whose table may no longer be in the page cache by then.
+    /// The comparison reads `staging`'s index of its keys alone (see `indexKeys`), made when the staging table
+    /// was, or now when the load was begun by a version without it.
     func recordFull(_ connection: SQLiteConnection, staging: String, exportDate: Int64?, feedDate: String?) throws {
         guard try hasKey(connection, staging) else { return }
-        let token = String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36)
-            + String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        try connection.execute("CREATE INDEX \(SQLiteConnection.quote("\(table)__key__\(token)")) ON "
-                               + "\(SQLiteConnection.quote(staging)) (\(SQLiteConnection.quote(key)))")
+        if try connection.scalar("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1 "
+                                 + "AND name GLOB ?2", [.text(staging), .text("\(table)__key__*")]) == nil {
+            try indexKeys(connection, staging: staging)
+        }
         guard try connection.tableExists(table), try hasKey(connection, table) else { return }
         try connection.execute(ChangeLog.schema)
         let date = ChangeLog.exportDate(exportDate, feedDate: feedDate)
@@ -118,6 +117,18 @@ struct ChangeTracking {
                 }
             }
         }
+    }
+
+    /// Gives a new, empty staging table an index of its keys alone (about 12 bytes a row, where a row of the
+    /// catalogue tables is up to a few KB), filled as rows are inserted: the comparison of `recordFull` reads it
+    /// instead of the whole table, now and when the next full export replaces this one (whose table may no longer
+    /// be in the page cache by then).
+    func indexKeys(_ connection: SQLiteConnection, staging: String) throws {
+        guard try hasKey(connection, staging) else { return }
+        let token = String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36)
+            + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        try connection.execute("CREATE INDEX \(SQLiteConnection.quote("\(table)__key__\(token)")) ON "
+                               + "\(SQLiteConnection.quote(staging)) (\(SQLiteConnection.quote(key)))")
     }
 
     /// Whether the key column is the table's INTEGER PRIMARY KEY (the rowid): then both scans below read the

@@ -172,6 +172,7 @@ final class TableLoad {
                 }
             }
             try connection.execute(createTableSQL(staging, extraColumns: kept))
+            try changeTracking?.indexKeys(connection, staging: staging)
         }
         rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: resumeRejectsBytes,
                                     resumedEntries: outcome.rejects + outcome.repaired)
