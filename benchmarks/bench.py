@@ -37,6 +37,7 @@ import bench_bzip2
 import bench_fetch
 import bench_itunes
 import bench_postgres
+import bench_changes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -55,8 +56,8 @@ PROFILES = {
                   lookup_apps=50_000, wrk_seconds=5, memory_seconds=10, reps=1, hyperfine_runs=15,
                   lookups=10_000),
 }
-SECTIONS = ["parse", "validate", "tbz", "bzip2", "import", "incremental", "lookup", "http", "fetch", "scale",
-            "postgres"]
+SECTIONS = ["parse", "validate", "tbz", "bzip2", "import", "incremental", "lookup", "http", "fetch", "changes",
+            "scale", "postgres"]
 # Rows per second of the Python reference importer, from the performance issue.
 PYTHON_REFERENCE = {"application_price": 54_000, "application_detail": 9_500}
 SEED = 42
@@ -1162,6 +1163,8 @@ def main():
         guarded("http", bench_http, epf, profile, state)
     if "scale" in sections:
         guarded("scale", bench_scale.bench_scale, sys.modules[__name__], epf, args.quick, args.fractions)
+    if "changes" in sections:
+        guarded("changes", bench_changes.bench_changes, sys.modules[__name__], epf, profile_name, reps)
     if "fetch" in sections:
         guarded("fetch", bench_fetch.bench_fetch, epf, profile_name, sys.modules[__name__])
     if "postgres" in sections:

@@ -235,20 +235,25 @@ final class TableEmitter {
         }
     }
 
-    /// Calls `body` for every app this export holds, with its revision: all apps of a full export; for an
-    /// incremental, the apps `revision` reports as changed, then every app added up to the export's day.
+    /// Calls `body` for every app this export holds, with its revision: all apps of a full export (for a later
+    /// full, with their changes up to its day); for an incremental, the apps `revision` reports as changed, then
+    /// every app added up to the export's day. Apps removed by the export's day are left out (`isPresent`).
     func forEachApp(revision: ((Int, Int) -> Int)?, _ body: (AppFacts, Int) throws -> Void) throws {
+        let day = plan.options.exportDay
         if full {
-            for index in 0..<plan.apps { try body(AppFacts(plan: plan, index: index), 0) }
+            for index in 0..<plan.appsAtExport where plan.isPresent(index, atDay: day) {
+                try body(AppFacts(plan: plan, index: index), day > 0 ? revision?(index, day) ?? 0 : 0)
+            }
             return
         }
-        let day = plan.options.day
         if let revision {
-            for index in 0..<plan.apps {
+            for index in 0..<plan.apps where plan.isPresent(index, atDay: day) {
                 let changes = revision(index, day)
                 if changes > 0 { try body(AppFacts(plan: plan, index: index), changes) }
             }
         }
-        for index in plan.apps..<plan.appsAtExport { try body(AppFacts(plan: plan, index: index), 0) }
+        for index in plan.apps..<plan.appsAtExport where plan.isPresent(index, atDay: day) {
+            try body(AppFacts(plan: plan, index: index), 0)
+        }
     }
 }

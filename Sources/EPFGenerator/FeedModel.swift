@@ -13,7 +13,8 @@ import EPFFormat
 /// `genre_application`, `artist_application`, `application_device_type`. Other tables, popularity included,
 /// come only with full exports.
 public struct FeedModel: Sendable {
-    /// The options of the full export; `mode` and `day` are ignored, `layout` and `gzip` do not matter.
+    /// The options of the first full export; `mode`, `day` and `week` are ignored, `layout` and `gzip` do not
+    /// matter.
     public let options: GeneratorOptions
     private let plan: Plan
 
@@ -21,6 +22,7 @@ public struct FeedModel: Sendable {
     public init(_ options: GeneratorOptions) {
         var full = options
         full.mode = .full
+        full.week = 0
         self.options = full
         plan = Plan(full)
     }
@@ -60,8 +62,12 @@ public struct FeedModel: Sendable {
     /// Calls `body` with every data record of one table file, in file order: the full export (`day` 0) or
     /// the incremental of `day`. A table the export does not write yields nothing.
     public func forEachRecord(_ table: String, day: Int = 0, _ body: ([String?]) throws -> Void) throws {
+        try forEachRecord(table, exportOptions: day == 0 ? options : incrementalOptions(day: day), body)
+    }
+
+    /// Calls `body` with every data record of one table file of the export made with `exportOptions`.
+    func forEachRecord(_ table: String, exportOptions: GeneratorOptions, _ body: ([String?]) throws -> Void) throws {
         guard let schema = TableSchema.named(table) else { throw GeneratorError.unknownTable(table) }
-        let exportOptions = day == 0 ? options : incrementalOptions(day: day)
         try exportOptions.validate()
         var unfiltered = exportOptions
         unfiltered.tables = nil

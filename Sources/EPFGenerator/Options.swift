@@ -27,6 +27,10 @@ public struct GeneratorOptions: Sendable, Equatable {
     /// For incrementals: days after the full export, 1 ... 366. Incrementals are cumulative: day N holds every
     /// change of days 1 ... N.
     public var day: Int = 1
+    /// For full exports: weeks after the first full export, 0 ... 52 (0: the first). A later full export holds
+    /// the catalogue as of its day: apps changed and added up to then, without the apps removed by then (see
+    /// `FeedModel.fullChanges`).
+    public var week: Int = 0
     /// How many storefronts each app has a price in, 1 ... `Reference.storefronts.count`.
     public var priceStorefronts: Int = 20
     /// Inject the damage of real feeds at known places and write `dirt.json` (see `DirtKind`).
@@ -85,10 +89,11 @@ public struct GeneratorOptions: Sendable, Equatable {
     /// Milliseconds per day.
     public static let dayMilliseconds: Int64 = 86_400_000
 
-    /// The `export_date` of this export: the full date, or the full date plus `day` days for an incremental.
-    public var exportDate: Int64 {
-        mode == .full ? fullExportDate : fullExportDate + Int64(day) * GeneratorOptions.dayMilliseconds
-    }
+    /// Days from the first full export to this export: `7 x week` for a full, `day` for an incremental.
+    public var exportDay: Int { mode == .full ? 7 * week : day }
+
+    /// The `export_date` of this export: the first full's date plus `exportDay` days.
+    public var exportDate: Int64 { fullExportDate + Int64(exportDay) * GeneratorOptions.dayMilliseconds }
 
     /// `YYYYMMDD` of the export date in UTC, as in `itunes20260105`.
     public var dateStamp: String { GeneratorOptions.stamp(milliseconds: exportDate) }
@@ -104,6 +109,9 @@ public struct GeneratorOptions: Sendable, Equatable {
         }
         guard (1...366).contains(day) else {
             throw GeneratorError.invalidOption(option: "day", problem: "must be 1 ... 366, got \(day)")
+        }
+        guard (0...52).contains(week) else {
+            throw GeneratorError.invalidOption(option: "week", problem: "must be 0 ... 52, got \(week)")
         }
         guard (1...storefronts.count).contains(priceStorefronts) else {
             throw GeneratorError.invalidOption(

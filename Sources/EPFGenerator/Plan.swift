@@ -81,10 +81,9 @@ final class Plan: Sendable {
     /// date in every incremental.
     var fullExportDay: Int { Int(options.fullExportDate / GeneratorOptions.dayMilliseconds) }
 
-    /// Apps present at this export: the full's, plus those added up to `day` for an incremental.
-    var appsAtExport: Int {
-        options.mode == .full ? apps : apps + newAppsPerDay * options.day
-    }
+    /// Apps numbered at this export: the first full's, plus those added up to its day (some of which a later
+    /// export may have removed, see `isPresent`).
+    var appsAtExport: Int { apps + newAppsPerDay * options.exportDay }
 
     // MARK: IDs
 

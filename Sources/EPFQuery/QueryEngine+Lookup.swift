@@ -9,9 +9,10 @@ extension QueryEngine {
     /// returns every kind that holds it (real Apple IDs are unique, so normally one). The country is `country`,
     /// else the link's country, else "us" for the price fields; with `allPrices` the item also lists its
     /// price in every storefront (`prices`) when no country was chosen. Arguments that are not IDs or
-    /// match nothing go to `invalidIds`. With `storedDocuments`, default app items (no country, no language, not
-    /// every price) may be the stored lookup document itself, a `JSONValue.serialized` value (what the HTTP API
-    /// sends; it has no fields to read).
+    /// match nothing go to `invalidIds`; those the changes table says left the store go to `removedIds` too.
+    /// With `storedDocuments`, default app items (no country, no language, not every price) may be the stored
+    /// lookup document itself, a `JSONValue.serialized` value (what the HTTP API sends; it has no fields to
+    /// read).
     /// Throws `QueryError.badArgument` for an unknown country or malformed language code.
     public func lookup(_ arguments: [String], country: String?, language: String?,
                        allPrices: Bool = false, storedDocuments: Bool = false) throws -> LookupResult {
@@ -22,6 +23,7 @@ extension QueryEngine {
         return try reading {
             var items: [LookupItem] = []
             var invalid: [String] = []
+            var removed: [RemovedItem] = []
             for argument in arguments {
                 guard let link = StoreLink.parse(argument) else {
                     invalid.append(argument)
@@ -30,8 +32,9 @@ extension QueryEngine {
                 let chosen = country ?? link.country
                 let found = try find(link, country: chosen, language: language, allPrices: allPrices && chosen == nil)
                 if found.isEmpty { invalid.append(argument) } else { items += found }
+                if found.isEmpty, let removal = try removal(of: link, argument: argument) { removed.append(removal) }
             }
-            return LookupResult(items: items, invalidIds: invalid)
+            return LookupResult(items: items, invalidIds: invalid, removedIds: removed)
         }
     }
 

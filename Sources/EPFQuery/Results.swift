@@ -48,14 +48,19 @@ public struct LookupResult {
     public let items: [LookupItem]
     /// Arguments that were not a valid ID or link, or whose ID is in no table, as given.
     public let invalidIds: [String]
+    /// Of the ids not found, those that left the store (lookup only; see `QueryEngine.removal(of:)`).
+    public var removedIds: [RemovedItem] = []
 
-    /// `{"resultCount": N, "results": [...], "invalidIds": [...]}` like Apple's Lookup API.
+    /// `{"resultCount": N, "results": [...], "invalidIds": [...]}` like Apple's Lookup API, plus
+    /// `"removedIds": [...]` when any id not found was removed from the store.
     public var json: JSONValue {
-        .object([
+        var fields: [(String, JSONValue)] = [
             ("resultCount", .int(Int64(items.count))),
             ("results", .array(items.map(\.value))),
             ("invalidIds", .array(invalidIds.map { .string($0) })),
-        ])
+        ]
+        if !removedIds.isEmpty { fields.append(("removedIds", .array(removedIds.map(\.json)))) }
+        return .object(fields)
     }
 }
 

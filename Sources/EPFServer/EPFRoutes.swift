@@ -126,6 +126,7 @@ public final class EPFRoutes: HTTPResponder {
         case .storefronts: return try storefronts()
         case .genres: return try genres()
         case .status: return try status()
+        case .changes: return try changes(request)
         case .entity(let kind, let id): return try entity(kind, id, request)
         case .appPrices(let id): return try prices(id)
         case .itunesLookup: return itunesLookup(request)
@@ -141,7 +142,7 @@ public final class EPFRoutes: HTTPResponder {
                route: "not_found", lastModified: defaultLastModified)
     }
 
-    private func json(_ value: JSONValue, cache: CachePolicy = .public) -> HTTPResponse {
+    func json(_ value: JSONValue, cache: CachePolicy = .public) -> HTTPResponse {
         var body = value.serialized()
         body.append(UInt8(ascii: "\n"))
         return HTTPResponse(status: 200, body: body, lastModified: defaultLastModified, cache: cache)
@@ -155,7 +156,7 @@ public final class EPFRoutes: HTTPResponder {
         return id
     }
 
-    private static func optional(_ request: HTTPRequest, _ name: String) throws -> String? {
+    static func optional(_ request: HTTPRequest, _ name: String) throws -> String? {
         guard let value = request.parameter(name) else { return nil }
         if value.isEmpty { throw RouteError.badParameter(name, "must not be empty") }
         return value

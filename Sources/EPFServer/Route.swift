@@ -10,6 +10,8 @@ enum Route: Equatable, Sendable {
     case storefronts
     case genres
     case status
+    /// `/v1/changes`: ids removed, added or updated by the exports since a date.
+    case changes
     /// `/v1/apps/{id}`, `/v1/collections/{id}`, ...: the id as sent, checked by the handler.
     case entity(EntityKind, id: String)
     /// `/v1/apps/{id}/prices`.
@@ -35,6 +37,7 @@ enum Route: Equatable, Sendable {
             case "storefronts": self = .storefronts
             case "genres": self = .genres
             case "status": self = .status
+            case "changes": self = .changes
             default: return nil
             }
         case (4, "v1"), (5, "v1"):
@@ -62,6 +65,7 @@ enum Route: Equatable, Sendable {
         case .storefronts: return "storefronts"
         case .genres: return "genres"
         case .status: return "status"
+        case .changes: return "changes"
         case .entity(let kind, _): return Self.entitySegment(kind)
         case .appPrices: return "app_prices"
         case .itunesLookup: return "itunes_lookup"
@@ -73,7 +77,7 @@ enum Route: Equatable, Sendable {
     var isCacheable: Bool {
         switch self {
         case .health, .metrics, .status: return false
-        case .lookup, .resolve, .search, .storefronts, .genres, .entity, .appPrices: return true
+        case .lookup, .resolve, .search, .storefronts, .genres, .entity, .appPrices, .changes: return true
         case .itunesLookup, .itunesSearch: return true
         }
     }

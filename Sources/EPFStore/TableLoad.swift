@@ -65,6 +65,8 @@ final class TableLoad {
     /// The `application_id`s of the rows an incremental wrote (for derived data that is kept per app).
     var touchedApplicationIds: Set<Int64> { intake.touchedApplicationIds }
     private var fileColumns: [String]
+    /// Records the ids a catalogue table's load removes, adds or updates (see `ChangeLog`).
+    private var changeTracking: ChangeTracking?
     private var failed = false
     private var attempts = 0
     /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
@@ -122,11 +124,13 @@ final class TableLoad {
     }
 
     private func prepare(_ connection: SQLiteConnection) throws {
+        changeTracking = try ChangeTracking(connection, table: schema.name)
         switch mode {
         case .full: try prepareFull(connection)
         case .incremental: try prepareIncremental(connection)
         }
         try transaction.begin(connection)
+        if mode == .incremental { try changeTracking?.beginIncremental(connection) }
     }
 
     private func prepareFull(_ connection: SQLiteConnection) throws {
@@ -157,6 +161,7 @@ final class TableLoad {
                 }
             }
             try connection.execute(createTableSQL(staging, extraColumns: kept))
+            try changeTracking?.indexKeys(connection, staging: staging)
         }
         rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: resumeRejectsBytes,
                                     resumedEntries: outcome.rejects + outcome.repaired)
@@ -417,6 +422,8 @@ final class TableLoad {
         let retired = "epf_retired_\(schema.name)"
         try connection.transaction {
             try connection.execute("DROP TABLE IF EXISTS \(quoted(retired))")
+            try changeTracking?.recordFull(connection, staging: staging, exportDate: outcome.exportDate,
+                                           feedDate: file.feedDate)
             if try connection.tableExists(schema.name) {
                 try connection.execute("ALTER TABLE \(quoted(schema.name)) RENAME TO \(quoted(retired))")
             }
@@ -437,6 +444,7 @@ final class TableLoad {
         outcome.rows = attempts
         outcome.insertedRows = insertedRows
         try ledger?.recordApplied(outcome, file: file, source: source, on: connection)
+        try changeTracking?.finishIncremental(connection, exportDate: outcome.exportDate, feedDate: file.feedDate)
         try transaction.commit(connection)
     }
 

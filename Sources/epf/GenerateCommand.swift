@@ -20,6 +20,7 @@ enum GenerateCommand: Command {
       epf generate /tmp/feed
       epf generate /tmp/feed --apps 1000000                     # ~GBs of plain v3 files, for benchmarks
       epf generate /tmp/feed --incremental --day 2              # the incremental two days after the full
+      epf generate /tmp/feed --week 1                           # the next weekly full (removals)
       epf generate /tmp/feed --layout v5 --dirt --only application,application_price
       epf generate /tmp/feed --layout v5 --scale 1/16           # ~1/16 of Apple's weekly full, as .tbz
       epf generate /tmp/feed --layout v5 --scale 1/16 --incremental --day 1
@@ -45,6 +46,9 @@ enum GenerateCommand: Command {
         static let incremental = Flag("incremental",
                                       "Write the incremental export --day days after the full (cumulative).")
         static let day = IntOption("day", default: defaults.day, range: 1...366, "Incremental day, 1 ... 366.")
+        static let week = IntOption("week", default: defaults.week, range: 0...52,
+                                    "A later full export, N weeks after the first (0 ... 52): apps changed and added "
+                                        + "up to then, ~1% of the apps removed each week.")
         static let exportDate = TextOption("export-date", "YYYY-MM-DD",
                                            default: String(EPFValues.isoTimestamp(
                                                milliseconds: defaults.fullExportDate).prefix(10)),
@@ -62,8 +66,8 @@ enum GenerateCommand: Command {
 
         /// In the order `--help` lists them.
         static let listed: [any DeclaredOption] = [
-            apps, scale, seed, layout, incremental, day, exportDate, priceStorefronts, dirt, match, only, gzip, threads,
-            json,
+            apps, scale, seed, layout, incremental, day, week, exportDate, priceStorefronts, dirt, match, only, gzip,
+            threads, json,
         ]
     }
 
@@ -98,6 +102,8 @@ enum GenerateCommand: Command {
         }
         if arguments.read(Options.incremental) { options.mode = .incremental }
         options.day = try arguments.read(Options.day)
+        options.week = try arguments.read(Options.week)
+        if options.week > 0 && options.mode == .incremental { throw UsageError("--week is for full exports") }
         if let date = try arguments.read(Options.exportDate) {
             guard let milliseconds = GeneratorOptions.milliseconds(date: date) else {
                 throw UsageError("--export-date must be a date like 2026-01-05, got '\(date)'")

@@ -1,3 +1,4 @@
+import EPFFormat
 import EPFQuery
 import EPFStore
 import JSONText
@@ -16,7 +17,9 @@ enum LookupCommand: Command {
     OPTIONS:
     \(optionsHelp([country, language, json, CommonOptions.database]))
 
-    IDs not found are listed on stderr; exit status 0 when all were found, 1 when any was not.
+    IDs not found are listed on stderr; an ID the changes table says left the store is reported as
+    "removed from the store in the export of DATE" (see epf changes). Exit status 0 when all were found,
+    1 when any was not.
 
     EXAMPLES:
       epf lookup 364709193
@@ -54,7 +57,13 @@ enum LookupCommand: Command {
         }
         if !result.invalidIds.isEmpty {
             Output.shared.flush()
-            printError("epf lookup: not found: " + result.invalidIds.joined(separator: ", "))
+            for removed in result.removedIds {
+                printError("epf lookup: \(removed.argument): removed from the store in the export of "
+                           + EPFValues.isoDate(milliseconds: removed.exportDate))
+            }
+            let removedIds = Set(result.removedIds.map(\.argument))
+            let missing = result.invalidIds.filter { !removedIds.contains($0) }
+            if !missing.isEmpty { printError("epf lookup: not found: " + missing.joined(separator: ", ")) }
             return .notFound
         }
         return .ok

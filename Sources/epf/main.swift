@@ -8,6 +8,7 @@ nonisolated(unsafe) let commands: [Command.Type] = [
     SyncCommand.self,
     StatusCommand.self,
     LookupCommand.self,
+    ChangesCommand.self,
     SearchCommand.self,
     PricesCommand.self,
     GenresCommand.self,

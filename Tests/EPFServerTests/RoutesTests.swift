@@ -203,8 +203,8 @@ final class RouteHarness {
     let fixture: CatalogueDatabase
     let routes: EPFRoutes
 
-    init() throws {
-        fixture = try CatalogueDatabase(walMode: true)
+    init(extraSQL: String = "") throws {
+        fixture = try CatalogueDatabase(extraSQL: extraSQL, walMode: true)
         routes = try EPFRoutes(configuration: EPFServerConfiguration(databasePath: fixture.path))
     }
 

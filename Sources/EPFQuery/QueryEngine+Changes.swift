@@ -1,0 +1,170 @@
+import EPFFormat
+import EPFStore
+import Foundation
+import JSONText
+
+/// One recorded change of a catalogue id (see `EPFStore.ChangeLog`).
+public struct ChangeRecord: Sendable, Equatable {
+    /// The Apple ID.
+    public let id: Int64
+    /// `app`, `collection`, `song`, `video` or `artist`.
+    public let kind: String
+    /// `removed`, `added` or `updated`.
+    public let change: String
+    /// The export's `export_date`, milliseconds since 1970 UTC.
+    public let exportDate: Int64
+    /// The position of the change in the changes table: later changes have larger numbers.
+    public let sequence: Int64
+
+    /// `{"id": 123, "kind": "app", "change": "removed", "exportDate": "2026-11-20"}`.
+    public var json: JSONValue {
+        .object([("id", .int(id)), ("kind", .string(kind)), ("change", .string(change)),
+                 ("exportDate", .string(EPFValues.isoDate(milliseconds: exportDate)))])
+    }
+}
+
+/// One page of `QueryEngine.changes`.
+public struct ChangePage: Sendable {
+    /// The changes, in order of export date, then of recording.
+    public let changes: [ChangeRecord]
+    /// The cursor of the next page, nil on the last one.
+    public let nextCursor: String?
+
+    /// `{"resultCount": N, "changes": [...], "nextCursor": "..." or null}`.
+    public var json: JSONValue {
+        .object([("resultCount", .int(Int64(changes.count))), ("changes", .array(changes.map(\.json))),
+                 ("nextCursor", nextCursor.map { .string($0) } ?? .null)])
+    }
+}
+
+/// An id a lookup did not find because it left the store (see `QueryEngine.lookup`).
+public struct RemovedItem: Sendable, Equatable {
+    /// The Apple ID.
+    public let id: Int64
+    /// `app`, `collection`, `song`, `video` or `artist`.
+    public let kind: String
+    /// The `export_date` of the full export it was missing from, milliseconds since 1970 UTC.
+    public let exportDate: Int64
+    /// The lookup argument as given (an ID or a store link).
+    public let argument: String
+
+    /// `{"id": 123, "kind": "app", "removedInExport": "2026-11-20"}`.
+    public var json: JSONValue {
+        .object([("id", .int(id)), ("kind", .string(kind)),
+                 ("removedInExport", .string(EPFValues.isoDate(milliseconds: exportDate)))])
+    }
+}
+
+/// The changes table: what changed since a date, and whether an id that is not found was removed.
+extension QueryEngine {
+    /// Most changes one page may hold.
+    public static let maximumChangesPage = 10_000
+
+    /// The changes recorded for exports dated `since` (`YYYY-MM-DD`, UTC) or later, optionally of one `kind`
+    /// (`app`, `collection`, `song`, `video`, `artist`), at most `limit`, after `cursor` (a page's
+    /// `nextCursor`). The order is stable: by export date, then by the order the changes were recorded, so
+    /// following the cursors lists every change once. A database without changes gives an empty page.
+    /// Throws `QueryError.badArgument` naming `since`, `kind`, `limit` or `cursor` for a bad value.
+    public func changes(since: String, kind: String?, limit: Int, cursor: String?) throws -> ChangePage {
+        let sinceMilliseconds = try Self.changesSince(since, kind: kind)
+        guard (1...Self.maximumChangesPage).contains(limit) else {
+            throw QueryError.badArgument(name: "limit",
+                                         message: "must be a whole number from 1 to \(Self.maximumChangesPage)")
+        }
+        var after: (date: Int64, sequence: Int64) = (sinceMilliseconds, 0)
+        if let cursor {
+            guard let position = ChangeCursor.decode(cursor) else {
+                throw QueryError.badArgument(name: "cursor", message: "'\(cursor.prefix(40))' is not a cursor "
+                                             + "this server gave (pass a page's nextCursor unchanged)")
+            }
+            if (position.date, position.sequence) > after { after = position }
+        }
+        return try reading {
+            guard tables.contains(ChangeLog.table) else { return ChangePage(changes: [], nextCursor: nil) }
+            // The rest of the cursor's export, then the later exports: two index ranges (one row-value range
+            // `(export_date, seq) > (?1, ?2)` would use the index for export_date only and skip rows one by one).
+            let kindFilter = kind == nil ? "" : "kind = ?4 AND "
+            let columns = "SELECT id, kind, change, export_date, seq FROM epf_changes WHERE \(kindFilter)"
+            let sql = """
+                SELECT * FROM (\(columns)export_date = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3)
+                UNION ALL
+                SELECT * FROM (\(columns)export_date > ?1 ORDER BY export_date, seq LIMIT ?3)
+                ORDER BY export_date, seq LIMIT ?3
+                """
+            var bindings: [SQLValue] = [.integer(after.date), .integer(after.sequence), .integer(Int64(limit + 1))]
+            if let kind { bindings.append(.text(kind)) }
+            var rows: [ChangeRecord] = []
+            try forEachRow(sql, bindings) { row in
+                let statement = row.statement
+                rows.append(ChangeRecord(id: statement.int64(at: 0) ?? 0, kind: statement.text(at: 1) ?? "",
+                                         change: statement.text(at: 2) ?? "", exportDate: statement.int64(at: 3) ?? 0,
+                                         sequence: statement.int64(at: 4) ?? 0))
+                return true
+            }
+            guard rows.count > limit else { return ChangePage(changes: rows, nextCursor: nil) }
+            rows.removeLast()
+            let last = rows[rows.count - 1]
+            return ChangePage(changes: rows, nextCursor: ChangeCursor.encode(date: last.exportDate,
+                                                                             sequence: last.sequence))
+        }
+    }
+
+    /// Checks the filters of `changes` before any database is opened: returns midnight UTC of `since` in
+    /// milliseconds. Throws `QueryError.badArgument` naming `since` (not `YYYY-MM-DD`) or `kind` (not one of
+    /// `app`, `collection`, `song`, `video`, `artist`).
+    public static func changesSince(_ since: String, kind: String?) throws -> Int64 {
+        guard let milliseconds = EPFValues.milliseconds(isoDate: since) else {
+            throw QueryError.badArgument(name: "since", message: "'\(since.prefix(40))' is not a date as YYYY-MM-DD")
+        }
+        if let kind, !ChangeLog.kindWords.contains(kind) {
+            throw QueryError.badArgument(name: "kind", message: "unknown kind '\(kind.prefix(40))'; use "
+                                         + ChangeLog.kindWords.joined(separator: ", "))
+        }
+        return milliseconds
+    }
+
+    /// Whether an id a lookup did not find left the store: the latest change recorded for it (in the link's
+    /// kind, or any kind) is a removal. Call inside `reading`; nil without a changes table.
+    func removal(of link: StoreLink, argument: String) throws -> RemovedItem? {
+        guard tables.contains(ChangeLog.table) else { return nil }
+        let wanted = link.kind.flatMap { ChangeLog.kinds[$0.table] }
+        var latest: [String: (change: String, date: Int64)] = [:]
+        try forEachRow("SELECT kind, change, export_date FROM epf_changes WHERE id = ?1 "
+                       + "ORDER BY export_date DESC, seq DESC", [.integer(link.id)]) { row in
+            let statement = row.statement
+            guard let kind = statement.text(at: 0), wanted == nil || wanted == kind, latest[kind] == nil else {
+                return true
+            }
+            latest[kind] = (statement.text(at: 1) ?? "", statement.int64(at: 2) ?? 0)
+            return true
+        }
+        for kind in ChangeLog.kindWords {
+            if let last = latest[kind], last.change == "removed" {
+                return RemovedItem(id: link.id, kind: kind, exportDate: last.date, argument: argument)
+            }
+        }
+        return nil
+    }
+}
+
+/// The opaque cursor of a changes page: the position of its last change, base64url.
+enum ChangeCursor {
+    static func encode(date: Int64, sequence: Int64) -> String {
+        Data("c1.\(date).\(sequence)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The position, nil when the text is not a cursor `encode` made.
+    static func decode(_ text: String) -> (date: Int64, sequence: Int64)? {
+        guard !text.isEmpty, text.utf8.count <= 64,
+              text.utf8.allSatisfy({ $0 == 0x2D || $0 == 0x5F || isalnum(Int32($0)) != 0 }) else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64) else { return nil }
+        let parts = String(decoding: data, as: UTF8.self).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "c1", let date = Int64(parts[1]), let sequence = Int64(parts[2]),
+              date >= 0, sequence >= 0, encode(date: date, sequence: sequence) == text else { return nil }
+        return (date, sequence)
+    }
+}
