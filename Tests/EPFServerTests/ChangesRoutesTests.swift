@@ -86,7 +86,8 @@ struct ChangesRoutesTests {
         ("/v1/changes?since=2026-11-20&limit=10001", "'limit'"), ("/v1/changes?since=2026-11-20&limit=x", "'limit'"),
         ("/v1/changes?since=2026-11-20&cursor=nonsense", "'cursor'"),
         ("/v1/changes?since=2026-11-20&cursor=YzEuMS4y%3D", "'cursor'"),
-        ("/v1/changes?since=2026-11-20&cursor=", "'cursor'"), ("/v1/changes?since=2026-11-20&cursor=YzEuLTEuMg", "'cursor'"),
+        ("/v1/changes?since=2026-11-20&cursor=", "'cursor'"),
+        ("/v1/changes?since=2026-11-20&cursor=YzEuLTEuMg", "'cursor'"),
     ])
     func badParametersAre400(path: String, name: String) throws {
         let server = try RouteHarness(extraSQL: Self.changesSQL(count: 10))
