@@ -60,7 +60,7 @@ protocol TableLoading: AnyObject {
     func abort()
 }
 
-extension TableLoad: TableLoading {}
+extension TableLoad: TableLoading, PublishingLoad {}
 extension Ledger: ImportLedger {}
 
 /// Applies one input path (file, archive, feed directory) through a store's `TableLoading`: skips what the

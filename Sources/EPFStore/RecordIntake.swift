@@ -88,3 +88,50 @@ struct RecordIntake {
         return true
     }
 }
+
+/// A table load as the shared end of a load sees it: its verdict state and the store's own step that makes the
+/// table visible. Both stores' loads (`TableLoad`, `PostgresTableLoad`) finish through `finishLoad(ledger:)`.
+protocol PublishingLoad: AnyObject {
+    associatedtype PublishLedger: ImportLedger
+    var outcome: TableOutcome { get set }
+    var failed: Bool { get set }
+    var options: ImportOptions { get }
+    var rejectsPath: String { get }
+    var rejects: RejectsWriter? { get }
+    var attempts: Int { get }
+    var started: Date { get }
+    var file: TableFile { get }
+    var source: SourceIdentity { get }
+    /// False for a dry run or when there is no database: nothing is published.
+    var canPublish: Bool { get }
+    /// Makes the verified table visible (the swap of a full, the commit of an incremental).
+    func publish(ledger: PublishLedger?) throws
+    /// Undoes what is not committed; the previous data stays.
+    func abort()
+}
+
+extension PublishingLoad {
+    /// The end of every table load, whatever the store: settles the verification, closes the rejects file (removed
+    /// when empty), then publishes the table or, on any failure, undoes and records the refusal in the ledger.
+    func finishLoad(ledger: PublishLedger?) -> TableOutcome {
+        outcome.seconds = Date().timeIntervalSince(started)
+        guard RecordIntake.settle(&outcome, failed: &failed, options: options, rejectsPath: rejectsPath,
+                                  attempts: attempts, writing: canPublish) else { return outcome }
+        do {
+            if failed {
+                throw LoadFailure(outcome.message ?? "verification failed")
+            }
+            try rejects?.finish()
+            if outcome.rejects + outcome.repaired == 0 { try? FileManager.default.removeItem(atPath: rejectsPath) }
+            try publish(ledger: ledger)
+            outcome.status = .applied
+        } catch {
+            abort()
+            outcome.status = .failed
+            if outcome.message == nil || !(error is LoadFailure) { outcome.message = "\(error)" }
+            ledger?.record(outcome, file: file, source: source)
+        }
+        outcome.seconds = Date().timeIntervalSince(started)
+        return outcome
+    }
+}

@@ -44,7 +44,7 @@ final class TableLoad {
     let mode: ExportMode
     let progress: ((ImportProgress) -> Void)?
     let rejectsPath: String
-    private(set) var outcome: TableOutcome
+    var outcome: TableOutcome
     /// One record in this many has its bind-and-insert time measured (see the record loop).
     private static let insertSampling = 32
     private static let insertSamplingFactor = UInt64(insertSampling)
@@ -52,10 +52,10 @@ final class TableLoad {
     private var transaction = LoadTransaction()
     private var schema: TableSchema
     private var binder: RowBinder
-    private let started = Date()
+    let started = Date()
     private var staging: String { "epf_staging_\(schema.name)" }
     private var statement: SQLiteStatement?
-    private var rejects: RejectsWriter?
+    private(set) var rejects: RejectsWriter?
     private var resume: (part: Int, records: Int)?
     /// Per-record bookkeeping shared with the PostgreSQL store.
     private var intake: RecordIntake
@@ -67,8 +67,8 @@ final class TableLoad {
     private var fileColumns: [String]
     /// Records the ids a catalogue table's load removes, adds or updates (see `ChangeLog`).
     private var changeTracking: ChangeTracking?
-    private var failed = false
-    private var attempts = 0
+    var failed = false
+    private(set) var attempts = 0
     /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
     private(set) var phases = PhaseTimes()
     /// Process CPU time in the same phases.
@@ -361,29 +361,17 @@ final class TableLoad {
     /// Verifies and makes the table visible (or keeps the old data). Returns the final outcome.
     func finish(ledger: Ledger?) -> TableOutcome {
         statement = nil
-        outcome.seconds = Date().timeIntervalSince(started)
-        guard RecordIntake.settle(&outcome, failed: &failed, options: options, rejectsPath: rejectsPath,
-                                  attempts: attempts, writing: !options.dryRun && connection != nil),
-              let connection else { return outcome }
-        do {
-            if failed {
-                throw LoadFailure(outcome.message ?? "verification failed")
-            }
-            try rejects?.finish()
-            if outcome.rejects + outcome.repaired == 0 { try? FileManager.default.removeItem(atPath: rejectsPath) }
-            switch mode {
-            case .full: try finishFull(connection, ledger: ledger)
-            case .incremental: try finishIncremental(connection, ledger: ledger)
-            }
-            outcome.status = .applied
-        } catch {
-            abort()
-            outcome.status = .failed
-            if outcome.message == nil || !(error is LoadFailure) { outcome.message = "\(error)" }
-            ledger?.record(outcome, file: file, source: source)
+        return finishLoad(ledger: ledger)
+    }
+
+    var canPublish: Bool { !options.dryRun && connection != nil }
+
+    func publish(ledger: Ledger?) throws {
+        guard let connection else { return }
+        switch mode {
+        case .full: try finishFull(connection, ledger: ledger)
+        case .incremental: try finishIncremental(connection, ledger: ledger)
         }
-        outcome.seconds = Date().timeIntervalSince(started)
-        return outcome
     }
 
     private func finishFull(_ connection: SQLiteConnection, ledger: Ledger?) throws {

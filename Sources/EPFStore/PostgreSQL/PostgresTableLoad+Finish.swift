@@ -2,32 +2,20 @@ import EPFFormat
 import EPFPostgres
 import Foundation
 
-extension PostgresTableLoad: TableLoading {
+extension PostgresTableLoad: TableLoading, PublishingLoad {
     /// Verifies and makes the table visible (or keeps the old data). Returns the final outcome.
     func finish(ledger: PostgresLedger?) -> TableOutcome {
-        outcome.seconds = Date().timeIntervalSince(started)
-        guard RecordIntake.settle(&outcome, failed: &failed, options: options, rejectsPath: rejectsPath,
-                                  attempts: attempts, writing: !options.dryRun && connection != nil),
-              let connection else { return outcome }
-        do {
-            if failed {
-                throw LoadFailure(outcome.message ?? "verification failed")
-            }
-            try rejects?.finish()
-            if outcome.rejects + outcome.repaired == 0 { try? FileManager.default.removeItem(atPath: rejectsPath) }
-            switch mode {
-            case .full: try finishFull(connection, ledger: ledger)
-            case .incremental: try finishIncremental(connection, ledger: ledger)
-            }
-            outcome.status = .applied
-        } catch {
-            abort()
-            outcome.status = .failed
-            if outcome.message == nil || !(error is LoadFailure) { outcome.message = "\(error)" }
-            ledger?.record(outcome, file: file, source: source)
+        finishLoad(ledger: ledger)
+    }
+
+    var canPublish: Bool { !options.dryRun && connection != nil }
+
+    func publish(ledger: PostgresLedger?) throws {
+        guard let connection else { return }
+        switch mode {
+        case .full: try finishFull(connection, ledger: ledger)
+        case .incremental: try finishIncremental(connection, ledger: ledger)
         }
-        outcome.seconds = Date().timeIntervalSince(started)
-        return outcome
     }
 
     /// Builds the key and indexes, then renames the staging table into place, in one transaction. Duplicate keys:
