@@ -70,6 +70,21 @@ struct RecordIntake {
                                 elapsed: Date().timeIntervalSince(started), finished: finished))
     }
 
+    /// The start of every part's load, whatever the store: counts the part, refuses one whose columns differ from
+    /// the first part's, and says how many leading records a resumed load skips. Nil when the part was loaded
+    /// completely before the interruption.
+    static func recordsToSkip(_ outcome: inout TableOutcome, reader: EPFTableReader, part: TableFile,
+                              fileColumns: [String], resume: (part: Int, records: Int)?) throws -> Int? {
+        outcome.parts += 1
+        if outcome.parts > 1 && reader.header.columns != fileColumns {
+            throw LoadFailure("part \(part.location) has different columns than the first part")
+        }
+        let partNumber = part.part ?? 0
+        guard let resume else { return 0 }
+        if partNumber < resume.part { return nil }
+        return partNumber == resume.part ? resume.records : 0
+    }
+
     /// The verdict at the end of a load: the reject limit, the rejects file named in the outcome, and for a dry
     /// run (or no database) the final outcome. Returns true when the caller should go on to make it visible.
     static func settle(_ outcome: inout TableOutcome, failed: inout Bool, options: ImportOptions, rejectsPath: String,

@@ -228,16 +228,11 @@ final class PostgresTableLoad {
     /// Loads the records of one part. Problems of the data are recorded in the outcome; thrown errors are I/O,
     /// corrupt compression or PostgreSQL failures, which the caller turns into a failed outcome.
     func load(_ reader: EPFTableReader, part: TableFile) throws {
-        outcome.parts += 1
-        if outcome.parts > 1 && reader.header.columns != fileColumns {
-            throw LoadFailure("part \(part.location) has different columns than the first part")
+        guard let skipRecords = try RecordIntake.recordsToSkip(&outcome, reader: reader, part: part,
+                                                                fileColumns: fileColumns, resume: resume) else {
+            return
         }
         let partNumber = part.part ?? 0
-        var skipRecords = 0
-        if let resume {
-            if partNumber < resume.part { return }
-            if partNumber == resume.part { skipRecords = resume.records }
-        }
         let checkpointEvery = max(1, options.checkpointRecords)
         var sinceCheckpoint = 0
         var lastReport = Date()
