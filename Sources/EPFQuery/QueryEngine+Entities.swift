@@ -224,17 +224,10 @@ extension QueryEngine {
             let collectionId = try firstID("SELECT collection_id FROM collection_song WHERE song_id = ?1 LIMIT 1",
                                            table: "collection_song", id: id)
             fields.add("collectionId", collectionId.map { .int($0) })
-            fields.add("trackName", row.text("name"))
-            fields.add("trackCensoredName", row.text("name"))
-            fields.add("trackExplicitness", Self.explicitness(row.int("parental_advisory_id")))
-            fields.add("artistName", row.text("artist_display_name"))
-            fields.add("collectionName", row.text("collection_display_name"))
-            fields.add("trackViewUrl", row.text("view_url").map { Self.viewURL($0, country: country) })
+            Self.addTrackNames(&fields, row, country: country)
             fields.add("previewUrl", row.text("preview_url"))
             let priceCountry = try addPrice(&fields, of: .song, id: id, country: country, name: "trackPrice")
-            fields.add("releaseDate", (row.text("itunes_release_date") ?? row.text("original_release_date"))
-                .map(Self.appleDate))
-            fields.add("trackTimeMillis", row.int("track_length").map { .int($0) })
+            Self.addReleaseAndLength(&fields, row)
             fields.add("copyright", row.text("copyright"))
             if allPrices { fields.add("prices", .array(try priceRows(of: .song, id: id).map(\.json))) }
             return LookupItem(id: id, kind: .song, value: fields.json, country: priceCountry)
@@ -248,17 +241,10 @@ extension QueryEngine {
             fields.add("wrapperType", "track")
             fields.add("kind", try videoKind(mediaType: row.int("media_type_id")))
             fields.add("trackId", .int(id))
-            fields.add("trackName", row.text("name"))
-            fields.add("trackCensoredName", row.text("name"))
-            fields.add("trackExplicitness", Self.explicitness(row.int("parental_advisory_id")))
-            fields.add("artistName", row.text("artist_display_name"))
-            fields.add("collectionName", row.text("collection_display_name"))
-            fields.add("trackViewUrl", row.text("view_url").map { Self.viewURL($0, country: country) })
+            Self.addTrackNames(&fields, row, country: country)
             fields.add("artworkUrl100", row.text("artwork_url"))
             let priceCountry = try addPrice(&fields, of: .video, id: id, country: country, name: "trackPrice")
-            fields.add("releaseDate", (row.text("itunes_release_date") ?? row.text("original_release_date"))
-                .map(Self.appleDate))
-            fields.add("trackTimeMillis", row.int("track_length").map { .int($0) })
+            Self.addReleaseAndLength(&fields, row)
             fields.add("shortDescription", row.text("short_description"))
             fields.add("longDescription", row.text("long_description"))
             fields.add("copyright", row.text("copyright"))
@@ -332,6 +318,24 @@ extension QueryEngine {
             return true
         }
         return rows.sorted { ($0.country ?? "~", $0.storefrontId) < ($1.country ?? "~", $1.storefrontId) }
+    }
+
+    /// The naming fields a song and a video share: track name (also as the censored name: the feed has no
+    /// other), explicitness, artist and collection names, and the view URL in the storefront of `country`.
+    static func addTrackNames(_ fields: inout Fields, _ row: CachedStatement, country: String?) {
+        fields.add("trackName", row.text("name"))
+        fields.add("trackCensoredName", row.text("name"))
+        fields.add("trackExplicitness", explicitness(row.int("parental_advisory_id")))
+        fields.add("artistName", row.text("artist_display_name"))
+        fields.add("collectionName", row.text("collection_display_name"))
+        fields.add("trackViewUrl", row.text("view_url").map { viewURL($0, country: country) })
+    }
+
+    /// A song's or video's release date (the store's, else the original) and length.
+    static func addReleaseAndLength(_ fields: inout Fields, _ row: CachedStatement) {
+        fields.add("releaseDate", (row.text("itunes_release_date") ?? row.text("original_release_date"))
+            .map(appleDate))
+        fields.add("trackTimeMillis", row.int("track_length").map { .int($0) })
     }
 
     /// Apple's explicitness of an EPF `parental_advisory_id`: 1 explicit, 2 a clean version, else none.
