@@ -19,6 +19,12 @@
 //       Ids come from FILE, one per line, cycled.
 //       One untimed warm-up pass over the ids first (opens the statements, warms the page cache).
 //       Output: lookups found seconds per_s bytes
+//   epf-bench routes DB N --ids FILE --target TEMPLATE
+//       N requests through the HTTP API's routes in one process, without sockets: what a worker does between
+//       reading a request and writing its response (`EPFRoutes.respond(to:)`, with the response cache off).
+//       TEMPLATE is a request target with `{id}` where the id goes, e.g. '/lookup?id={id}&country=gb'.
+//       Ids from FILE, cycled, after one untimed warm-up pass. For exact A/B comparisons of request shapes run
+//       it under `valgrind --tool=callgrind`. Output: requests ok seconds per_s bytes
 //   epf-bench bunzip2 FILE [--threads N] [--stdout | --scan-only]
 //       Decompresses FILE with EPFFormat's bzip2 decoder (the parallel one for N > 1, the serial one for N = 1;
 //       default one thread per active core), discarding the output or, with --stdout, writing it to stdout
@@ -27,7 +33,9 @@
 //       compressed_bytes spans seconds mbps
 import EPFFormat
 import EPFQuery
+import EPFServer
 import Foundation
+import HTTPTransport
 
 enum BenchError: Error, CustomStringConvertible {
     case usage(String)
@@ -45,6 +53,7 @@ let usage = """
 USAGE: epf-bench parse FILE [--reps N] [--validate]
        epf-bench validate FILE [--reps N]
        epf-bench lookups DB N --ids FILE [--country CC] [--from-tables]
+       epf-bench routes DB N --ids FILE --target TEMPLATE
        epf-bench bunzip2 FILE [--threads N] [--stdout | --scan-only]
 """
 
@@ -198,6 +207,39 @@ func lookups(_ arguments: [String]) throws {
           + "per_s=\(String(format: "%.1f", Double(count) / elapsed)) bytes=\(bytes)")
 }
 
+func routes(_ arguments: [String]) throws {
+    guard arguments.count >= 2, let count = Int(arguments[1]), count > 0, let idPath = option(arguments, "--ids"),
+          let template = option(arguments, "--target"), template.contains("{id}")
+    else { throw BenchError.usage(usage) }
+    let text = String(decoding: try readWholeFile(idPath), as: UTF8.self)
+    let ids = text.split(whereSeparator: \.isNewline).map(String.init)
+    guard !ids.isEmpty else { throw BenchError.io("no ids in \(idPath)") }
+    let parts = template.components(separatedBy: "{id}")
+    let requests = try ids.map { id -> HTTPRequest in
+        let target = parts.joined(separator: id)
+        guard let request = HTTPRequest(method: .get, target: target) else {
+            throw BenchError.io("not a request target: \(target)")
+        }
+        return request
+    }
+    var configuration = EPFServerConfiguration(databasePath: arguments[0])
+    // Every request is computed: the response cache would turn the timed pass into cache hits.
+    configuration.responseCacheEntries = 0
+    let routes = try EPFRoutes(configuration: configuration)
+    for request in requests.prefix(count) { _ = routes.respond(to: request) }
+    var ok = 0
+    var bytes = 0
+    let started = monotonicSeconds()
+    for index in 0..<count {
+        let response = routes.respond(to: requests[index % requests.count])
+        if response.status == 200 { ok += 1 }
+        bytes += response.body.count
+    }
+    let elapsed = monotonicSeconds() - started
+    print("requests=\(count) ok=\(ok) seconds=\(String(format: "%.6f", elapsed)) "
+          + "per_s=\(String(format: "%.1f", Double(count) / elapsed)) bytes=\(bytes)")
+}
+
 func bunzip2(_ arguments: [String]) throws {
     guard let path = arguments.first, !path.hasPrefix("-") else { throw BenchError.usage(usage) }
     let threads = Int(option(arguments, "--threads") ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
@@ -246,6 +288,7 @@ do {
     case "parse": try parse(Array(arguments.dropFirst()))
     case "validate": try validate(Array(arguments.dropFirst()))
     case "lookups": try lookups(Array(arguments.dropFirst()))
+    case "routes": try routes(Array(arguments.dropFirst()))
     case "bunzip2": try bunzip2(Array(arguments.dropFirst()))
     default:
         FileHandle.standardError.write(Data((usage + "\n").utf8))
