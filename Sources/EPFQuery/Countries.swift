@@ -52,6 +52,31 @@ public enum CountryCodes {
 
     /// Whether text is a known alpha-2 code, in any case.
     public static func isAlpha2(_ code: String) -> Bool {
-        code.utf8.count == 2 && alpha3ByAlpha2[code.lowercased()] != nil
+        var bytes = code.utf8.makeIterator()
+        guard let first = bytes.next(), let second = bytes.next(), bytes.next() == nil else { return false }
+        return isAlpha2(first, second)
     }
+
+    /// `isAlpha2` of two bytes, any case, without making a string (request parameters, stored documents).
+    public static func isAlpha2(_ first: UInt8, _ second: UInt8) -> Bool {
+        guard let row = letterIndex(first), let column = letterIndex(second) else { return false }
+        return alpha2Table[row * 26 + column]
+    }
+
+    private static func letterIndex(_ byte: UInt8) -> Int? {
+        let lower = byte | 0x20
+        guard lower >= UInt8(ascii: "a"), lower <= UInt8(ascii: "z") else { return nil }
+        return Int(lower - UInt8(ascii: "a"))
+    }
+
+    /// Every alpha-2 code as a 26 x 26 table of letter pairs.
+    private static let alpha2Table: [Bool] = {
+        var table = [Bool](repeating: false, count: 26 * 26)
+        for code in alpha3ByAlpha2.keys {
+            let bytes = Array(code.utf8)
+            guard bytes.count == 2, let row = letterIndex(bytes[0]), let column = letterIndex(bytes[1]) else { continue }
+            table[row * 26 + column] = true
+        }
+        return table
+    }()
 }

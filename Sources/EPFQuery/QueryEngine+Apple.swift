@@ -123,7 +123,7 @@ extension QueryEngine {
     /// Throws `badArgument` (`country`) when the storefront table is loaded and has no storefront for `country`.
     func checkStorefront(_ country: String?) throws {
         guard let country, tables.contains("storefront") else { return }
-        guard try smallTables().storefrontByCountry[country] != nil else {
+        guard try storefrontID(country: country) != nil else {
             throw QueryError.badArgument(name: "country", message: "no storefront for '\(country)' in the data")
         }
     }

@@ -22,28 +22,25 @@ extension QueryEngine {
     /// The stored document of an app re-targeted to `country` (normalized): the same bytes as a lookup from the
     /// tables with that country, since a country changes only the link's country segment and the three price
     /// fields (`price`, `formattedPrice`, `currency`, read here from `application_price`). Works on the bytes: a
-    /// few `memmem` calls and one price read.
+    /// few byte searches and one price read.
     func storedDocument(_ id: Int64, country: String) throws -> CountryDocument {
         guard let stored = try storedDocument(id) else { return .missing }
         let quote = UInt8(ascii: "\"")
         let backslash = UInt8(ascii: "\\")
-        guard let priceStart = Self.find(Self.priceKey, in: stored, from: 0, to: stored.count)?.lowerBound,
+        // The link comes before the price in every stored document: find it first, then the price after it.
+        var link: (value: Range<Int>, country: Range<Int>?)?
+        if let key = Self.find(Self.viewURLKey, in: stored, from: 0, to: stored.count),
+           let end = stored[key.upperBound...].firstIndex(of: quote) {
+            link = (key.upperBound..<end, Self.countrySegment(stored, key.upperBound..<end))
+        }
+        guard let priceStart = Self.find(Self.priceKey, in: stored, from: link?.value.upperBound ?? 0,
+                                         to: stored.count)?.lowerBound,
               let currency = Self.find(Self.currencyKey, in: stored, from: priceStart, to: stored.count),
               let currencyEnd = stored[currency.upperBound...].firstIndex(of: quote),
               stored[currencyEnd - 1] != backslash,
               Self.find(Self.formattedPriceKey, in: stored, from: priceStart, to: currency.lowerBound) != nil
         else { return .unusable }
-        var link: (value: Range<Int>, country: Range<Int>?)?
-        if let key = Self.find(Self.viewURLKey, in: stored, from: 0, to: priceStart) {
-            guard let end = stored[key.upperBound...].firstIndex(of: quote), end < priceStart,
-                  !stored[key.upperBound..<end].contains(backslash) else { return .unusable }
-            // Where the country goes: the URL's first path segment (replaced when it is a country) or before it.
-            if let segment = Self.countrySegment(stored, key.upperBound..<end) {
-                link = (key.upperBound..<end, segment)
-            } else {
-                link = (key.upperBound..<end, nil)
-            }
-        }
+        if let link, stored[link.value].contains(backslash) { return .unusable }
         let members = try appPriceMembers(id, country: country)
         var result: [UInt8] = []
         result.reserveCapacity(stored.count + 64)
@@ -68,14 +65,14 @@ extension QueryEngine {
     /// range where one goes (before the first path segment) when that segment is no country; nil when the URL has
     /// no `://` or no path (`viewURL` leaves such URLs unchanged).
     static func countrySegment(_ bytes: [UInt8], _ url: Range<Int>) -> Range<Int>? {
-        guard let scheme = find(Array("://".utf8), in: bytes, from: url.lowerBound, to: url.upperBound),
+        guard let scheme = find(schemeSeparator, in: bytes, from: url.lowerBound, to: url.upperBound),
               let slash = bytes[scheme.upperBound..<url.upperBound].firstIndex(of: UInt8(ascii: "/")) else {
             return nil
         }
         let start = slash + 1
         var end = start
         while end < url.upperBound, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?") { end += 1 }
-        if end - start == 2, CountryCodes.isAlpha2(String(decoding: bytes[start..<end], as: UTF8.self)) {
+        if end - start == 2, CountryCodes.isAlpha2(bytes[start], bytes[start + 1]) {
             return start..<end
         }
         return start..<start
@@ -84,21 +81,39 @@ extension QueryEngine {
     /// The serialized price members of an app in the storefront of `country`, nil when it has no price there:
     /// exactly what `addPrice(name: "price")` adds.
     func appPriceMembers(_ id: Int64, country: String) throws -> [UInt8]? {
-        guard tables.contains("application_price"),
-              let storefront = try smallTables().storefrontByCountry[country] else { return nil }
-        let sql = """
-            SELECT retail_price, currency_code FROM application_price WHERE application_id
-                = ?1 AND storefront_id = ?2
-            """
-        return try firstRow(sql, [.integer(id), .integer(storefront)]) { row -> [UInt8]? in
-            guard let text = row.statement.text(at: 0) else { return nil }
-            let key = PriceKey(text: text, currency: row.statement.text(at: 1) ?? "")
+        guard let storefront = try storefrontID(country: country), let statement = try storefrontPriceStatement()
+        else { return nil }
+        defer { statement.reset() }
+        do {
+            try statement.bind(id, at: 1)
+            try statement.bind(storefront, at: 2)
+            guard try statement.step(), let text = statement.text(at: 0) else { return nil }
+            let key = PriceKey(text: text, currency: statement.text(at: 1) ?? "")
             if let members = priceMembers[key] { return members }
             guard let price = formattedPrice(key.text, currency: key.currency) else { return nil }
             if priceMembers.count >= 4096 { priceMembers.removeAll(keepingCapacity: true) }
             let members = price.appMembers
             priceMembers[key] = members
             return members
+        } catch let error as SQLiteError {
+            throw QueryError.sqlite(error)
+        }
+    }
+
+    /// The statement of `appPriceMembers`, nil without an `application_price` table. Kept apart from the statement
+    /// cache: it runs on every lookup with a country, where hashing its SQL text would cost more than the read.
+    private func storefrontPriceStatement() throws -> SQLiteStatement? {
+        if let storefrontPrice { return storefrontPrice }
+        guard tables.contains("application_price") else { return nil }
+        do {
+            let statement = try connection.prepare("""
+                SELECT retail_price, currency_code FROM application_price WHERE application_id
+                    = ?1 AND storefront_id = ?2
+                """)
+            storefrontPrice = statement
+            return statement
+        } catch let error as SQLiteError {
+            throw QueryError.sqlite(error)
         }
     }
 
@@ -106,6 +121,7 @@ extension QueryEngine {
     static let formattedPriceKey = Array(#","formattedPrice":""#.utf8)
     static let currencyKey = Array(#","currency":""#.utf8)
     static let viewURLKey = Array(#","trackViewUrl":""#.utf8)
+    static let schemeSeparator = Array("://".utf8)
 
     /// The first occurrence of `needle` in `haystack[from..<to]` (`memchr` and `memcmp`). In a serialized object a
     /// key with its quotes, colon and the comma before it can only be that key: inside string values quotes are

@@ -28,6 +28,9 @@ public final class QueryEngine {
     var exportDateCache: Int64??
     /// The app lookup statement, prepared on first use and dropped when the schema changes.
     var applicationLookup: ApplicationStatement?
+    /// An app's price in one storefront (`appPriceMembers`), prepared on first use and dropped when the schema
+    /// changes; nil too when there is no `application_price` table.
+    var storefrontPrice: SQLiteStatement?
     /// The screenshot columns of `application_detail` as a select list ("" when absent), read on first use.
     var detailScreenshots: String?
     var transaction: TransactionStatements?
@@ -172,6 +175,7 @@ public final class QueryEngine {
 
     func loadTables() throws {
         applicationLookup = nil
+        storefrontPrice = nil
         detailScreenshots = nil
         do {
             let rows = try connection.query("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')")
@@ -196,6 +200,16 @@ public final class QueryEngine {
         var mediaTypes: [Int64: String] = [:]
         var storefronts: [Int64: StorefrontRow] = [:]
         var storefrontByCountry: [String: Int64] = [:]
+        /// The last country asked of `storefrontID(country:)` and its answer: most requests ask the same one.
+        var lastCountry: (country: String, storefront: Int64?)?
+    }
+
+    /// The storefront of a country (lowercase alpha-2), nil when the data has none.
+    func storefrontID(country: String) throws -> Int64? {
+        if cache.loaded, let last = cache.lastCountry, last.country == country { return last.storefront }
+        let storefront = try smallTables().storefrontByCountry[country]
+        cache.lastCountry = (country, storefront)
+        return storefront
     }
 
     func smallTables() throws -> SmallTables {

@@ -66,8 +66,9 @@ enum AppleParameters {
     /// `country`: an ISO 3166 alpha-2 code in any case, lowercased; nil when absent (Apple's default, US).
     static func country(_ request: HTTPRequest) throws -> String? {
         guard let value = request.parameter("country") else { return nil }
-        guard value.utf8.count == 2, CountryCodes.isAlpha2(value) else { throw AppleError.invalid("country") }
-        return value.lowercased()
+        guard CountryCodes.isAlpha2(value) else { throw AppleError.invalid("country") }
+        // Most clients send lowercase codes: keep their string rather than make a new one.
+        return value.utf8.allSatisfy({ $0 >= UInt8(ascii: "a") }) ? value : value.lowercased()
     }
 
     /// `lang`: `en_us`, `ja_jp`, `ja`, `pt-BR`, lowercased; nil when absent or English (the default texts).

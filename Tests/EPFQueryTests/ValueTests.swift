@@ -117,4 +117,17 @@ import JSONText
         #expect(CountryCodes.alpha2(fromAlpha3: "XKS") == "xk")
         #expect(CountryCodes.alpha3(fromAlpha2: "zz") == nil)
     }
+
+    /// The byte check (used on every request with a country) agrees with the table, for every pair of bytes.
+    @Test func alpha2CheckAgreesWithTheTable() {
+        for first in UInt8.min...UInt8.max {
+            for second in UInt8.min...UInt8.max {
+                let text = String(decoding: [first, second], as: UTF8.self)
+                let known = first < 0x80 && second < 0x80 && CountryCodes.alpha3(fromAlpha2: text) != nil
+                #expect(CountryCodes.isAlpha2(first, second) == known, "\(first) \(second)")
+            }
+        }
+        for code in ["gb", "GB", "Gb", "us", "XK"] { #expect(CountryCodes.isAlpha2(code)) }
+        for code in ["", "g", "gbr", "zz", "g1", "1g", "é", "gb ", " gb", "g\u{0}"] { #expect(!CountryCodes.isAlpha2(code)) }
+    }
 }
