@@ -39,7 +39,8 @@ let package = Package(
         .executableTarget(name: "epf", dependencies: ["EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery", "EPFServer",
                                                       "HTTPTransport", "JSONText", "EPFFetch", "EPFPostgres"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
-        .executableTarget(name: "epf-bench", dependencies: ["EPFFormat", "EPFStore", "EPFQuery", "EPFServer", "HTTPTransport"],
+        .executableTarget(name: "epf-bench",
+                          dependencies: ["EPFFormat", "EPFStore", "EPFQuery", "EPFServer", "HTTPTransport"],
                           path: "benchmarks/swift"),
         // The test feed server (Tests/EPFTestSupport/FeedServer.swift) as a process, for the fetch benchmark.
         .executableTarget(name: "epf-feed-server", dependencies: ["EPFTestSupport"], path: "benchmarks/feed-server"),

@@ -74,7 +74,9 @@ public enum CountryCodes {
         var table = [Bool](repeating: false, count: 26 * 26)
         for code in alpha3ByAlpha2.keys {
             let bytes = Array(code.utf8)
-            guard bytes.count == 2, let row = letterIndex(bytes[0]), let column = letterIndex(bytes[1]) else { continue }
+            guard bytes.count == 2, let row = letterIndex(bytes[0]), let column = letterIndex(bytes[1]) else {
+                continue
+            }
             table[row * 26 + column] = true
         }
         return table
