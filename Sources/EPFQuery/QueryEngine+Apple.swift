@@ -78,9 +78,12 @@ extension QueryEngine {
         return try reading {
             try checkStorefront(request.country)
             var results: [JSONValue] = []
+            // An item named twice (`id=1,1`, or an id and the UPC of the same album) is listed once.
+            var listed: Set<Int64> = []
             for (key, value) in request.keys {
-                for found in try resolve(key, value) {
+                for found in try resolve(key, value) where !listed.contains(found.id) {
                     guard let item = try appleItem(found.table, id: found.id, request) else { continue }
+                    listed.insert(found.id)
                     results.append(Self.appleValue(item.value))
                     if let entity = request.entity {
                         results += try related(item, entity: entity, request).map { Self.appleValue($0.value) }
@@ -271,24 +274,35 @@ extension QueryEngine {
             let sql = """
                 SELECT r.\(relation.child) FROM \(relation.join) r
                 JOIN \(relation.table.name) c ON c.\(relation.table.idColumn) = r.\(relation.child)
-                WHERE r.\(relation.parent) = ?1 ORDER BY \(order) LIMIT ?2
+                WHERE r.\(relation.parent) = ?1 ORDER BY \(order) LIMIT ?2 OFFSET ?3
                 """
-            var ids: [Int64] = []
-            try forEachRow(sql, [.integer(item.id), .integer(Int64(request.limit - items.count))]) { row in
-                if let id = row.statement.int64(at: 0) { ids.append(id) }
-                return true
-            }
-            for id in ids {
-                let childKind = relation.table == .collection ? collectionKind(mediaType: try collectionMediaType(id))
-                    : relation.table.defaultKind
-                guard let child = try self.item(kind: childKind, id: id, country: request.country,
-                                                language: request.language, allPrices: false),
-                      entity.admits(childKind, value: child.value) else { continue }
-                items.append(child)
+            // Read in pages until `limit` items are admitted: rows the entity does not admit (an artist's ebooks
+            // when albums are asked for) must not use up the limit.
+            var offset = 0
+            while items.count < request.limit {
+                let page = max(request.limit - items.count, Self.relatedPageRows)
+                var ids: [Int64] = []
+                try forEachRow(sql, [.integer(item.id), .integer(Int64(page)), .integer(Int64(offset))]) { row in
+                    if let id = row.statement.int64(at: 0) { ids.append(id) }
+                    return true
+                }
+                for id in ids where items.count < request.limit {
+                    let childKind = relation.table == .collection
+                        ? collectionKind(mediaType: try collectionMediaType(id)) : relation.table.defaultKind
+                    guard let child = try self.item(kind: childKind, id: id, country: request.country,
+                                                    language: request.language, allPrices: false),
+                          entity.admits(childKind, value: child.value) else { continue }
+                    items.append(child)
+                }
+                if ids.count < page { break }
+                offset += ids.count
             }
         }
         return items
     }
+
+    /// Related rows read at least per page while items are still wanted.
+    static let relatedPageRows = 50
 
     func collectionMediaType(_ id: Int64) throws -> Int64? {
         try firstRow("SELECT media_type_id FROM collection WHERE collection_id = ?1", id: id) {

@@ -116,10 +116,7 @@ extension EPFRoutes {
             bytes.append(contentsOf: "]}".utf8)
             if callback != nil { bytes.append(contentsOf: ");".utf8) }
             bytes.append(UInt8(ascii: "\n"))
-            guard callback != nil else {
-                return HTTPResponse(status: 200, body: bytes, lastModified: defaultLastModified, cache: .public)
-            }
-            return HTTPResponse(status: 200, body: bytes, contentType: "text/javascript; charset=utf-8",
+            return HTTPResponse(status: 200, body: bytes, contentType: Self.appleContentType,
                                 lastModified: defaultLastModified, cache: .public,
                                 headers: [("X-Content-Type-Options", "nosniff")])
         } catch let error as AppleError {
@@ -165,7 +162,11 @@ extension EPFRoutes {
             ])),
         ]).serialized()
         body.append(UInt8(ascii: "\n"))
-        return HTTPResponse(status: status, body: body, lastModified: defaultLastModified, cache: .noStore,
-                            headers: headers)
+        return HTTPResponse(status: status, body: body, contentType: Self.appleContentType,
+                            lastModified: defaultLastModified, cache: .noStore,
+                            headers: headers + [("X-Content-Type-Options", "nosniff")])
     }
+
+    /// What Apple's service sends with every answer, JSON and JSONP alike: clients written against it accept it.
+    static let appleContentType = "text/javascript; charset=utf-8"
 }

@@ -231,7 +231,7 @@ struct AppleRoutesTests {
         let harness = try AppleCatalogue.routes()
         let answer = try harness.get(target)
         #expect(answer.status == 400, "\(target)")
-        #expect(answer.response.contentType == HTTPResponse.jsonType)
+        #expect(answer.response.contentType == "text/javascript; charset=utf-8")
         #expect(answer.response.cache == .noStore)
         let object = try answer.json()
         let message = try #require(object["errorMessage"] as? String)
