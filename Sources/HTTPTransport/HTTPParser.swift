@@ -300,8 +300,17 @@ enum HTTPParser {
         }
         var query: [(name: String, value: String)] = []
         if queryStart < target.count {
-            let pieces = target[(queryStart + 1)...].split(separator: UInt8(ascii: "&"))
-            for piece in pieces {
+            // One pass to size the list, one to decode: no array of pieces, no regrowth.
+            let ampersand = UInt8(ascii: "&")
+            let queryBytes = target[(queryStart + 1)...]
+            query.reserveCapacity(queryBytes.reduce(1) { $1 == ampersand ? $0 + 1 : $0 })
+            var pieceStart = queryBytes.startIndex
+            while pieceStart < queryBytes.endIndex {
+                var pieceEnd = pieceStart
+                while pieceEnd < queryBytes.endIndex, queryBytes[pieceEnd] != ampersand { pieceEnd += 1 }
+                let piece = queryBytes[pieceStart..<pieceEnd]
+                pieceStart = pieceEnd + 1
+                if piece.isEmpty { continue }
                 let equals = piece.firstIndex(of: UInt8(ascii: "=")) ?? piece.endIndex
                 guard let name = percentDecode(piece[piece.startIndex..<equals], plusIsSpace: true) else {
                     return .failure(Failure(400, "malformed percent-encoding or UTF-8 in a query parameter name"))

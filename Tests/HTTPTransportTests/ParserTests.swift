@@ -24,6 +24,18 @@ struct ParserTests {
         #expect(request.keepAlive)
     }
 
+    /// Empty pieces (`&&`, a leading or trailing `&`) are skipped; the order and repeats of the rest are kept.
+    @Test func queryPieces() throws {
+        let request = try #require(HTTPRequest(method: .get, target: "/p?&a=1&&b=x+y&a=2&c&=v&d=&"))
+        #expect(request.query.map(\.name) == ["a", "b", "a", "c", "", "d"])
+        #expect(request.query.map(\.value) == ["1", "x y", "2", "", "v", ""])
+        #expect(request.parameter("a") == "2")
+        #expect(try #require(HTTPRequest(method: .get, target: "/p?")).query.isEmpty)
+        #expect(try #require(HTTPRequest(method: .get, target: "/p?&&&")).query.isEmpty)
+        #expect(try #require(HTTPRequest(method: .get, target: "/p")).query.isEmpty)
+        #expect(HTTPRequest(method: .get, target: "/p?a=%zz&b=1") == nil)
+    }
+
     @Test(arguments: ["", "GET", "GET / HTTP/1.1\r\n", "GET / HTTP/1.1\r\nHost: x\r\n", "\r\n\r\n"])
     func incomplete(text: String) {
         guard case .incomplete = parse(text) else {
