@@ -50,6 +50,9 @@ enum ImportRunner {
                                              "Accept tables whose rows differ from #recordsWritten (with a warning).")
         static let maxRejects = IntOption("max-rejects", default: 1000, range: 0...Int.max,
                                           "Refuse a table with more than N rejected rows.")
+        static let rejectsDirectory = TextOption(
+            "rejects-dir", "DIR", "Where rejects files go (created when needed). Default: <database>.rejects next to "
+                + "a SQLite database; epf-<schema>.rejects in the current directory for PostgreSQL.")
         static let badValues = TextOption(
             "bad-values", "null|reject", default: BadValuePolicy.null.rawValue,
             "A value not of its column's type (junk like [123] in an integer column, a date it cannot read): "
@@ -71,8 +74,8 @@ enum ImportRunner {
         /// In the order `--help` lists them.
         static let listed: [any DeclaredOption] = [
             CommonOptions.importDatabase, CommonOptions.schema, only, skip, dryRun, force, allowCountMismatch,
-            maxRejects, badValues, checkpointRecords, pageSize, CommonOptions.decompressionThreads, noDocuments, json,
-            quiet,
+            maxRejects, rejectsDirectory, badValues, checkpointRecords, pageSize, CommonOptions.decompressionThreads,
+            noDocuments, json, quiet,
         ]
     }
 
@@ -84,6 +87,10 @@ enum ImportRunner {
         options.force = arguments.read(Options.force)
         options.allowCountMismatch = arguments.read(Options.allowCountMismatch)
         options.maxRejects = try arguments.read(Options.maxRejects)
+        if let directory = try arguments.read(Options.rejectsDirectory) {
+            guard !directory.isEmpty else { throw UsageError("--rejects-dir needs a directory") }
+            options.rejectsDirectory = directory
+        }
         options.readOptions.decompressionThreads = try arguments.read(CommonOptions.decompressionThreads)
         options.checkpointRecords = try arguments.read(Options.checkpointRecords)
         let pageSizes = [4096, 8192, 16384, 32768, 65536]

@@ -70,4 +70,22 @@ import Testing
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("--bad-values must be 'null' or 'reject'"))
     }
+
+    /// `--rejects-dir` puts the rejects files where the cron job keeps its logs, not next to the database.
+    @Test func rejectsDirectoryOption() throws {
+        let work = try WorkDirectory()
+        let feed = try ImportCLITests.generate(work, name: "dirty", apps: 200,
+                                               extra: ["--dirt", "--only", "application"])
+        let database = work.file("epf.sqlite")
+        let directory = work.file("logs/rejects")
+        let imported = try runEPF(["import", feed + "/itunes20260105", "--db", database, "--quiet",
+                                   "--rejects-dir", directory], in: work.path)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains(directory + "/itunes20260105-application.rejects"), "\(imported.stderr)")
+        #expect(FileManager.default.fileExists(atPath: directory + "/itunes20260105-application.rejects"))
+        #expect(!FileManager.default.fileExists(atPath: database + ".rejects"))
+        let empty = try runEPF(["import", feed + "/itunes20260105", "--db", database, "--rejects-dir", ""],
+                               in: work.path)
+        #expect(empty.status == 64 && empty.stderr.contains("--rejects-dir"), "\(empty.stderr)")
+    }
 }
