@@ -18,6 +18,13 @@ final class RecordSplitter {
     private let maximumRecordBytes: Int
     private let location: String
 
+    /// The mapped file being split in place, when there is one (then `buffer` is its first byte).
+    private let mapped: MappedFile?
+    /// Mapped files: the largest record the buffered splitter would have held (it throws past that), and where
+    /// the pages behind the reader have been released up to.
+    private var mappedLimit = 0
+    private var releasedUpTo = 0
+
     init(source: ByteSource, readSize: Int, maximumRecordBytes: Int = 256 << 20, location: String = "") {
         self.source = source
         self.maximumRecordBytes = maximumRecordBytes
@@ -25,10 +32,29 @@ final class RecordSplitter {
         self.readSize = max(1, readSize)
         capacity = max(1 << 16, min(self.readSize, 1 << 22))
         buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity + 8, alignment: 64)
+        mapped = nil
+    }
+
+    /// Splits a mapped file in place: no reads, no copies. Records and errors are exactly those of reading the
+    /// same file through a `FileByteSource` with `readSize`.
+    init(mapped file: MappedFile, readSize: Int, maximumRecordBytes: Int = 256 << 20, location: String = "") {
+        source = EmptySource()
+        self.maximumRecordBytes = maximumRecordBytes
+        self.location = location
+        self.readSize = max(1, readSize)
+        // The buffered splitter's buffer starts at this size and doubles up to maximumRecordBytes (never shrinking
+        // below its start); a record that does not fit in it is an error.
+        let initial = max(1 << 16, min(self.readSize, 1 << 22))
+        mappedLimit = max(initial, maximumRecordBytes)
+        mapped = file
+        buffer = UnsafeMutableRawPointer(mutating: file.base)
+        capacity = file.count
+        end = file.count
+        atEnd = true
     }
 
     deinit {
-        buffer.deallocate()
+        if mapped == nil { buffer.deallocate() }
     }
 
     var base: UnsafeMutableRawPointer { buffer }
@@ -87,6 +113,27 @@ final class RecordSplitter {
     /// nil at the end of the stream.
     @inline(__always)
     func next() throws -> (start: Int, length: Int, offset: Int64, terminated: Bool)? {
+        guard let mapped else { return try nextBuffered() }
+        guard let record = try nextBuffered() else { return nil }
+        // The bytes the buffered splitter must have held at once to return this record: the record and its
+        // terminator, or, for a final record without one, the record and room to see the end of the file.
+        let held = record.terminated ? start - record.start : record.length + 1
+        if held > mappedLimit {
+            throw EPFError.recordTooLarge(location: location, offset: record.offset, limit: maximumRecordBytes)
+        }
+        // Keep the mapping small: drop the pages well behind the reader.
+        if record.start - releasedUpTo >= Self.releaseStep {
+            mapped.release(releasedUpTo, record.start)
+            releasedUpTo = record.start / MappedFile.pageSize * MappedFile.pageSize
+        }
+        return record
+    }
+
+    /// How far the reader moves in a mapped file between releases of the pages behind it.
+    static let releaseStep = 4 << 20
+
+    @inline(__always)
+    private func nextBuffered() throws -> (start: Int, length: Int, offset: Int64, terminated: Bool)? {
         let mark: Int32 = flat ? 0x0A : 0x02
         while true {
             if scan < end, let found = memchr(buffer + scan, mark, end - scan) {
@@ -129,4 +176,9 @@ final class RecordSplitter {
             try refill()
         }
     }
+}
+
+/// The source of a splitter that splits a mapped file: never read.
+private final class EmptySource: ByteSource {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { 0 }
 }

@@ -116,6 +116,10 @@ public struct ReadOptions: Sendable {
     public var problemSamples = 10
     /// Decompress on a background thread (archives and .gz).
     public var prefetch = true
+    /// Map plain (uncompressed) table files into memory and split them in place, checking UTF-8 on a second
+    /// thread, instead of reading them in chunks: no copies. Falls back to reading when a file cannot be mapped.
+    /// The file must not shrink while it is read (a mapped page past the end raises SIGBUS).
+    public var memoryMap = false
     /// Check `.md5` sidecars before reading an archive.
     public var verifySidecars = true
     /// Largest single record accepted; a longer one means the input is not EPF (or is damaged) and is an error
@@ -146,6 +150,8 @@ public final class EPFTableReader {
     private var declared: Int?
     private var fieldBounds: UnsafeMutablePointer<Int>
     private var fieldCapacity: Int
+    /// The windows of a mapped file checked ahead (stream offsets are file offsets), when reading one.
+    private let windows: WindowValidation?
 
     /// Reads the header from `source`. Throws `.badHeader` when the stream does not start like an EPF file.
     public init(source: ByteSource, location: String, options: ReadOptions = ReadOptions()) throws {
@@ -153,6 +159,20 @@ public final class EPFTableReader {
         self.options = options
         splitter = RecordSplitter(source: source, readSize: options.readSize,
                                   maximumRecordBytes: options.maximumRecordBytes, location: location)
+        windows = nil
+        fieldCapacity = 64
+        fieldBounds = UnsafeMutablePointer<Int>.allocate(capacity: fieldCapacity * 2)
+        try readHeader()
+    }
+
+    /// Reads a mapped file in place; with `options.validate`, a second thread checks its windows ahead of the
+    /// reader. Reports are exactly those of reading the file through a `FileByteSource`.
+    init(mapped file: MappedFile, location: String, options: ReadOptions, windowSize: Int = 1 << 20) throws {
+        self.location = location
+        self.options = options
+        splitter = RecordSplitter(mapped: file, readSize: options.readSize,
+                                  maximumRecordBytes: options.maximumRecordBytes, location: location)
+        windows = options.validate ? WindowValidation(file: file, windowSize: windowSize) : nil
         fieldCapacity = 64
         fieldBounds = UnsafeMutablePointer<Int>.allocate(capacity: fieldCapacity * 2)
         try readHeader()
@@ -290,7 +310,10 @@ public final class EPFTableReader {
             if fields != expectedFields { issues.insert(.fieldCount) }
             if validate {
                 var knownClean = false
-                if let (tracker, streamOffset) = chunkValidation {
+                if let windows {
+                    let start = Int(record.offset)
+                    knownClean = windows.isClean(start: start, end: start + length)
+                } else if let (tracker, streamOffset) = chunkValidation {
                     let start = streamOffset + record.offset
                     knownClean = tracker.isClean(start: start, end: start + Int64(length))
                 }
@@ -338,6 +361,9 @@ public final class EPFTableReader {
 
     /// Byte offset where the stream ended (for truncation messages).
     public var endOffset: Int64 { splitter.totalRead }
+
+    /// Bytes of the stream consumed so far (records handed out and their terminators).
+    var consumedOffset: Int64 { splitter.consumedOffset }
 
     private func growFields() {
         let newCapacity = fieldCapacity * 2

@@ -1,13 +1,13 @@
 import Foundation
 
 /// UTF-8 and NUL checks of a mapped file, window by window, shared between a checking thread that runs ahead of
-/// the reader and the reader itself: whichever comes to a window first checks it, so both cores work and the
-/// reader never waits.
+/// the reader and the reader itself: whichever comes to a window first checks it, so both cores work, and no
+/// window is checked twice.
 ///
 /// A window is clean when the bytes of every UTF-8 sequence that starts or ends in it are well-formed and none is
 /// NUL. Records are bounded by ASCII bytes (the terminator before and after them), so a record that lies wholly in
-/// clean windows is itself well-formed with no NUL; records touching a window that is not clean, or one still
-/// being checked, are checked one by one by the reader as before, so reports stay exact.
+/// clean windows is itself well-formed with no NUL; records touching a window that is not clean are checked one by
+/// one by the reader as before, so reports stay exact.
 final class WindowValidation {
     /// What is known of a window.
     enum State: UInt8 {
@@ -66,6 +66,7 @@ final class WindowValidation {
                 let result = check(index)
                 condition.lock()
                 states[index] = result
+                condition.broadcast()
                 condition.unlock()
             }
         }
@@ -96,8 +97,8 @@ final class WindowValidation {
     }
 
     /// Reader side: whether the file bytes `start..<end` are known clean. Queries come in increasing order of
-    /// `start`. A window nobody has claimed yet is checked here and now; one the other thread is checking is not
-    /// waited for (the answer is then false, and the caller checks the record itself).
+    /// `start`. A window nobody has claimed yet is checked here and now; one the other thread is checking is
+    /// waited for.
     func isClean(start: Int, end: Int) -> Bool {
         guard end > start else { return true }
         let first = start / shared.windowSize
@@ -120,19 +121,21 @@ final class WindowValidation {
         let claimed = shared.nextUnclaimed..<max(shared.nextUnclaimed, index + 1)
         for window in claimed { shared.states[window] = .checking }
         shared.nextUnclaimed = claimed.upperBound
-        let state = shared.states[index]
-        shared.condition.unlock()
-        guard !claimed.isEmpty else {
-            if state == .clean || state == .dirty { known[index] = state }
+        guard claimed.isEmpty else {
+            shared.condition.unlock()
+            for window in claimed {
+                let result = shared.check(window)
+                known[window] = result
+                shared.condition.lock()
+                shared.states[window] = result
+                shared.condition.unlock()
+            }
             return
         }
-        for window in claimed {
-            let result = shared.check(window)
-            known[window] = result
-            shared.condition.lock()
-            shared.states[window] = result
-            shared.condition.unlock()
-        }
+        // The other thread is checking it: that ends sooner than checking the window's records one by one would.
+        while shared.states[index] == .checking { shared.condition.wait() }
+        known[index] = shared.states[index]
+        shared.condition.unlock()
     }
 
     /// Whether the window `start..<end` of the `count` bytes at `base` is clean: every UTF-8 sequence with a byte in
