@@ -67,6 +67,26 @@ private struct Transcript: Equatable {
         #expect(try reader.forEachRecord { _ in }.badRecords == 0)
     }
 
+    @Test func windowsCutThroughCharactersAreStillClean() {
+        let text = Array("aé★🎉漢€ü🎉b".utf8)
+        text.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            for start in 0..<text.count {
+                for end in start + 1...text.count {
+                    #expect(WindowValidation.isClean(base, count: text.count, start: start, end: end))
+                }
+            }
+        }
+        // A window is dirty when a bad byte is in it, or when it holds part of a broken sequence.
+        let broken: [UInt8] = Array("ab".utf8) + [0xE2, 0x82] + Array("cd".utf8) + [0x00] + Array("e".utf8)
+        broken.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            let clean = (0..<broken.count).map { WindowValidation.isClean(base, count: broken.count, start: $0,
+                                                                          end: $0 + 1) }
+            #expect(clean == [true, true, false, false, true, true, false, true])
+        }
+    }
+
     @Test func badBytesAtEveryPositionAgainstTheWindows() throws {
         var fixture = EPFFixture()
         for index in 0..<6 { fixture.rows.append(EPFFixture.row("1", "\(index)", "t é", "🎉 description ★")) }
