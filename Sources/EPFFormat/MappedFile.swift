@@ -3,9 +3,10 @@ import Foundation
 /// A regular file mapped read-only into memory, so it can be split with no copy. The C calls are `open(2)`,
 /// `fstat(2)`, `mmap(2)`, `madvise(2)`, `munmap(2)` and `close(2)`.
 ///
-/// Pages stay mapped only while they are needed: `populate` maps a range ahead of use, `release` drops the pages
-/// of a range behind (the file's bytes stay in the page cache; only this process's mapping of them goes), which
-/// keeps the resident size bounded however large the file is.
+/// Pages are mapped by the faults of first use (the kernel maps the cached pages around each one); `release` drops
+/// the pages of a range behind (the file's bytes stay in the page cache; only this process's mapping of them goes),
+/// which keeps the resident size bounded however large the file is. (Mapping ahead with MADV_POPULATE_READ was
+/// measured: it costs more CPU than the faults.)
 ///
 /// The file must not shrink while mapped: reading a page past the new end raises SIGBUS. Feed files are written
 /// once and then read, so the tools that map them (`epf inspect`) accept that.
@@ -16,7 +17,7 @@ final class MappedFile: @unchecked Sendable {
     let base: UnsafeRawPointer
     /// The file's size in bytes when it was mapped (at least 1).
     let count: Int
-    /// The system page size: `populate` and `release` work on whole pages.
+    /// The system page size: `release` works on whole pages.
     static let pageSize = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
 
     /// Maps `path`. Returns nil when it is not a non-empty regular file or cannot be mapped (a pipe, a device,
@@ -49,28 +50,13 @@ final class MappedFile: @unchecked Sendable {
         munmap(UnsafeMutableRawPointer(mutating: base), count)
     }
 
-    /// The whole pages inside `start..<end`, clamped to the mapping.
-    private func pages(_ start: Int, _ end: Int, outward: Bool) -> (UnsafeMutableRawPointer, Int)? {
-        let page = Self.pageSize
-        let low = outward ? max(0, start) / page * page : (max(0, start) + page - 1) / page * page
-        let high = outward ? min(count, (end + page - 1) / page * page) : min(count, end) / page * page
-        guard high > low else { return nil }
-        return (UnsafeMutableRawPointer(mutating: base + low), high - low)
-    }
-
-    /// Maps the pages of `start..<end` now, in one call rather than a fault per page group. Advisory: when the
-    /// kernel cannot (before Linux 5.14), the pages are mapped by faults on first use instead.
-    func populate(_ start: Int, _ end: Int) {
-        #if os(Linux)
-        guard let (address, length) = pages(start, end, outward: true) else { return }
-        _ = madvise(address, length, 22) // MADV_POPULATE_READ
-        #endif
-    }
-
     /// Drops this process's mapping of the whole pages inside `start..<end`. Reading them again is still correct
     /// (they are mapped again from the file), only slower.
     func release(_ start: Int, _ end: Int) {
-        guard let (address, length) = pages(start, end, outward: false) else { return }
-        _ = madvise(address, length, MADV_DONTNEED)
+        let page = Self.pageSize
+        let low = (max(0, start) + page - 1) / page * page
+        let high = min(count, end) / page * page
+        guard high > low else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: base + low), high - low, MADV_DONTNEED)
     }
 }

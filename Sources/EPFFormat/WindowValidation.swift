@@ -42,7 +42,6 @@ final class WindowValidation {
         func check(_ index: Int) -> State {
             let start = index * windowSize
             let end = min(file.count, start + windowSize)
-            file.populate(start, end)
             return WindowValidation.isClean(file.base, count: file.count, start: start, end: end) ? .clean : .dirty
         }
 
