@@ -1,8 +1,8 @@
 import Foundation
 
 /// UTF-8 and NUL checks of a mapped file, window by window, shared between a checking thread that runs ahead of
-/// the reader and the reader itself: whichever comes to a window first checks it, so both cores work, and no
-/// window is checked twice.
+/// the reader and the reader itself: whichever comes to a window first checks it (the reader, finding the window it
+/// needs still being checked, checks later ones meanwhile), so both cores work, and no window is checked twice.
 ///
 /// A window is clean when the bytes of every UTF-8 sequence that starts or ends in it are well-formed and none is
 /// NUL. Records are bounded by ASCII bytes (the terminator before and after them), so a record that lies wholly in
@@ -131,8 +131,22 @@ final class WindowValidation {
             }
             return
         }
-        // The other thread is checking it: that ends sooner than checking the window's records one by one would.
-        while shared.states[index] == .checking { shared.condition.wait() }
+        // The other thread is checking it: check the windows after it meanwhile (the other thread skips them),
+        // and wait only when there are none the mapping may hold yet.
+        while shared.states[index] == .checking {
+            let next = shared.nextUnclaimed
+            guard next < shared.windowCount && next <= index + shared.ahead else {
+                shared.condition.wait()
+                continue
+            }
+            shared.states[next] = .checking
+            shared.nextUnclaimed = next + 1
+            shared.condition.unlock()
+            let result = shared.check(next)
+            known[next] = result
+            shared.condition.lock()
+            shared.states[next] = result
+        }
         known[index] = shared.states[index]
         shared.condition.unlock()
     }
