@@ -121,6 +121,19 @@ public enum UTF8Validator {
         #endif
     }
 
+    /// High bit set in the bytes that are at least `value` (itself at least 0x80).
+    @inline(__always)
+    static func atLeast(_ block: Block, _ value: UInt8) -> Block {
+        #if arch(x86_64)
+        let bytes = vector(block)
+        return unsafeBitCast(_mm_cmpeq_epi8(_mm_max_epu8(bytes, vector(Block(repeating: value))), bytes),
+                             to: Block.self)
+        #else
+        // x >= c is the high bit of x & ((x & 0x7f) + 0x100 - c).
+        return block & ((block & 0x7f) &+ Block(repeating: 0 &- value))
+        #endif
+    }
+
     /// High bit set in the bytes equal to `value`.
     @inline(__always)
     static func equal(_ block: Block, _ value: UInt8) -> Block {
@@ -143,14 +156,12 @@ public enum UTF8Validator {
         let block5 = block6 &+ block6
         let block4 = block5 &+ block5
         let previous1Bit6 = previous1 &+ previous1
-        // A continuation is 10xxxxxx; one is required after a lead C0+ at -1, E0+ at -2 or F0+ at -3
-        // (x >= c, for c >= 0x80, is the high bit of x & ((x & 0x7f) + 0x100 - c)).
+        // A continuation is 10xxxxxx; one is required after a lead C0+ at -1, E0+ at -2 or F0+ at -3.
         let isContinuation = block & ~block6
-        let mustContinue = previous1 & previous1Bit6 | previous2 & ((previous2 & 0x7f) &+ 0x20)
-            | previous3 & ((previous3 & 0x7f) &+ 0x10)
+        let mustContinue = atLeast(previous1, 0xc0) | atLeast(previous2, 0xe0) | atLeast(previous3, 0xf0)
         var bad = isContinuation ^ mustContinue
         // Bytes that never occur: F5..FF and C0, C1.
-        bad |= block & ((block & 0x7f) &+ 0x0b)
+        bad |= atLeast(block, 0xf5)
         bad |= equal(block & 0xfe, 0xc0)
         // Second bytes with a narrower range (a continuation is 10xxxxxx, so bits 5 and 4 decide):
         // after E0 A0..BF (bit 5 set), F0 90..BF (bit 5 or 4), ED 80..9F (bit 5 clear), F4 80..8F (neither).
