@@ -193,6 +193,13 @@ public enum FeedInput {
                                     _ body: (TableFile, EPFTableReader) throws -> Void) throws {
         let packing = packing(of: file)
         let digest = options.verifySidecars ? try verifySidecar(of: file) : nil
+        if packing == .plain && options.memoryMap, let mapped = try MappedFile(path: file) {
+            let reader = try EPFTableReader(mapped: mapped, location: file, options: options)
+            let size = Int64(mapped.count)
+            reader.inputPosition = { [weak reader] in (reader?.consumedOffset ?? size, size) }
+            try body(describe(plain: file, verifiedMD5: digest), reader)
+            return
+        }
         let file0 = try FileByteSource(path: file)
         let totalSize = (try? file0.size()) ?? 0
         let raw = CountingSource(file0)
@@ -210,11 +217,8 @@ public enum FeedInput {
             if options.prefetch && (packing != .plain || tracker != nil) {
                 source = PrefetchingSource(source, validation: tracker)
             }
-            let name = (file as NSString).lastPathComponent
-            let (table, part) = tableName(fromFileName: name)
-            let feed = feedAndDate(in: file)
-            let description = TableFile(location: file, table: table, feed: feed?.feed, feedDate: feed?.date,
-                                        part: part, archive: packing == .plain ? nil : file, verifiedMD5: digest)
+            var description = describe(plain: file, verifiedMD5: digest)
+            if packing != .plain { description.archive = file }
             let reader = try EPFTableReader(source: source, location: file, options: options)
             reader.inputPosition = position
             if let tracker, options.prefetch { reader.chunkValidation = (tracker, 0) }
@@ -251,6 +255,14 @@ public enum FeedInput {
 }
 
 extension FeedInput {
+    /// The description of a single table file (plain, or one compressed stream) at `file`.
+    static func describe(plain file: String, verifiedMD5: String?) -> TableFile {
+        let (table, part) = tableName(fromFileName: (file as NSString).lastPathComponent)
+        let feed = feedAndDate(in: file)
+        return TableFile(location: file, table: table, feed: feed?.feed, feedDate: feed?.date, part: part,
+                         verifiedMD5: verifiedMD5)
+    }
+
     /// The bzip2 decoder for `file`: parallel on `options.decompressionThreads` threads, serial for 1.
     static func bzip2(_ raw: ByteSource, _ file: String, _ options: ReadOptions) throws -> ByteSource {
         try Bzip2Decompression.source(raw, path: file, threads: options.decompressionThreads)

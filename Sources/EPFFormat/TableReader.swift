@@ -116,6 +116,10 @@ public struct ReadOptions: Sendable {
     public var problemSamples = 10
     /// Decompress on a background thread (archives and .gz).
     public var prefetch = true
+    /// Map plain (uncompressed) table files into memory and split them in place, checking UTF-8 on a second
+    /// thread, instead of reading them in chunks: no copies. Falls back to reading when a file cannot be mapped.
+    /// The file must not shrink while it is read (a mapped page past the end raises SIGBUS).
+    public var memoryMap = false
     /// Check `.md5` sidecars before reading an archive.
     public var verifySidecars = true
     /// Largest single record accepted; a longer one means the input is not EPF (or is damaged) and is an error
@@ -129,137 +133,6 @@ public struct ReadOptions: Sendable {
         self.validate = validate
         self.problemSamples = problemSamples
         self.prefetch = prefetch
-    }
-}
-
-/// Splits a byte stream into records at `0x02 0x0A` (or `\n` for EPF Flat), across any chunk boundary, with a
-/// buffer that only grows to hold the largest single record.
-final class RecordSplitter {
-    private let source: ByteSource
-    private let readSize: Int
-    private var buffer: UnsafeMutableRawPointer
-    private var capacity: Int
-    private(set) var start = 0
-    private var end = 0
-    private var scan = 0
-    private var atEnd = false
-    /// Stream offset of `buffer[0]`.
-    private var bufferOffset: Int64 = 0
-    var flat = false
-
-    private let maximumRecordBytes: Int
-    private let location: String
-
-    init(source: ByteSource, readSize: Int, maximumRecordBytes: Int = 256 << 20, location: String = "") {
-        self.source = source
-        self.maximumRecordBytes = maximumRecordBytes
-        self.location = location
-        self.readSize = max(1, readSize)
-        capacity = max(1 << 16, min(self.readSize, 1 << 22))
-        buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity + 8, alignment: 64)
-    }
-
-    deinit {
-        buffer.deallocate()
-    }
-
-    var base: UnsafeMutableRawPointer { buffer }
-
-    /// Looks at the first 64 KiB to tell relational files (records end in 0x02 0x0A) from EPF Flat files
-    /// (tab-separated lines). Sets `flat` and returns it.
-    func sniffFlat() throws -> Bool {
-        while end < min(capacity, 1 << 16) && !atEnd { try refill() }
-        var index = 0
-        while index < end, let found = memchr(buffer + index, 0x02, end - index) {
-            let position = buffer.distance(to: found)
-            if position + 1 < end && buffer.load(fromByteOffset: position + 1, as: UInt8.self) == 0x0A { return false }
-            index = position + 1
-        }
-        guard let newline = memchr(buffer, 0x0A, end) else { return false }
-        let lineLength = buffer.distance(to: newline)
-        let hasTab = memchr(buffer, 0x09, lineLength) != nil
-        let hasSOH = memchr(buffer, 0x01, lineLength) != nil
-        flat = hasTab && !hasSOH
-        return flat
-    }
-
-    /// Stream offset just past everything consumed.
-    var consumedOffset: Int64 { bufferOffset + Int64(start) }
-
-    /// Bytes read from the source so far.
-    var totalRead: Int64 { bufferOffset + Int64(end) }
-
-    private func refill() throws {
-        if start > 0 {
-            let live = end - start
-            if live > 0 { memmove(buffer, buffer + start, live) }
-            bufferOffset += Int64(start)
-            scan -= start
-            end = live
-            start = 0
-        }
-        if end == capacity {
-            guard capacity < maximumRecordBytes else {
-                throw EPFError.recordTooLarge(location: location, offset: bufferOffset, limit: maximumRecordBytes)
-            }
-            let newCapacity = min(capacity * 2, maximumRecordBytes)
-            let bigger = UnsafeMutableRawPointer.allocate(byteCount: newCapacity + 8, alignment: 64)
-            bigger.copyMemory(from: buffer, byteCount: end)
-            buffer.deallocate()
-            buffer = bigger
-            capacity = newCapacity
-        }
-        let wanted = min(capacity - end, readSize)
-        let count = try source.read(into: UnsafeMutableRawBufferPointer(start: buffer + end, count: wanted))
-        if count == 0 { atEnd = true }
-        end += count
-    }
-
-    /// The next record as (start, length, stream offset, terminated) in `base`, valid until the next call;
-    /// nil at the end of the stream.
-    @inline(__always)
-    func next() throws -> (start: Int, length: Int, offset: Int64, terminated: Bool)? {
-        let mark: Int32 = flat ? 0x0A : 0x02
-        while true {
-            if scan < end, let found = memchr(buffer + scan, mark, end - scan) {
-                let position = buffer.distance(to: found)
-                if flat {
-                    let recordStart = start
-                    var length = position - recordStart
-                    if length > 0 && buffer.load(fromByteOffset: position - 1, as: UInt8.self) == 0x0D { length -= 1 }
-                    start = position + 1
-                    scan = start
-                    return (recordStart, length, bufferOffset + Int64(recordStart), true)
-                }
-                if position + 1 < end {
-                    if buffer.load(fromByteOffset: position + 1, as: UInt8.self) == 0x0A {
-                        let recordStart = start
-                        start = position + 2
-                        scan = start
-                        return (recordStart, position - recordStart, bufferOffset + Int64(recordStart), true)
-                    }
-                    scan = position + 1
-                    continue
-                }
-                if atEnd {
-                    scan = end
-                    continue
-                }
-                // The 0x02 is the last byte we have: read more and look at it again.
-                scan = position
-                try refill()
-                continue
-            }
-            scan = end
-            if atEnd {
-                guard start < end else { return nil }
-                let recordStart = start
-                start = end
-                scan = end
-                return (recordStart, end - recordStart, bufferOffset + Int64(recordStart), false)
-            }
-            try refill()
-        }
     }
 }
 
@@ -277,6 +150,8 @@ public final class EPFTableReader {
     private var declared: Int?
     private var fieldBounds: UnsafeMutablePointer<Int>
     private var fieldCapacity: Int
+    /// The windows of a mapped file checked ahead (stream offsets are file offsets), when reading one.
+    private let windows: WindowValidation?
 
     /// Reads the header from `source`. Throws `.badHeader` when the stream does not start like an EPF file.
     public init(source: ByteSource, location: String, options: ReadOptions = ReadOptions()) throws {
@@ -284,6 +159,20 @@ public final class EPFTableReader {
         self.options = options
         splitter = RecordSplitter(source: source, readSize: options.readSize,
                                   maximumRecordBytes: options.maximumRecordBytes, location: location)
+        windows = nil
+        fieldCapacity = 64
+        fieldBounds = UnsafeMutablePointer<Int>.allocate(capacity: fieldCapacity * 2)
+        try readHeader()
+    }
+
+    /// Reads a mapped file in place; with `options.validate`, a second thread checks its windows ahead of the
+    /// reader. Reports are exactly those of reading the file through a `FileByteSource`.
+    init(mapped file: MappedFile, location: String, options: ReadOptions, windowSize: Int = 1 << 20) throws {
+        self.location = location
+        self.options = options
+        splitter = RecordSplitter(mapped: file, readSize: options.readSize,
+                                  maximumRecordBytes: options.maximumRecordBytes, location: location)
+        windows = options.validate ? WindowValidation(file: file, windowSize: windowSize) : nil
         fieldCapacity = 64
         fieldBounds = UnsafeMutablePointer<Int>.allocate(capacity: fieldCapacity * 2)
         try readHeader()
@@ -421,7 +310,10 @@ public final class EPFTableReader {
             if fields != expectedFields { issues.insert(.fieldCount) }
             if validate {
                 var knownClean = false
-                if let (tracker, streamOffset) = chunkValidation {
+                if let windows {
+                    let start = Int(record.offset)
+                    knownClean = windows.isClean(start: start, end: start + length)
+                } else if let (tracker, streamOffset) = chunkValidation {
                     let start = streamOffset + record.offset
                     knownClean = tracker.isClean(start: start, end: start + Int64(length))
                 }
@@ -469,6 +361,9 @@ public final class EPFTableReader {
 
     /// Byte offset where the stream ended (for truncation messages).
     public var endOffset: Int64 { splitter.totalRead }
+
+    /// Bytes of the stream consumed so far (records handed out and their terminators).
+    var consumedOffset: Int64 { splitter.consumedOffset }
 
     private func growFields() {
         let newCapacity = fieldCapacity * 2

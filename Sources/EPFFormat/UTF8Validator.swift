@@ -1,4 +1,7 @@
 import Foundation
+#if arch(x86_64)
+import _Builtin_intrinsics.intel
+#endif
 
 /// Strict UTF-8 validation of raw bytes: rejects stray continuation bytes, overlongs (C0, C1, E0 80..9F,
 /// F0 80..8F), surrogates (ED A0..BF), code points above U+10FFFF (F4 90.., F5..FF) and sequences cut by the
@@ -90,18 +93,55 @@ public enum UTF8Validator {
     /// True when no byte of `block` has its high bit set.
     @inline(__always)
     static func highBitsClear(_ block: Block) -> Bool {
+        #if arch(x86_64)
+        return _mm_movemask_epi8(vector(block)) == 0
+        #else
         let words = unsafeBitCast(block & 0x80, to: SIMD2<UInt64>.self)
         return words[0] | words[1] == 0
+        #endif
     }
 
     // The block checks below are written with lane-wise `&`, `|`, `^` and wrapping `&+` only, which compile to
-    // single SSE/NEON instructions (the comparison operators and masks of Swift's SIMD types do not, here).
+    // single SSE/NEON instructions (the comparison operators and masks of Swift's SIMD types do not, here), and,
+    // on x86-64, SSE2's byte comparison (part of every x86-64 CPU), which replaces four of them.
     // Each predicate leaves its answer in the high bit of every byte; other bits are don't-care.
+
+    #if arch(x86_64)
+    @inline(__always)
+    static func vector(_ block: Block) -> __m128i { unsafeBitCast(block, to: __m128i.self) }
+    #endif
 
     /// High bit set in the bytes that are 0 (exact: no carry crosses lanes).
     @inline(__always)
     static func isZero(_ block: Block) -> Block {
-        ~(((block & 0x7f) &+ 0x7f) | block)
+        #if arch(x86_64)
+        return unsafeBitCast(_mm_cmpeq_epi8(vector(block), _mm_setzero_si128()), to: Block.self)
+        #else
+        return ~(((block & 0x7f) &+ 0x7f) | block)
+        #endif
+    }
+
+    /// High bit set in the bytes that are at least `value` (itself at least 0x80).
+    @inline(__always)
+    static func atLeast(_ block: Block, _ value: UInt8) -> Block {
+        #if arch(x86_64)
+        let bytes = vector(block)
+        return unsafeBitCast(_mm_cmpeq_epi8(_mm_max_epu8(bytes, vector(Block(repeating: value))), bytes),
+                             to: Block.self)
+        #else
+        // x >= c is the high bit of x & ((x & 0x7f) + 0x100 - c).
+        return block & ((block & 0x7f) &+ Block(repeating: 0 &- value))
+        #endif
+    }
+
+    /// High bit set in the bytes equal to `value`.
+    @inline(__always)
+    static func equal(_ block: Block, _ value: UInt8) -> Block {
+        #if arch(x86_64)
+        return unsafeBitCast(_mm_cmpeq_epi8(vector(block), vector(Block(repeating: value))), to: Block.self)
+        #else
+        return isZero(block ^ Block(repeating: value))
+        #endif
     }
 
     /// The problems of the 16 bytes at `index` (which must be at least 3), checked against each other and the 3
@@ -116,22 +156,20 @@ public enum UTF8Validator {
         let block5 = block6 &+ block6
         let block4 = block5 &+ block5
         let previous1Bit6 = previous1 &+ previous1
-        // A continuation is 10xxxxxx; one is required after a lead C0+ at -1, E0+ at -2 or F0+ at -3
-        // (x >= c, for c >= 0x80, is the high bit of x & ((x & 0x7f) + 0x100 - c)).
+        // A continuation is 10xxxxxx; one is required after a lead C0+ at -1, E0+ at -2 or F0+ at -3.
         let isContinuation = block & ~block6
-        let mustContinue = previous1 & previous1Bit6 | previous2 & ((previous2 & 0x7f) &+ 0x20)
-            | previous3 & ((previous3 & 0x7f) &+ 0x10)
+        let mustContinue = atLeast(previous1, 0xc0) | atLeast(previous2, 0xe0) | atLeast(previous3, 0xf0)
         var bad = isContinuation ^ mustContinue
         // Bytes that never occur: F5..FF and C0, C1.
-        bad |= block & ((block & 0x7f) &+ 0x0b)
-        bad |= isZero((block & 0xfe) ^ 0xc0)
+        bad |= atLeast(block, 0xf5)
+        bad |= equal(block & 0xfe, 0xc0)
         // Second bytes with a narrower range (a continuation is 10xxxxxx, so bits 5 and 4 decide):
         // after E0 A0..BF (bit 5 set), F0 90..BF (bit 5 or 4), ED 80..9F (bit 5 clear), F4 80..8F (neither).
         // E0 and F0 differ only in bit 4, which is also the bit that F0 accepts.
         let previous1Bit5 = previous1Bit6 &+ previous1Bit6
         let previous1Bit4 = previous1Bit5 &+ previous1Bit5
-        bad |= isZero((previous1 & 0xef) ^ 0xe0) & ~(block5 | block4 & previous1Bit4)
-        bad |= isZero(previous1 ^ 0xed) & block5 | isZero(previous1 ^ 0xf4) & (block5 | block4)
+        bad |= equal(previous1 & 0xef, 0xe0) & ~(block5 | block4 & previous1Bit4)
+        bad |= equal(previous1, 0xed) & block5 | equal(previous1, 0xf4) & (block5 | block4)
         if rejectNUL { bad |= isZero(block) }
         return bad & 0x80
     }

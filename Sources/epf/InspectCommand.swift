@@ -59,6 +59,8 @@ enum InspectCommand: Command {
         var reports: [Report] = []
         var options = ReadOptions(problemSamples: samples)
         options.decompressionThreads = threads
+        // Plain files are split in place, checked on a second thread: inspect only counts, so nothing is copied.
+        options.memoryMap = true
         for path in paths {
             // One unit (file, or headerless parts) at a time, so a broken archive does not hide the files after it.
             let units: [[String]]
