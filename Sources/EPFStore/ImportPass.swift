@@ -71,6 +71,9 @@ struct ImportPass<Load: TableLoading> {
     let ledger: Load.LedgerType?
     /// Whether --only/--skip select a table.
     let selected: (String) -> Bool
+    /// Reads the next input ahead while a table finishes (`ReadAheadSchedule`); nil: each input is opened when
+    /// its turn comes.
+    var readAhead: ReadAheadSettings? = nil
     /// Starts the load of a table.
     let makeLoad: (TableFile, EPFTableReader, SourceIdentity) throws -> Load
     /// Told of every load that ended, applied or not, with its outcome.
@@ -84,6 +87,8 @@ struct ImportPass<Load: TableLoading> {
             report.fileErrors.append("\(error)")
             return
         }
+        let schedule = readAheadSchedule(units)
+        defer { schedule?.cancel() }
         var pending: Load?
         var fileSucceeded: [(source: SourceIdentity, feedDate: String?, md5: String?, ok: Bool)] = []
         var outcomes: [TableOutcome] = []
@@ -96,10 +101,11 @@ struct ImportPass<Load: TableLoading> {
             outcomes.append(outcome)
         }
 
-        for unit in units {
+        for (index, unit) in units.enumerated() {
             guard let file = unit.first else { continue }
             let source = SourceIdentity(paths: unit)
-            if !options.force && !options.dryRun, let ledger, try ledger.sourceApplied(source) {
+            let prepared = schedule?.take(index)
+            if try alreadyApplied(source) {
                 report.unchangedSources.append(file)
                 continue
             }
@@ -108,7 +114,8 @@ struct ImportPass<Load: TableLoading> {
             var feedDate: String?
             var failedInsideLoad = false
             do {
-                try FeedInput.forEachTable(inUnit: unit, options: options.readOptions) { tableFile, reader in
+                try FeedInput.forEachTable(inUnit: unit, options: options.readOptions,
+                                           readAhead: prepared) { tableFile, reader in
                     md5 = tableFile.verifiedMD5
                     feedDate = tableFile.feedDate
                     guard selected(tableFile.table) else {
@@ -154,6 +161,8 @@ struct ImportPass<Load: TableLoading> {
                         failedInsideLoad = true
                         throw error
                     }
+                    // The rows are in: decompress the next input while this table finishes (indexes, checks).
+                    schedule?.start(after: index)
                     if load.mode == .incremental || tableFile.part == nil { finishPending() }
                 }
             } catch {
@@ -171,6 +180,7 @@ struct ImportPass<Load: TableLoading> {
                 if !failedInsideLoad { report.fileErrors.append("\(error)") }
             }
             fileSucceeded.append((source, feedDate, md5, ok))
+            withExtendedLifetime(prepared) {}
         }
         finishPending()
         report.outcomes += outcomes
@@ -180,5 +190,19 @@ struct ImportPass<Load: TableLoading> {
                 try ledger.recordSource(entry.source, feedDate: entry.feedDate, md5: entry.md5)
             }
         }
+    }
+
+    /// Whether the ledger shows this input applied completely, so it is not read at all.
+    private func alreadyApplied(_ source: SourceIdentity) throws -> Bool {
+        guard !options.force, !options.dryRun, let ledger else { return false }
+        return try ledger.sourceApplied(source)
+    }
+
+    /// The read-ahead of this pass's units, when enabled and inputs are decompressed on another thread at all.
+    private func readAheadSchedule(_ units: [[String]]) -> ReadAheadSchedule? {
+        guard let readAhead, options.readOptions.prefetch else { return nil }
+        return ReadAheadSchedule(units: units, settings: readAhead, options: options.readOptions,
+                                 skipped: { unit in (try? alreadyApplied(SourceIdentity(paths: unit))) ?? true },
+                                 selected: selected)
     }
 }

@@ -203,7 +203,10 @@ public final class Importer {
 
     private func apply(path: String, connection: SQLiteConnection?, ledger: Ledger?, rejectsDirectory: String,
                        report: inout ImportReport) throws {
-        let pass = ImportPass<TableLoad>(options: options, ledger: ledger, selected: selected) { file, reader, source in
+        var readAhead = options.readAhead.map { ReadAheadSettings(databasePath: databasePath, limits: $0) }
+        readAhead?.started = options.readAheadStarted
+        let pass = ImportPass<TableLoad>(options: options, ledger: ledger, selected: selected,
+                                         readAhead: readAhead) { file, reader, source in
             try TableLoad(connection: connection, options: self.options, file: file, header: reader.header,
                           source: source, rejectsDirectory: rejectsDirectory, progress: self.progress)
         } ended: { load, outcome in
