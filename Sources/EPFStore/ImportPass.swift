@@ -79,7 +79,21 @@ struct ImportPass<Load: TableLoading> {
     /// Told of every load that ended, applied or not, with its outcome.
     let ended: (Load, TableOutcome) -> Void
 
-    func apply(path: String, report: inout ImportReport) throws {
+    /// Applies `paths` in this order; with `readAhead`, the next input is read ahead across paths too.
+    func apply(paths: [String], report: inout ImportReport) throws {
+        let schedule = readAheadSchedule()
+        defer { schedule?.cancel() }
+        for (position, path) in paths.enumerated() {
+            let next = paths.dropFirst(position + 1).first
+            try apply(path: path, schedule: schedule, report: &report) {
+                guard schedule != nil, let next else { return [] }
+                return (try? FeedInput.units(at: next, options: options.readOptions)) ?? []
+            }
+        }
+    }
+
+    private func apply(path: String, schedule: ReadAheadSchedule?, report: inout ImportReport,
+                       later: () -> [[String]]) throws {
         let units: [[String]]
         do {
             units = try FeedInput.units(at: path, options: options.readOptions)
@@ -87,8 +101,16 @@ struct ImportPass<Load: TableLoading> {
             report.fileErrors.append("\(error)")
             return
         }
-        let schedule = readAheadSchedule(units)
-        defer { schedule?.cancel() }
+        var laterUnits: [[String]]?
+        func startReadAhead(after index: Int) {
+            guard let schedule else { return }
+            schedule.start(after: index, in: units) {
+                if let laterUnits { return laterUnits }
+                let computed = later()
+                laterUnits = computed
+                return computed
+            }
+        }
         var pending: Load?
         var fileSucceeded: [(source: SourceIdentity, feedDate: String?, md5: String?, ok: Bool)] = []
         var outcomes: [TableOutcome] = []
@@ -104,7 +126,7 @@ struct ImportPass<Load: TableLoading> {
         for (index, unit) in units.enumerated() {
             guard let file = unit.first else { continue }
             let source = SourceIdentity(paths: unit)
-            let prepared = schedule?.take(index)
+            let prepared = schedule?.take(unit)
             if try alreadyApplied(source) {
                 report.unchangedSources.append(file)
                 continue
@@ -162,7 +184,7 @@ struct ImportPass<Load: TableLoading> {
                         throw error
                     }
                     // The rows are in: decompress the next input while this table finishes (indexes, checks).
-                    schedule?.start(after: index)
+                    startReadAhead(after: index)
                     if load.mode == .incremental || tableFile.part == nil { finishPending() }
                 }
             } catch {
@@ -198,10 +220,10 @@ struct ImportPass<Load: TableLoading> {
         return try ledger.sourceApplied(source)
     }
 
-    /// The read-ahead of this pass's units, when enabled and inputs are decompressed on another thread at all.
-    private func readAheadSchedule(_ units: [[String]]) -> ReadAheadSchedule? {
+    /// The read-ahead of an import, when enabled and inputs are decompressed on another thread at all.
+    private func readAheadSchedule() -> ReadAheadSchedule? {
         guard let readAhead, options.readOptions.prefetch else { return nil }
-        return ReadAheadSchedule(units: units, settings: readAhead, options: options.readOptions,
+        return ReadAheadSchedule(settings: readAhead, options: options.readOptions,
                                  skipped: { unit in (try? alreadyApplied(SourceIdentity(paths: unit))) ?? true },
                                  selected: selected)
     }

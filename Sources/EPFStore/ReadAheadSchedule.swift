@@ -18,55 +18,57 @@ public struct ReadAheadSettings: Sendable {
     }
 }
 
-/// Decides which input unit of an import pass is read ahead while the current table finishes, and holds that
-/// read-ahead until the pass comes to the unit.
+/// Decides which input unit of an import is read ahead while the current table finishes, and holds that
+/// read-ahead until the import comes to the unit.
 ///
-/// The unit read ahead is the next one the pass will really read: units the pass skips (`skipped`, e.g. already
-/// applied sources) are never opened, nor are files whose name shows a table that --only/--skip leave out
-/// (`selected`). Only single-file bzip2 units are read ahead: gzip and plain files read faster than they load.
+/// The unit read ahead is the next one the import will really read, in this input or else in the next one: units
+/// the import skips (`skipped`, e.g. already applied sources) are never opened, nor are files whose name shows a
+/// table that --only/--skip leave out (`selected`). Only single-file bzip2 units are read ahead: gzip and plain
+/// files read faster than they load.
 final class ReadAheadSchedule {
-    private let units: [[String]]
     private let settings: ReadAheadSettings
     private let options: ReadOptions
     private let skipped: ([String]) -> Bool
     private let selected: (String) -> Bool
-    private var started: (index: Int, file: ReadAheadFile)?
+    private var started: (unit: [String], file: ReadAheadFile)?
     /// Every file read ahead so far, in order (for tests).
     private(set) var history: [String] = []
 
-    /// A schedule over `units` in the pass's order.
-    init(units: [[String]], settings: ReadAheadSettings, options: ReadOptions, skipped: @escaping ([String]) -> Bool,
+    /// A schedule for an import reading with `options`.
+    init(settings: ReadAheadSettings, options: ReadOptions, skipped: @escaping ([String]) -> Bool,
          selected: @escaping (String) -> Bool) {
-        self.units = units
         self.settings = settings
         self.options = options
         self.skipped = skipped
         self.selected = selected
     }
 
-    /// Starts reading ahead the first unit after `index` that the pass will read, unless one is started already.
-    func start(after index: Int) {
-        if let started, started.index > index { return }
-        var next = index + 1
-        while next < units.count, skipped(units[next]) || !selectedByName(units[next]) { next += 1 }
-        guard next < units.count, units[next].count == 1, let file = units[next].first, FeedInput.readsAhead(file)
-        else { return }
+    /// Starts reading ahead the first unit after `index` in `units` that the import will read, or when there is
+    /// none, the first of `later` (the units of the next input); nothing when that one is read ahead already.
+    func start(after index: Int, in units: [[String]], later: () -> [[String]]) {
+        let target = firstRead(in: units.dropFirst(index + 1)) ?? firstRead(in: later()[...])
+        guard let target, target.count == 1, let file = target.first, FeedInput.readsAhead(file) else { return }
+        if started?.unit == target { return }
         history.append(file)
         settings.started?(file)
-        started = (next, ReadAheadFile(path: file, options: options, spillDirectory: settings.spillDirectory,
-                                       limits: settings.limits))
+        started = (target, ReadAheadFile(path: file, options: options, spillDirectory: settings.spillDirectory,
+                                         limits: settings.limits))
     }
 
-    /// The read-ahead of unit `index`, when one was started; read-aheads of units up to `index` are let go.
-    func take(_ index: Int) -> ReadAheadFile? {
-        guard let started, started.index <= index else { return nil }
+    /// The read-ahead of `unit`, when one was started for it.
+    func take(_ unit: [String]) -> ReadAheadFile? {
+        guard let started, started.unit == unit else { return nil }
         self.started = nil
-        return started.index == index ? started.file : nil
+        return started.file
     }
 
-    /// Stops any read-ahead under way (the pass ended).
+    /// Stops any read-ahead under way (the import ended).
     func cancel() {
         started = nil
+    }
+
+    private func firstRead(in units: ArraySlice<[String]>) -> [String]? {
+        units.first { !skipped($0) && selectedByName($0) }
     }
 
     /// False when the unit's file name shows a table that is not selected; true when the name cannot tell (an

@@ -93,27 +93,34 @@ import EPFTestSupport
                     == Self.rows(scratch.file("plain.sqlite"), of: applied))
     }
 
-    /// The schedule reads ahead the next unit the pass will read: never one the ledger shows applied, nor a file
-    /// whose name shows a table left out by --only/--skip, nor anything after the last unit.
+    /// The schedule reads ahead the next unit the import will read: never one the ledger shows applied, nor a
+    /// file whose name shows a table left out by --only/--skip; after the last unit of an input, the first of the
+    /// next input.
     @Test func theScheduleSkipsAppliedAndFilteredUnits() throws {
         let scratch = try Scratch()
         let units = ["a/application.tbz", "a/application_detail.tbz", "a/genre.tbz", "a/storefront.tbz",
                      "a/itunes20260101.tbz", "a/plain_table"].map { [scratch.file($0)] }
+        let later = ["b/genre.tbz", "b/application_price.tbz"].map { [scratch.file($0)] }
         let settings = ReadAheadSettings(databasePath: scratch.file("epf.sqlite"))
-        let schedule = ReadAheadSchedule(units: units, settings: settings, options: ReadOptions(),
+        let schedule = ReadAheadSchedule(settings: settings, options: ReadOptions(),
                                          skipped: { $0.first?.hasSuffix("application_detail.tbz") == true },
                                          selected: { $0 != "genre" })
-        schedule.start(after: 0)
+        schedule.start(after: 0, in: units) { later }
         #expect(schedule.history == [scratch.file("a/storefront.tbz")])
-        schedule.start(after: 0)
-        #expect(schedule.history.count == 1, "one read-ahead at a time")
-        #expect(schedule.take(1) == nil)
-        #expect(schedule.take(3)?.path == scratch.file("a/storefront.tbz"))
-        schedule.start(after: 3)
+        schedule.start(after: 0, in: units) { later }
+        #expect(schedule.history.count == 1, "one read-ahead per unit")
+        #expect(schedule.take(units[1]) == nil)
+        #expect(schedule.take(units[3])?.path == scratch.file("a/storefront.tbz"))
+        schedule.start(after: 3, in: units) { later }
         #expect(schedule.history.last == scratch.file("a/itunes20260101.tbz"), "a feed archive's name tells nothing")
-        schedule.start(after: 4)
+        #expect(schedule.take(units[4]) != nil)
+        schedule.start(after: 4, in: units) { later }
         #expect(schedule.history.count == 2, "plain files are not read ahead")
-        #expect(schedule.take(5) == nil)
+        schedule.start(after: 5, in: units) { later }
+        #expect(schedule.history.last == scratch.file("b/application_price.tbz"), "the next input's first")
+        #expect(schedule.take(later[1]) != nil)
+        schedule.start(after: 1, in: later) { [] }
+        #expect(schedule.history.count == 3)
         schedule.cancel()
     }
 
