@@ -5,8 +5,7 @@ import Foundation
 ///
 /// The thread checks the `.md5` sidecar first (when `options.verifySidecars`), then opens the file and decompresses
 /// it, keeping the bytes in memory up to `Limits.memoryBytes`, beyond that in an unlinked spill file in the
-/// spill directory up to `Limits.spillBytes` or the compressed file's size, whichever is smaller (so the disk it
-/// takes is at most the input's own size); then it waits for the reader. Once the reader reads, it is served the
+/// spill directory up to `Limits.spillBytes`; then it waits for the reader. Once the reader reads, it is served the
 /// kept bytes first and the thread goes on decompressing ahead of it, as `PrefetchingSource` does; spill space is
 /// reused once the reader has caught up with it. A spill file that cannot be created or written only means less
 /// is kept: it is not an error of the input.
@@ -19,7 +18,7 @@ public final class ReadAheadFile: ByteSource {
     public struct Limits: Sendable {
         /// Decompressed bytes kept in memory.
         public var memoryBytes: Int
-        /// Decompressed bytes kept in the spill file at most (also never more than the compressed file's size).
+        /// Decompressed bytes kept in the spill file at most.
         public var spillBytes: Int64
         /// Bytes decompressed per step.
         public var chunkBytes: Int
@@ -54,10 +53,7 @@ public final class ReadAheadFile: ByteSource {
     public init(path: String, options: ReadOptions, spillDirectory: String?, limits: Limits = Limits()) {
         self.path = path
         state = ReadAheadState(path: path, options: options, spillDirectory: spillDirectory, limits: limits)
-        let thread = Thread { [state] in state.work() }
-        thread.name = "epf-read-ahead"
-        thread.stackSize = 1 << 20
-        thread.start()
+        startThread(named: "epf-read-ahead") { [state] in state.work() }
     }
 
     deinit {
@@ -116,7 +112,6 @@ private final class ReadAheadState: @unchecked Sendable {
     private var memoryBytes = 0
     private var spill: SpillFile?
     private var spillUnusable = false
-    private var spillBound: Int64 = 0
     /// Where the next spill segment goes; back to 0 when no spill segment is left to read.
     private var spillEnd: Int64 = 0
     private var spillSegments = 0
@@ -176,7 +171,6 @@ private final class ReadAheadState: @unchecked Sendable {
             decoder = try FeedInput.bzip2(raw, path, options)
             condition.lock()
             opened = ReadAheadFile.Opened(digest: digest, raw: raw, totalSize: totalSize)
-            spillBound = min(limits.spillBytes, totalSize)
             condition.broadcast()
             condition.unlock()
         } catch {
@@ -194,7 +188,7 @@ private final class ReadAheadState: @unchecked Sendable {
     private func hasRoom() -> Bool {
         if queue.isEmpty { return true }
         if memoryBytes + limits.chunkBytes <= limits.memoryBytes { return true }
-        return !spillUnusable && spillDirectory != nil && spillEnd + Int64(limits.chunkBytes) <= spillBound
+        return !spillUnusable && spillDirectory != nil && spillEnd + Int64(limits.chunkBytes) <= limits.spillBytes
     }
 
     private func pump(_ decoder: ByteSource) {
@@ -244,7 +238,7 @@ private final class ReadAheadState: @unchecked Sendable {
             return
         }
         if memoryBytes + count > limits.memoryBytes, !spillUnusable, let directory = spillDirectory,
-           spillEnd + Int64(count) <= spillBound {
+           spillEnd + Int64(count) <= limits.spillBytes {
             do {
                 if spill == nil { spill = try SpillFile(directory: directory) }
                 if let spill {

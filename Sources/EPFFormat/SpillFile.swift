@@ -35,26 +35,26 @@ final class SpillFile {
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         guard let base = bytes.baseAddress else { return }
-        var done = 0
-        while done < bytes.count {
-            let count = try retryingEINTR(path, "pwrite") {
-                pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
-            }
-            guard count > 0 else { throw EPFError.io(path: path, call: "pwrite", errno: EIO) }
-            done += count
+        try whole("pwrite", count: bytes.count) { done in
+            pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
         }
     }
 
     /// Fills all of `buffer` from `offset`; a file shorter than that throws `EPFError.io` (EIO).
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws {
         guard let base = buffer.baseAddress else { return }
+        try whole("pread", count: buffer.count) { done in
+            pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))
+        }
+    }
+
+    /// Repeats `call` (given the bytes done so far) until `count` bytes are done; 0 bytes done is EIO.
+    private func whole(_ call: String, count: Int, _ body: (Int) -> Int) throws {
         var done = 0
-        while done < buffer.count {
-            let count = try retryingEINTR(path, "pread") {
-                pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))
-            }
-            guard count > 0 else { throw EPFError.io(path: path, call: "pread", errno: EIO) }
-            done += count
+        while done < count {
+            let moved = try retryingEINTR(path, call) { body(done) }
+            guard moved > 0 else { throw EPFError.io(path: path, call: call, errno: EIO) }
+            done += moved
         }
     }
 }

@@ -3,9 +3,11 @@ import Foundation
 
 /// Where an import reads ahead and how much it keeps (see `ReadAheadFile`).
 public struct ReadAheadSettings: Sendable {
-    /// The directory of the spill file: the database's, whose disk the import is budgeted on. Nil: memory only.
+    /// The database, in whose directory the spill file goes: the disk the import is budgeted on.
+    public var databasePath: String
+    /// The directory of the spill file. Nil: memory only.
     public var spillDirectory: String?
-    /// How much is kept before the reader comes.
+    /// How much is kept before the reader comes; the spill file is further bounded by `spillBound(input:)`.
     public var limits: ReadAheadFile.Limits
     /// Told the path of every file read ahead (for tests).
     var started: (@Sendable (String) -> Void)?
@@ -13,8 +15,20 @@ public struct ReadAheadSettings: Sendable {
     /// Settings for an import into the database at `databasePath`.
     public init(databasePath: String, limits: ReadAheadFile.Limits = ReadAheadFile.Limits()) {
         let directory = (databasePath as NSString).deletingLastPathComponent
+        self.databasePath = databasePath
         spillDirectory = directory.isEmpty ? "." : directory
         self.limits = limits
+    }
+
+    /// The most the spill file of `input` may hold: the input's own size or a quarter of the database so far,
+    /// whichever is more, within `limits.spillBytes`. So the disk it takes stays within what the import is allowed
+    /// (twice the final database plus the input; a full import's high-water is about 1.2 times the database).
+    func spillBound(input: String) -> Int64 {
+        func size(_ path: String) -> Int64 {
+            var info = stat()
+            return stat(path, &info) == 0 ? Int64(info.st_size) : 0
+        }
+        return min(limits.spillBytes, max(size(input), size(databasePath) / 4))
     }
 }
 
@@ -51,8 +65,10 @@ final class ReadAheadSchedule {
         if started?.unit == target { return }
         history.append(file)
         settings.started?(file)
+        var limits = settings.limits
+        limits.spillBytes = settings.spillBound(input: file)
         started = (target, ReadAheadFile(path: file, options: options, spillDirectory: settings.spillDirectory,
-                                         limits: settings.limits))
+                                         limits: limits))
     }
 
     /// The read-ahead of `unit`, when one was started for it.

@@ -124,6 +124,20 @@ import EPFTestSupport
         schedule.cancel()
     }
 
+    /// The spill file may hold the input's size, or a quarter of the database once that is more, never more
+    /// than the limit.
+    @Test func theSpillBoundFollowsTheInputAndTheDatabase() throws {
+        let scratch = try Scratch()
+        try scratch.write("input.tbz", [UInt8](repeating: 1, count: 1000))
+        var settings = ReadAheadSettings(databasePath: scratch.file("epf.sqlite"))
+        #expect(settings.spillDirectory == scratch.path)
+        #expect(settings.spillBound(input: scratch.file("input.tbz")) == 1000)
+        try scratch.write("epf.sqlite", [UInt8](repeating: 0, count: 40_000))
+        #expect(settings.spillBound(input: scratch.file("input.tbz")) == 10_000)
+        settings.limits.spillBytes = 5000
+        #expect(settings.spillBound(input: scratch.file("input.tbz")) == 5000)
+    }
+
     /// An import that resumes after the ledger recorded the second archive never opens it: it is reported
     /// unchanged, and the read-ahead goes to the third.
     @Test func anAppliedNextArchiveIsNotRead() throws {
