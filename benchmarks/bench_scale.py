@@ -201,7 +201,9 @@ def timed_sync(h, epf, root, database, work):
     env.pop("EPF_DB", None)
     with open(os.path.join(work, "sync.out"), "w+") as out, open(os.path.join(work, "sync.err"), "w") as err:
         started = time.monotonic()
-        process = subprocess.Popen([epf.path, "sync", root, "--db", database, "--json", "--quiet"],
+        # EPF_SCALE_SYNC_ARGS adds options to every sync, e.g. "--no-read-ahead" to measure without read-ahead.
+        extra = os.environ.get("EPF_SCALE_SYNC_ARGS", "").split()
+        process = subprocess.Popen([epf.path, "sync", root, "--db", database, "--json", "--quiet", *extra],
                                    stdout=out, stderr=err, env=env)
         watcher = Watcher(process.pid, work)
         _, status, usage = os.wait4(process.pid, 0)

@@ -18,6 +18,14 @@ func retryingEINTR(_ path: String, _ call: String, _ body: () -> Int) throws -> 
     }
 }
 
+/// Starts a thread named `name` with a 1 MiB stack running `body`: the readers' background threads.
+func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
+    let thread = Thread(block: body)
+    thread.name = name
+    thread.stackSize = 1 << 20
+    thread.start()
+}
+
 /// Reads a file with `read(2)`. The corresponding C calls are `open(2)`, `read(2)`, `close(2)`.
 public final class FileByteSource: ByteSource {
     /// The path being read.

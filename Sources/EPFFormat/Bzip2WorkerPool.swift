@@ -30,10 +30,7 @@ final class Bzip2WorkerPool: @unchecked Sendable {
         let count = max(1, threads)
         running = count
         for index in 0..<count {
-            let thread = Thread { [self] in self.work() }
-            thread.name = "epf-bunzip2-\(index)"
-            thread.stackSize = 1 << 20
-            thread.start()
+            startThread(named: "epf-bunzip2-\(index)") { [self] in self.work() }
         }
     }
 

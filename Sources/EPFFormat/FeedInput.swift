@@ -189,32 +189,43 @@ public enum FeedInput {
     }
 
     /// Same as `forEachTable(at:)` for one file (plain, `.gz`, `.bz2` or a tar archive).
-    public static func forEachTable(inFile file: String, options: ReadOptions,
+    /// With `readAhead` (a `ReadAheadFile` of this very bzip2 file), its sidecar check, decompressed bytes and
+    /// errors are used instead of opening the file here; the tables and errors are the same.
+    public static func forEachTable(inFile file: String, options: ReadOptions, readAhead: ReadAheadFile? = nil,
                                     _ body: (TableFile, EPFTableReader) throws -> Void) throws {
         let packing = packing(of: file)
-        let digest = options.verifySidecars ? try verifySidecar(of: file) : nil
         if packing == .plain && options.memoryMap, let mapped = try MappedFile(path: file) {
+            let digest = options.verifySidecars ? try verifySidecar(of: file) : nil
             let reader = try EPFTableReader(mapped: mapped, location: file, options: options)
             let size = Int64(mapped.count)
             reader.inputPosition = { [weak reader] in (reader?.consumedOffset ?? size, size) }
             try body(describe(plain: file, verifiedMD5: digest), reader)
             return
         }
-        let file0 = try FileByteSource(path: file)
-        let totalSize = (try? file0.size()) ?? 0
-        let raw = CountingSource(file0)
+        let prepared = readAhead.flatMap { $0.path == file && readsAhead(file) ? $0 : nil }
+        let digest: String?
+        let raw: CountingSource
+        let totalSize: Int64
+        if let opened = try prepared?.open() {
+            (digest, raw, totalSize) = (opened.digest, opened.raw, opened.totalSize)
+        } else {
+            digest = options.verifySidecars ? try verifySidecar(of: file) : nil
+            let fileSource = try FileByteSource(path: file)
+            totalSize = (try? fileSource.size()) ?? 0
+            raw = CountingSource(fileSource)
+        }
         let position: () -> (read: Int64, total: Int64) = { (raw.count, totalSize) }
         switch packing {
         case .plain, .gzip, .bzip2:
             var source: ByteSource = raw
             if packing == .gzip { source = try GzipByteSource(raw, path: file) }
-            if packing == .bzip2 { source = try bzip2(raw, file, options) }
+            if packing == .bzip2 { source = try prepared ?? bzip2(raw, file, options) }
             // The reading thread also checks UTF-8 where it is not the bottleneck (plain, gzip); bzip2
             // decompression is slower than parsing even on all cores (about 30 MB/s per core against several
             // hundred MB/s of checked parsing), so there the parser checks: moving the check would not change the
             // wall time and would take CPU from the decoding threads.
             let tracker = options.validate && packing != .bzip2 ? ChunkValidation() : nil
-            if options.prefetch && (packing != .plain || tracker != nil) {
+            if options.prefetch && prepared == nil && (packing != .plain || tracker != nil) {
                 source = PrefetchingSource(source, validation: tracker)
             }
             var description = describe(plain: file, verifiedMD5: digest)
@@ -225,10 +236,10 @@ public enum FeedInput {
             try body(description, reader)
         case .tarBzip2, .tarGzip, .tar:
             var source: ByteSource = raw
-            if packing == .tarBzip2 { source = try bzip2(raw, file, options) }
+            if packing == .tarBzip2 { source = try prepared ?? bzip2(raw, file, options) }
             if packing == .tarGzip { source = try GzipByteSource(raw, path: file) }
             let tracker = options.validate && packing != .tarBzip2 && options.prefetch ? ChunkValidation() : nil
-            if options.prefetch && (packing != .tar || tracker != nil) {
+            if options.prefetch && prepared == nil && (packing != .tar || tracker != nil) {
                 source = PrefetchingSource(source, validation: tracker)
             }
             let tar = TarReader(source, path: file)
@@ -261,6 +272,12 @@ extension FeedInput {
         let feed = feedAndDate(in: file)
         return TableFile(location: file, table: table, feed: feed?.feed, feedDate: feed?.date, part: part,
                          verifiedMD5: verifiedMD5)
+    }
+
+    /// Whether `file` is bzip2-compressed (`.tbz`, `.tar.bz2`, `.bz2`): the inputs a `ReadAheadFile` reads.
+    public static func readsAhead(_ file: String) -> Bool {
+        let packing = packing(of: file)
+        return packing == .tarBzip2 || packing == .bzip2
     }
 
     /// The bzip2 decoder for `file`: parallel on `options.decompressionThreads` threads, serial for 1.
@@ -337,11 +354,12 @@ extension FeedInput {
 
     /// Reads one unit from `units(at:)`: a single file as `forEachTable(inFile:)` does, or headerless parts
     /// chained into one table stream (each part's sidecar verified first).
-    public static func forEachTable(inUnit unit: [String], options: ReadOptions,
+    /// `readAhead` is used for a single-file unit that is its file (see `forEachTable(inFile:)`).
+    public static func forEachTable(inUnit unit: [String], options: ReadOptions, readAhead: ReadAheadFile? = nil,
                                     _ body: (TableFile, EPFTableReader) throws -> Void) throws {
         guard let first = unit.first else { return }
         guard unit.count > 1 else {
-            try forEachTable(inFile: first, options: options, body)
+            try forEachTable(inFile: first, options: options, readAhead: readAhead, body)
             return
         }
         var digests: [String] = []

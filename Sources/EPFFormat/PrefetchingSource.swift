@@ -31,10 +31,7 @@ public final class PrefetchingSource: ByteSource, @unchecked Sendable {
         for _ in 0..<max(2, depth) {
             free.append(UnsafeMutableRawPointer.allocate(byteCount: self.chunkSize, alignment: 64))
         }
-        let thread = Thread { [self] in self.work() }
-        thread.name = "epf-prefetch"
-        thread.stackSize = 1 << 20
-        thread.start()
+        startThread(named: "epf-prefetch") { [self] in self.work() }
     }
 
     deinit {

@@ -71,18 +71,45 @@ struct ImportPass<Load: TableLoading> {
     let ledger: Load.LedgerType?
     /// Whether --only/--skip select a table.
     let selected: (String) -> Bool
+    /// Reads the next input ahead while a table finishes (`ReadAheadSchedule`); nil: each input is opened when
+    /// its turn comes.
+    var readAhead: ReadAheadSettings? = nil
     /// Starts the load of a table.
     let makeLoad: (TableFile, EPFTableReader, SourceIdentity) throws -> Load
     /// Told of every load that ended, applied or not, with its outcome.
     let ended: (Load, TableOutcome) -> Void
 
-    func apply(path: String, report: inout ImportReport) throws {
+    /// Applies `paths` in this order; with `readAhead`, the next input is read ahead across paths too.
+    func apply(paths: [String], report: inout ImportReport) throws {
+        let schedule = readAheadSchedule()
+        defer { schedule?.cancel() }
+        for (position, path) in paths.enumerated() {
+            let next = paths.dropFirst(position + 1).first
+            try apply(path: path, schedule: schedule, report: &report) {
+                guard schedule != nil, let next else { return [] }
+                return (try? FeedInput.units(at: next, options: options.readOptions)) ?? []
+            }
+        }
+    }
+
+    private func apply(path: String, schedule: ReadAheadSchedule?, report: inout ImportReport,
+                       later: () -> [[String]]) throws {
         let units: [[String]]
         do {
             units = try FeedInput.units(at: path, options: options.readOptions)
         } catch {
             report.fileErrors.append("\(error)")
             return
+        }
+        var laterUnits: [[String]]?
+        func startReadAhead(after index: Int) {
+            guard let schedule else { return }
+            schedule.start(after: index, in: units) {
+                if let laterUnits { return laterUnits }
+                let computed = later()
+                laterUnits = computed
+                return computed
+            }
         }
         var pending: Load?
         var fileSucceeded: [(source: SourceIdentity, feedDate: String?, md5: String?, ok: Bool)] = []
@@ -96,10 +123,11 @@ struct ImportPass<Load: TableLoading> {
             outcomes.append(outcome)
         }
 
-        for unit in units {
+        for (index, unit) in units.enumerated() {
             guard let file = unit.first else { continue }
             let source = SourceIdentity(paths: unit)
-            if !options.force && !options.dryRun, let ledger, try ledger.sourceApplied(source) {
+            let prepared = schedule?.take(unit)
+            if try alreadyApplied(source) {
                 report.unchangedSources.append(file)
                 continue
             }
@@ -108,7 +136,8 @@ struct ImportPass<Load: TableLoading> {
             var feedDate: String?
             var failedInsideLoad = false
             do {
-                try FeedInput.forEachTable(inUnit: unit, options: options.readOptions) { tableFile, reader in
+                try FeedInput.forEachTable(inUnit: unit, options: options.readOptions,
+                                           readAhead: prepared) { tableFile, reader in
                     md5 = tableFile.verifiedMD5
                     feedDate = tableFile.feedDate
                     guard selected(tableFile.table) else {
@@ -154,6 +183,8 @@ struct ImportPass<Load: TableLoading> {
                         failedInsideLoad = true
                         throw error
                     }
+                    // The rows are in: decompress the next input while this table finishes (indexes, checks).
+                    startReadAhead(after: index)
                     if load.mode == .incremental || tableFile.part == nil { finishPending() }
                 }
             } catch {
@@ -171,6 +202,7 @@ struct ImportPass<Load: TableLoading> {
                 if !failedInsideLoad { report.fileErrors.append("\(error)") }
             }
             fileSucceeded.append((source, feedDate, md5, ok))
+            withExtendedLifetime(prepared) {}
         }
         finishPending()
         report.outcomes += outcomes
@@ -180,5 +212,19 @@ struct ImportPass<Load: TableLoading> {
                 try ledger.recordSource(entry.source, feedDate: entry.feedDate, md5: entry.md5)
             }
         }
+    }
+
+    /// Whether the ledger shows this input applied completely, so it is not read at all.
+    private func alreadyApplied(_ source: SourceIdentity) throws -> Bool {
+        guard !options.force, !options.dryRun, let ledger else { return false }
+        return try ledger.sourceApplied(source)
+    }
+
+    /// The read-ahead of an import, when enabled and inputs are decompressed on another thread at all.
+    private func readAheadSchedule() -> ReadAheadSchedule? {
+        guard let readAhead, options.readOptions.prefetch else { return nil }
+        return ReadAheadSchedule(settings: readAhead, options: options.readOptions,
+                                 skipped: { unit in (try? alreadyApplied(SourceIdentity(paths: unit))) ?? true },
+                                 selected: selected)
     }
 }

@@ -25,6 +25,11 @@ public struct ImportOptions: Sendable {
     public var pageSize = StoreDatabase.defaultPageSize
     /// Directory for rejects files; default `<database>.rejects`.
     public var rejectsDirectory: String?
+    /// Decompress the next bzip2 input while a table finishes (`ReadAheadFile`), keeping its bytes in memory and
+    /// in a spill file in the database's directory within these limits; nil: no read-ahead.
+    public var readAhead: ReadAheadFile.Limits? = ReadAheadFile.Limits()
+    /// Told the path of every file read ahead (for tests).
+    var readAheadStarted: (@Sendable (String) -> Void)?
 
     public init() {}
 }

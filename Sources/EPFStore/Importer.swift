@@ -111,10 +111,8 @@ public final class Importer {
             changes.stampBefore = try DerivedData.currentStamp(connection)
         }
         let rejectsDirectory = options.rejectsDirectory ?? databasePath + ".rejects"
-        for path in Self.ordered(paths) {
-            try apply(path: path, connection: connection, ledger: ledger, rejectsDirectory: rejectsDirectory,
-                      report: &report)
-        }
+        try apply(paths: Self.ordered(paths), connection: connection, ledger: ledger,
+                  rejectsDirectory: rejectsDirectory, report: &report)
         if let connection, !appliedTables.isEmpty {
             do {
                 try afterImport(connection)
@@ -201,9 +199,12 @@ public final class Importer {
         }
     }
 
-    private func apply(path: String, connection: SQLiteConnection?, ledger: Ledger?, rejectsDirectory: String,
+    private func apply(paths: [String], connection: SQLiteConnection?, ledger: Ledger?, rejectsDirectory: String,
                        report: inout ImportReport) throws {
-        let pass = ImportPass<TableLoad>(options: options, ledger: ledger, selected: selected) { file, reader, source in
+        var readAhead = options.readAhead.map { ReadAheadSettings(databasePath: databasePath, limits: $0) }
+        readAhead?.started = options.readAheadStarted
+        let pass = ImportPass<TableLoad>(options: options, ledger: ledger, selected: selected,
+                                         readAhead: readAhead) { file, reader, source in
             try TableLoad(connection: connection, options: self.options, file: file, header: reader.header,
                           source: source, rejectsDirectory: rejectsDirectory, progress: self.progress)
         } ended: { load, outcome in
@@ -216,6 +217,6 @@ public final class Importer {
                 self.changes.applicationIds.formUnion(load.touchedApplicationIds)
             }
         }
-        try pass.apply(path: path, report: &report)
+        try pass.apply(paths: paths, report: &report)
     }
 }

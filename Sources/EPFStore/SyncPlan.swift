@@ -39,8 +39,18 @@ public struct SyncPlan: Sendable {
                 incrementals[date, default: []] += paths
             }
         }
-        return SyncPlan(fullDate: newest, fullPaths: fullPaths.sorted(),
+        return SyncPlan(fullDate: newest, fullPaths: fullPaths.sorted(by: Self.fullOrder),
                         incrementals: incrementals.keys.sorted().map { ($0, (incrementals[$0] ?? []).sorted()) })
+    }
+
+    /// The order of a full's feed entries: pricing first, then by name. Its `application_price` (350 million rows
+    /// at Apple's scale) has by far the longest index build, which the import overlaps with the decompression of
+    /// the next feed's first archive (read-ahead); last, it would overlap nothing.
+    static func fullOrder(_ left: String, _ right: String) -> Bool {
+        func rank(_ path: String) -> Int {
+            FeedInput.feedAndDate(in: (path as NSString).lastPathComponent)?.feed == "pricing" ? 0 : 1
+        }
+        return (rank(left), left) < (rank(right), right)
     }
 
     static func isDirectoryPath(_ path: String) -> Bool {

@@ -68,6 +68,10 @@ enum ImportRunner {
         static let noDocuments = Flag("no-documents",
                                       "Do not rebuild the stored lookup documents (about 3 KB per app) after the "
                                           + "tables changed; app lookups then read the tables (slower, same answers).")
+        static let noReadAhead = Flag("no-read-ahead",
+                                      "Do not decompress the next .tbz while a table's indexes are built (read-ahead "
+                                          + "keeps up to 16 MB in memory and, in the database's directory, a spill "
+                                          + "file no bigger than that input).")
         static let json = CommonOptions.json("Print the summary as JSON.")
         static let quiet = Flag("quiet", "No progress lines.")
 
@@ -75,6 +79,7 @@ enum ImportRunner {
         static let listed: [any DeclaredOption] = [
             CommonOptions.importDatabase, CommonOptions.schema, only, skip, dryRun, force, allowCountMismatch,
             maxRejects, rejectsDirectory, badValues, checkpointRecords, pageSize, CommonOptions.decompressionThreads,
+            noReadAhead,
             noDocuments, json, quiet,
         ]
     }
@@ -93,6 +98,7 @@ enum ImportRunner {
         }
         options.readOptions.decompressionThreads = try arguments.read(CommonOptions.decompressionThreads)
         options.checkpointRecords = try arguments.read(Options.checkpointRecords)
+        if arguments.read(Options.noReadAhead) { options.readAhead = nil }
         let pageSizes = [4096, 8192, 16384, 32768, 65536]
         options.pageSize = try arguments.read(Options.pageSize)
         guard pageSizes.contains(options.pageSize) else {

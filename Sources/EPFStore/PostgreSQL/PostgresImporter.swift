@@ -57,9 +57,7 @@ public final class PostgresImporter {
             self.phases.add(tableLoad: load.phases)
             self.phasesCPU.add(tableLoad: load.phasesCPU)
         }
-        for path in Importer.ordered(paths) {
-            try pass.apply(path: path, report: &report)
-        }
+        try pass.apply(paths: Importer.ordered(paths), report: &report)
         report.seconds = Date().timeIntervalSince(started)
         phases.settle(total: report.seconds)
         report.phases = phases
