@@ -22,9 +22,9 @@ extension QueryEngine {
     /// The stored document of an app re-targeted to `country` (normalized): the same bytes as a lookup from the
     /// tables with that country, since a country changes only the link's country segment and the three price
     /// fields (`price`, `formattedPrice`, `currency`, read here from `application_price`). Works on the bytes: a
-    /// few byte searches and one price read.
+    /// few byte searches, and one statement reads the document and the price together.
     func storedDocument(_ id: Int64, country: String) throws -> CountryDocument {
-        guard let stored = try storedDocument(id) else { return .missing }
+        guard let (stored, members) = try storedDocumentAndPrice(id, country: country) else { return .missing }
         let quote = UInt8(ascii: "\"")
         let backslash = UInt8(ascii: "\\")
         // The link comes before the price in every stored document: find it first, then the price after it.
@@ -41,7 +41,6 @@ extension QueryEngine {
               Self.find(Self.formattedPriceKey, in: stored, from: priceStart, to: currency.lowerBound) != nil
         else { return .unusable }
         if let link, stored[link.value].contains(backslash) { return .unusable }
-        let members = try appPriceMembers(id, country: country)
         var result: [UInt8] = []
         result.reserveCapacity(stored.count + 64)
         var copied = 0
@@ -78,39 +77,49 @@ extension QueryEngine {
         return start..<start
     }
 
-    /// The serialized price members of an app in the storefront of `country`, nil when it has no price there:
-    /// exactly what `addPrice(name: "price")` adds.
-    func appPriceMembers(_ id: Int64, country: String) throws -> [UInt8]? {
-        guard let storefront = try storefrontID(country: country), let statement = try storefrontPriceStatement()
-        else { return nil }
+    /// An app's stored document and the serialized members of its price in the storefront of `country` (nil when
+    /// it has no price there: exactly what `addPrice(name: "price")` adds), read by one statement; nil when the
+    /// app has no document.
+    func storedDocumentAndPrice(_ id: Int64, country: String) throws -> (body: [UInt8], members: [UInt8]?)? {
+        guard let storefront = try storefrontID(country: country), let statement = try documentAndPriceStatement()
+        else { return try storedDocument(id).map { ($0, nil) } }
         defer { statement.reset() }
         do {
             try statement.bind(id, at: 1)
             try statement.bind(storefront, at: 2)
-            guard try statement.step(), let text = statement.text(at: 0) else { return nil }
-            let key = PriceKey(text: text, currency: statement.text(at: 1) ?? "")
-            if let members = priceMembers[key] { return members }
-            guard let price = formattedPrice(key.text, currency: key.currency) else { return nil }
-            if priceMembers.count >= 4096 { priceMembers.removeAll(keepingCapacity: true) }
-            let members = price.appMembers
-            priceMembers[key] = members
-            return members
+            guard try statement.step(), case .blob(let body) = statement.value(at: 0) else { return nil }
+            guard let text = statement.text(at: 1) else { return (body, nil) }
+            return (body, priceMembers(text, currency: statement.text(at: 2) ?? ""))
         } catch let error as SQLiteError {
             throw QueryError.sqlite(error)
         }
     }
 
-    /// The statement of `appPriceMembers`, nil without an `application_price` table. Kept apart from the statement
-    /// cache: it runs on every lookup with a country, where hashing its SQL text would cost more than the read.
-    private func storefrontPriceStatement() throws -> SQLiteStatement? {
-        if let storefrontPrice { return storefrontPrice }
+    /// `"price":…,"formattedPrice":"…","currency":"…"` for a price as stored, kept for the next app with the same
+    /// price; nil when the price cannot be read.
+    private func priceMembers(_ text: String, currency: String) -> [UInt8]? {
+        let key = PriceKey(text: text, currency: currency)
+        if let members = priceMembers[key] { return members }
+        guard let price = formattedPrice(key.text, currency: key.currency) else { return nil }
+        if priceMembers.count >= 4096 { priceMembers.removeAll(keepingCapacity: true) }
+        let members = price.appMembers
+        priceMembers[key] = members
+        return members
+    }
+
+    /// The statement of `storedDocumentAndPrice`, nil without an `application_price` table. Kept apart from the
+    /// statement cache: it runs on every lookup with a country, where hashing its SQL text would cost more than
+    /// the read.
+    private func documentAndPriceStatement() throws -> SQLiteStatement? {
+        if let documentAndPrice { return documentAndPrice }
         guard tables.contains("application_price") else { return nil }
         do {
             let statement = try connection.prepare("""
-                SELECT retail_price, currency_code FROM application_price WHERE application_id
-                    = ?1 AND storefront_id = ?2
+                SELECT d.body, p.retail_price, p.currency_code FROM \(LookupDocuments.table) d
+                LEFT JOIN application_price p ON p.application_id = d.application_id AND p.storefront_id = ?2
+                WHERE d.application_id = ?1
                 """)
-            storefrontPrice = statement
+            documentAndPrice = statement
             return statement
         } catch let error as SQLiteError {
             throw QueryError.sqlite(error)

@@ -28,9 +28,9 @@ public final class QueryEngine {
     var exportDateCache: Int64??
     /// The app lookup statement, prepared on first use and dropped when the schema changes.
     var applicationLookup: ApplicationStatement?
-    /// An app's price in one storefront (`appPriceMembers`), prepared on first use and dropped when the schema
-    /// changes; nil too when there is no `application_price` table.
-    var storefrontPrice: SQLiteStatement?
+    /// An app's stored document and its price in one storefront (`storedDocumentAndPrice`), prepared on first use
+    /// and dropped when the schema changes.
+    var documentAndPrice: SQLiteStatement?
     /// The screenshot columns of `application_detail` as a select list ("" when absent), read on first use.
     var detailScreenshots: String?
     var transaction: TransactionStatements?
@@ -175,7 +175,7 @@ public final class QueryEngine {
 
     func loadTables() throws {
         applicationLookup = nil
-        storefrontPrice = nil
+        documentAndPrice = nil
         detailScreenshots = nil
         do {
             let rows = try connection.query("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')")
