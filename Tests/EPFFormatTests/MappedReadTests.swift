@@ -1,7 +1,7 @@
+@testable import EPFFormat
 import EPFTestSupport
 import Foundation
 import Testing
-@testable import EPFFormat
 
 /// What a reader reported about a file, record by record, or the error it threw.
 private struct Transcript: Equatable {
@@ -183,18 +183,5 @@ private struct Transcript: Equatable {
             }
         }
         #expect(summaries.count == 2 && summaries[0] == summaries[1])
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so failures reproduce.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

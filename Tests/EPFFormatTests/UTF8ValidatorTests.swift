@@ -1,3 +1,4 @@
+import EPFTestSupport
 import Foundation
 import Testing
 @testable import EPFFormat
@@ -5,18 +6,8 @@ import Testing
 /// The fast validator against Swift's own strict UTF-8 decoding, on random and adversarial inputs, at every
 /// alignment and with the damage at every position of a vector block.
 @Suite struct UTF8ValidatorTests {
-    /// A small deterministic generator (SplitMix64), so failures can be replayed.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9e37_79b9_7f4a_7c15
-            var value = state
-            value = (value ^ (value >> 30)) &* 0xbf58_476d_1ce4_e5b9
-            value = (value ^ (value >> 27)) &* 0x94d0_49bb_1331_11eb
-            return value ^ (value >> 31)
-        }
-        mutating func below(_ limit: Int) -> Int { Int(next() % UInt64(limit)) }
-    }
+    /// Deterministic, so failures can be replayed.
+    typealias Random = SeededGenerator
 
     /// Characters of every length and script, the edges of every range included.
     static let pieces: [[UInt8]] = [
@@ -65,7 +56,7 @@ import Testing
     }
 
     @Test(arguments: [0, 30, 90, 100]) func randomValidTextAgrees(asciiShare: Int) {
-        var random = Random(state: UInt64(asciiShare) &+ 1)
+        var random = Random(seed: UInt64(asciiShare) &+ 1)
         for length in [0, 1, 2, 3, 4, 5, 15, 16, 17, 31, 32, 33, 35, 47, 48, 63, 64, 65, 100, 257, 1000] {
             for _ in 0..<3 {
                 let text = Self.validText(length: length, random: &random, asciiShare: asciiShare)
@@ -75,7 +66,7 @@ import Testing
     }
 
     @Test func damageAtEveryPositionOfABlockIsFound() {
-        var random = Random(state: 42)
+        var random = Random(seed: 42)
         for share in [0, 50, 100] {
             let text = Self.validText(length: 80, random: &random, asciiShare: share)
             for bad in Self.damage {
@@ -93,7 +84,7 @@ import Testing
     }
 
     @Test func randomBytesAgree() {
-        var random = Random(state: 7)
+        var random = Random(seed: 7)
         for _ in 0..<3000 {
             let length = random.below(80)
             var bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }

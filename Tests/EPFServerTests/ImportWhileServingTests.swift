@@ -86,7 +86,7 @@ struct ImportWhileServingTests {
                 finished.add("import")
                 return
             }
-            var random = SplitMix(state: UInt64(thread))
+            var random = SeededGenerator(seed: UInt64(thread))
             var made = 0
             let deadline = Date().addingTimeInterval(120)
             do {

@@ -1,0 +1,19 @@
+/// A small deterministic random generator (SplitMix64) for fuzz-style tests, so a failing case replays exactly.
+public struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    /// A generator whose sequence is fixed by `seed`.
+    public init(seed: UInt64) { state = seed }
+
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+
+    /// A value in `0..<bound` (bound > 0).
+    public mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
