@@ -143,3 +143,17 @@ public struct DerivedOutcome: Sendable, Codable {
     public var items: Int
     public var seconds: Double
 }
+
+extension ImportReport {
+    /// Ends the report of an import that began at `started` (wall clock) and `startedCPU` (process CPU seconds):
+    /// its total time, and the phase times with what no phase claimed counted as "other".
+    mutating func close(started: Date, startedCPU: Double, phases: PhaseTimes, phasesCPU: PhaseCPU) {
+        seconds = Date().timeIntervalSince(started)
+        var phases = phases
+        phases.settle(total: seconds)
+        self.phases = phases
+        var phasesCPU = phasesCPU
+        phasesCPU.total = PhaseCPU.now() - startedCPU
+        self.phasesCPU = phasesCPU
+    }
+}

@@ -130,11 +130,7 @@ public final class Importer {
         }
         // After the switch to WAL: derived data is built by readers on other connections while this one writes.
         if let connection { rebuildDerived(connection, report: &report) }
-        report.seconds = Date().timeIntervalSince(started)
-        phases.settle(total: report.seconds)
-        report.phases = phases
-        phasesCPU.total = PhaseCPU.now() - startedCPU
-        report.phasesCPU = phasesCPU
+        report.close(started: started, startedCPU: startedCPU, phases: phases, phasesCPU: phasesCPU)
         withExtendedLifetime(lock) {}
         return report
     }

@@ -138,26 +138,37 @@ enum ImportRunner {
         if PostgresURL.isPostgres(settings.database) {
             return try PostgresCLI.runImport(paths: paths, settings: settings)
         }
-        let (database, options, derived, json, quiet) = (settings.database, settings.options, settings.derived,
-                                                         settings.json, settings.quiet)
-        let printer = ProgressPrinter(quiet: quiet || json && !isTerminal(STDERR_FILENO))
-        let importer: Importer
+        let database = settings.database
+        return try runImporter(settings) { progress in
+            let importer = try Importer(databasePath: database, options: settings.options, derived: settings.derived,
+                                        progress: progress)
+            return { try importer.run(paths: paths) }
+        } storeFailure: { error in
+            (error as? SQLiteError).map { CommandFailure(.cannotCreate, "\(database): \($0)") }
+        }
+    }
+
+    /// Runs an importer of either store with progress lines and the summary: `make` opens it (an `ImportError`
+    /// there is a usage error) and returns its run; `storeFailure` names the store's own errors.
+    static func runImporter(_ settings: Settings,
+                            make: (@escaping @Sendable (ImportProgress) -> Void) throws -> () throws -> ImportReport,
+                            storeFailure: (Error) -> CommandFailure?) throws -> ExitCode {
+        let printer = ProgressPrinter(quiet: settings.quiet || settings.json && !isTerminal(STDERR_FILENO))
+        let run: () throws -> ImportReport
         do {
-            importer = try Importer(databasePath: database, options: options, derived: derived) {
-                printer.report($0)
-            }
+            run = try make { printer.report($0) }
         } catch let error as ImportError {
             throw UsageError(error.description)
         }
         let report: ImportReport
         do {
-            report = try importer.run(paths: paths)
+            report = try run()
         } catch let error as ImportError {
             throw failure(error)
-        } catch let error as SQLiteError {
-            throw CommandFailure(.cannotCreate, "\(database): \(error)")
+        } catch {
+            throw storeFailure(error) ?? error
         }
-        return try finish(report, json: json)
+        return try finish(report, json: settings.json)
     }
 
     /// The CLI error for an import that could not run: 75 locked, 66 missing input, 64 usage, 73 I/O.

@@ -15,22 +15,12 @@ enum PostgresCLI {
 
     static func runImport(paths: [String], settings: ImportRunner.Settings) throws -> ExitCode {
         let target = try target(url: settings.database, schema: settings.schema)
-        let printer = ProgressPrinter(quiet: settings.quiet || settings.json && !isTerminal(STDERR_FILENO))
-        let importer: PostgresImporter
-        do {
-            importer = try PostgresImporter(target: target, options: settings.options) { printer.report($0) }
-        } catch let error as ImportError {
-            throw UsageError(error.description)
+        return try ImportRunner.runImporter(settings) { progress in
+            let importer = try PostgresImporter(target: target, options: settings.options, progress: progress)
+            return { try importer.run(paths: paths) }
+        } storeFailure: { error in
+            (error as? PostgresError).map { CommandFailure(.unavailable, "\($0)") }
         }
-        let report: ImportReport
-        do {
-            report = try importer.run(paths: paths)
-        } catch let error as ImportError {
-            throw ImportRunner.failure(error)
-        } catch let error as PostgresError {
-            throw CommandFailure(.unavailable, "\(error)")
-        }
-        return try ImportRunner.finish(report, json: settings.json)
     }
 
     static func status(url: String, schema: String, lastImports: Int) throws -> StoreStatus {

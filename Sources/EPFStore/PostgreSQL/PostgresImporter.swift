@@ -58,11 +58,7 @@ public final class PostgresImporter {
             self.phasesCPU.add(tableLoad: load.phasesCPU)
         }
         try pass.apply(paths: Importer.ordered(paths), report: &report)
-        report.seconds = Date().timeIntervalSince(started)
-        phases.settle(total: report.seconds)
-        report.phases = phases
-        phasesCPU.total = PhaseCPU.now() - startedCPU
-        report.phasesCPU = phasesCPU
+        report.close(started: started, startedCPU: startedCPU, phases: phases, phasesCPU: phasesCPU)
         withExtendedLifetime(connection) {}
         return report
     }
