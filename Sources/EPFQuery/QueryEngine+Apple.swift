@@ -7,6 +7,21 @@ public struct AppleLookupRequest: Sendable {
     /// The kinds of key Apple's lookup takes, by parameter name.
     public enum Key: String, Sendable, CaseIterable {
         case id, upc, isrc, amgArtistId, amgAlbumId, amgVideoId
+
+        /// The key a query parameter names, nil for the other parameters. `id`, by far the most common, is one
+        /// comparison; names that cannot be keys (`country`, `entity`, `limit`, ...) are passed over on their first
+        /// byte, without the string switch of `init(rawValue:)`.
+        public init?(parameter name: String) {
+            if name == "id" {
+                self = .id
+                return
+            }
+            guard let first = name.utf8.first,
+                  first == UInt8(ascii: "u") || first == UInt8(ascii: "i") || first == UInt8(ascii: "a") else {
+                return nil
+            }
+            self.init(rawValue: name)
+        }
     }
 
     /// The keys in request order, each with one value (a comma-separated parameter gives several).
@@ -79,7 +94,7 @@ extension QueryEngine {
             try checkStorefront(request.country)
             var results: [JSONValue] = []
             // An item named twice (`id=1,1`, or an id and the UPC of the same album) is listed once.
-            var listed: Set<Int64> = []
+            var listed = ListedIDs()
             for (key, value) in request.keys {
                 for found in try resolve(key, value) where !listed.contains(found.id) {
                     guard let item = try appleItem(found.table, id: found.id, request) else { continue }
@@ -308,5 +323,17 @@ extension QueryEngine {
         try firstRow("SELECT media_type_id FROM collection WHERE collection_id = ?1", id: id) {
             $0.statement.int64(at: 0)
         }
+    }
+}
+
+/// The ids a lookup has listed. Most lookups name one item: the first id is kept without allocating a set.
+struct ListedIDs {
+    private var first: Int64?
+    private var others: Set<Int64> = []
+
+    func contains(_ id: Int64) -> Bool { first == id || (!others.isEmpty && others.contains(id)) }
+
+    mutating func insert(_ id: Int64) {
+        if first == nil { first = id } else { others.insert(id) }
     }
 }

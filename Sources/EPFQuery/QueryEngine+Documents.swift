@@ -21,51 +21,74 @@ extension QueryEngine {
 
     /// The stored document of an app re-targeted to `country` (normalized): the same bytes as a lookup from the
     /// tables with that country, since a country changes only the link's country segment and the three price
-    /// fields (`price`, `formattedPrice`, `currency`, read here from `application_price`). Works on the bytes: a
-    /// few byte searches, and one statement reads the document and the price together.
+    /// fields (`price`, `formattedPrice`, `currency`, read here from `application_price`). Works on the bytes: one
+    /// statement reads the document and the price together, and the answer is built from SQLite's copy of the
+    /// document with a few byte searches, without a copy of its own first.
     func storedDocument(_ id: Int64, country: String) throws -> CountryDocument {
-        guard let (stored, members) = try storedDocumentAndPrice(id, country: country) else { return .missing }
+        guard let storefront = try storefrontID(country: country), let statement = try documentAndPriceStatement()
+        else {
+            guard let stored = try storedDocument(id) else { return .missing }
+            return stored.withUnsafeBytes { Self.retarget($0, country: country, price: nil) }
+        }
+        defer { statement.reset() }
+        do {
+            try statement.bind(id, at: 1)
+            try statement.bind(storefront, at: 2)
+            guard try statement.step() else { return .missing }
+            let price = statement.text(at: 1).flatMap { priceMembers($0, currency: statement.text(at: 2) ?? "") }
+            return statement.withBlob(at: 0) { Self.retarget($0, country: country, price: price) } ?? .missing
+        } catch let error as SQLiteError {
+            throw QueryError.sqlite(error)
+        }
+    }
+
+    /// `stored` re-targeted to `country`: the link's country segment replaced, and the price fields replaced by
+    /// `price` (the serialized members of the storefront's price, exactly what `addPrice(name: "price")` adds),
+    /// or removed when it is nil.
+    static func retarget(_ stored: UnsafeRawBufferPointer, country: String, price: [UInt8]?) -> CountryDocument {
         let quote = UInt8(ascii: "\"")
         let backslash = UInt8(ascii: "\\")
         // The link comes before the price in every stored document: find it first, then the price after it.
         var link: (value: Range<Int>, country: Range<Int>?)?
-        if let key = Self.find(Self.viewURLKey, in: stored, from: 0, to: stored.count),
-           let end = stored[key.upperBound...].firstIndex(of: quote) {
-            link = (key.upperBound..<end, Self.countrySegment(stored, key.upperBound..<end))
+        if let key = find(viewURLKey, in: stored, from: 0, to: stored.count),
+           let end = firstIndex(of: quote, in: stored, from: key.upperBound, to: stored.count) {
+            link = (key.upperBound..<end, countrySegment(stored, key.upperBound..<end))
         }
-        guard let priceStart = Self.find(Self.priceKey, in: stored, from: link?.value.upperBound ?? 0,
-                                         to: stored.count)?.lowerBound,
-              let currency = Self.find(Self.currencyKey, in: stored, from: priceStart, to: stored.count),
-              let currencyEnd = stored[currency.upperBound...].firstIndex(of: quote),
+        guard let priceStart = find(priceKey, in: stored, from: link?.value.upperBound ?? 0,
+                                    to: stored.count)?.lowerBound,
+              let currency = find(currencyKey, in: stored, from: priceStart, to: stored.count),
+              let currencyEnd = firstIndex(of: quote, in: stored, from: currency.upperBound, to: stored.count),
               stored[currencyEnd - 1] != backslash,
-              Self.find(Self.formattedPriceKey, in: stored, from: priceStart, to: currency.lowerBound) != nil
+              find(formattedPriceKey, in: stored, from: priceStart, to: currency.lowerBound) != nil
         else { return .unusable }
-        if let link, stored[link.value].contains(backslash) { return .unusable }
+        if let link, firstIndex(of: backslash, in: stored, from: link.value.lowerBound, to: link.value.upperBound) != nil {
+            return .unusable
+        }
         var result: [UInt8] = []
         result.reserveCapacity(stored.count + 64)
         var copied = 0
         if let link, let segment = link.country {
-            result.append(contentsOf: stored[..<segment.lowerBound])
+            result.append(contentsOf: UnsafeRawBufferPointer(rebasing: stored[..<segment.lowerBound]))
             result.append(contentsOf: country.utf8)
             if segment.isEmpty { result.append(UInt8(ascii: "/")) }
             copied = segment.upperBound
         }
-        result.append(contentsOf: stored[copied..<priceStart])
-        if let members {
+        result.append(contentsOf: UnsafeRawBufferPointer(rebasing: stored[copied..<priceStart]))
+        if let price {
             // An object's members after the comma that ends the field before them.
             result.append(UInt8(ascii: ","))
-            result.append(contentsOf: members)
+            result.append(contentsOf: price)
         }
-        result.append(contentsOf: stored[(currencyEnd + 1)...])
-        return .document(result, priced: members != nil)
+        result.append(contentsOf: UnsafeRawBufferPointer(rebasing: stored[(currencyEnd + 1)...]))
+        return .document(result, priced: price != nil)
     }
 
     /// The range of the country segment of the URL at `url` in `bytes` (`…://host/us/app/…` -> `us`), or an empty
     /// range where one goes (before the first path segment) when that segment is no country; nil when the URL has
     /// no `://` or no path (`viewURL` leaves such URLs unchanged).
-    static func countrySegment(_ bytes: [UInt8], _ url: Range<Int>) -> Range<Int>? {
+    static func countrySegment(_ bytes: UnsafeRawBufferPointer, _ url: Range<Int>) -> Range<Int>? {
         guard let scheme = find(schemeSeparator, in: bytes, from: url.lowerBound, to: url.upperBound),
-              let slash = bytes[scheme.upperBound..<url.upperBound].firstIndex(of: UInt8(ascii: "/")) else {
+              let slash = firstIndex(of: UInt8(ascii: "/"), in: bytes, from: scheme.upperBound, to: url.upperBound) else {
             return nil
         }
         let start = slash + 1
@@ -75,24 +98,6 @@ extension QueryEngine {
             return start..<end
         }
         return start..<start
-    }
-
-    /// An app's stored document and the serialized members of its price in the storefront of `country` (nil when
-    /// it has no price there: exactly what `addPrice(name: "price")` adds), read by one statement; nil when the
-    /// app has no document.
-    func storedDocumentAndPrice(_ id: Int64, country: String) throws -> (body: [UInt8], members: [UInt8]?)? {
-        guard let storefront = try storefrontID(country: country), let statement = try documentAndPriceStatement()
-        else { return try storedDocument(id).map { ($0, nil) } }
-        defer { statement.reset() }
-        do {
-            try statement.bind(id, at: 1)
-            try statement.bind(storefront, at: 2)
-            guard try statement.step(), case .blob(let body) = statement.value(at: 0) else { return nil }
-            guard let text = statement.text(at: 1) else { return (body, nil) }
-            return (body, priceMembers(text, currency: statement.text(at: 2) ?? ""))
-        } catch let error as SQLiteError {
-            throw QueryError.sqlite(error)
-        }
     }
 
     /// `"price":…,"formattedPrice":"…","currency":"…"` for a price as stored, kept for the next app with the same
@@ -107,7 +112,7 @@ extension QueryEngine {
         return members
     }
 
-    /// The statement of `storedDocumentAndPrice`, nil without an `application_price` table. Kept apart from the
+    /// The statement of `storedDocument(_:country:)`, nil without an `application_price` table. Kept apart from the
     /// statement cache: it runs on every lookup with a country, where hashing its SQL text would cost more than
     /// the read.
     private func documentAndPriceStatement() throws -> SQLiteStatement? {
@@ -135,24 +140,30 @@ extension QueryEngine {
     /// The first occurrence of `needle` in `haystack[from..<to]` (`memchr` and `memcmp`). In a serialized object a
     /// key with its quotes, colon and the comma before it can only be that key: inside string values quotes are
     /// escaped.
-    static func find(_ needle: [UInt8], in haystack: [UInt8], from: Int, to: Int) -> Range<Int>? {
-        guard from >= 0, to <= haystack.count, to - from >= needle.count else { return nil }
-        return haystack.withUnsafeBytes { bytes -> Range<Int>? in
-            needle.withUnsafeBytes { key -> Range<Int>? in
-                guard let base = bytes.baseAddress, let keyBase = key.baseAddress, let first = needle.first else {
-                    return nil
-                }
-                var start = from
-                let last = to - needle.count
-                while start <= last {
-                    guard let found = memchr(base + start, Int32(first), last - start + 1) else { return nil }
-                    let index = base.distance(to: UnsafeRawPointer(found))
-                    if memcmp(found, keyBase, needle.count) == 0 { return index..<(index + needle.count) }
-                    start = index + 1
-                }
-                return nil
-            }
+    static func find(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer, from: Int, to: Int) -> Range<Int>? {
+        guard from >= 0, to <= haystack.count, to - from >= needle.count, let base = haystack.baseAddress else {
+            return nil
         }
+        return needle.withUnsafeBytes { key -> Range<Int>? in
+            guard let keyBase = key.baseAddress, let first = needle.first else { return nil }
+            var start = from
+            let last = to - needle.count
+            while start <= last {
+                guard let found = memchr(base + start, Int32(first), last - start + 1) else { return nil }
+                let index = base.distance(to: UnsafeRawPointer(found))
+                if memcmp(found, keyBase, needle.count) == 0 { return index..<(index + needle.count) }
+                start = index + 1
+            }
+            return nil
+        }
+    }
+
+    /// The index of the first `byte` in `bytes[from..<to]` (`memchr`), nil when there is none.
+    @inline(__always)
+    static func firstIndex(of byte: UInt8, in bytes: UnsafeRawBufferPointer, from: Int, to: Int) -> Int? {
+        guard from >= 0, to <= bytes.count, from < to, let base = bytes.baseAddress,
+              let found = memchr(base + from, Int32(byte), to - from) else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
     }
 
     /// An app's stored lookup document, nil when there is none (the documents cover every app).

@@ -16,8 +16,7 @@ extension EPFRoutes {
                                      + "holds no \(name.uppercased())s; use id, upc, isrc, amgArtistId, amgAlbumId "
                                      + "or amgVideoId")
                 }
-                // `id` first: by far the most common key, and a plain comparison.
-                guard let key = name == "id" ? .id : AppleLookupRequest.Key(rawValue: name) else { continue }
+                guard let key = AppleLookupRequest.Key(parameter: name) else { continue }
                 let values = AppleParameters.list(value)
                 guard !values.isEmpty, values.allSatisfy({ AppleParameters.isValid($0, for: key) }) else {
                     throw AppleError.invalid(name)

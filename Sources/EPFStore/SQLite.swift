@@ -343,6 +343,17 @@ public final class SQLiteStatement {
         }
     }
 
+    /// Hands the bytes of a BLOB result column to `body` without copying them; nil when the column is not a BLOB.
+    /// The bytes are SQLite's: valid only inside `body`, and only until the statement steps or is reset.
+    public func withBlob<T>(at index: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T? {
+        guard sqlite3_column_type(handle, index) == SQLITE_BLOB else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, index) else {
+            return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        return try body(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
     /// A column as Int64, nil when NULL.
     public func int64(at index: Int32) -> Int64? {
         sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, index)
