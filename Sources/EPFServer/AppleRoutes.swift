@@ -82,6 +82,11 @@ extension EPFRoutes {
         }
     }
 
+    /// Apple's 400 for a query parameter whose percent-encoding or UTF-8 is malformed.
+    func appleRefusal(_ request: HTTPRequest, malformed parameter: String) -> HTTPResponse {
+        appleAnswer(request) { throw AppleError.invalid(parameter) }
+    }
+
     /// Runs a handler and answers like Apple: `{"resultCount": N, "results": [...]}`, wrapped in the JSONP
     /// callback when one is given; every failure a JSON body with `errorMessage` and `queryParameters`.
     private func appleAnswer(_ request: HTTPRequest,

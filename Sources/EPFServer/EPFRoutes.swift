@@ -79,6 +79,14 @@ public final class EPFRoutes: HTTPResponder {
             return .error(405, "method \(request.method) not allowed; use GET or HEAD", route: route.name,
                           lastModified: defaultLastModified, headers: [("Allow", "GET, HEAD")])
         }
+        if let parameter = request.malformedQueryParameter {
+            switch route {
+            case .itunesLookup, .itunesSearch: return appleRefusal(request, malformed: parameter)
+            default:
+                return .error(400, "malformed percent-encoding or UTF-8 in query parameter '\(parameter)'",
+                              route: route.name, lastModified: defaultLastModified)
+            }
+        }
         if route.isCacheable, let cache = database.cache, let engine = database.engine {
             // One read transaction for the cache check and the query: the snapshot's data version says
             // whether cached answers are still those of the data, at no extra cost.

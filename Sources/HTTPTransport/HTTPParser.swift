@@ -242,15 +242,17 @@ enum HTTPParser {
             method = .other(string(bytes, methodRange))
         }
         let target = string(bytes, targetRange)
-        let decoded: (path: String, query: [(name: String, value: String)])
+        let decoded: DecodedTarget
         switch decodeTarget(UnsafeBufferPointer(rebasing: bytes[targetRange])) {
         case .success(let value): decoded = value
         case .failure(let failure): return .failure(failure)
         }
         let keepAlive = version == .http11 ? !wantsClose : (wantsKeepAlive && !wantsClose)
-        return .success(HTTPRequest(method: method, target: target, path: decoded.path, query: decoded.query,
-                                    version: version, keepAlive: keepAlive,
-                                    ifNoneMatch: ifNoneMatch, ifModifiedSince: ifModifiedSince))
+        var request = HTTPRequest(method: method, target: target, path: decoded.path, query: decoded.query,
+                                  version: version, keepAlive: keepAlive,
+                                  ifNoneMatch: ifNoneMatch, ifModifiedSince: ifModifiedSince)
+        request.malformedQueryParameter = decoded.malformed
+        return .success(request)
     }
 
     /// `HTTP/1.1` or `HTTP/1.0`; other well-formed versions get 505, anything else 400.
@@ -271,12 +273,16 @@ enum HTTPParser {
         return .failure(Failure(505, "only HTTP/1.0 and HTTP/1.1 are supported"))
     }
 
-    /// Splits a request target into a decoded path and decoded query parameters.
-    static func decodeTarget(
-        _ target: UnsafeBufferPointer<UInt8>
-    ) -> Result<(path: String, query: [(name: String, value: String)]), Failure> {
+    /// A request target's decoded path and query parameters, and the name of the first query parameter that does
+    /// not decode (the parameters stop before it).
+    typealias DecodedTarget = (path: String, query: [(name: String, value: String)], malformed: String?)
+
+    /// Splits a request target into a decoded path and decoded query parameters. A path that does not decode is a
+    /// failure (no route can be chosen); a query parameter that does not decode ends the query and is named in
+    /// `malformed`, for the route to answer.
+    static func decodeTarget(_ target: UnsafeBufferPointer<UInt8>) -> Result<DecodedTarget, Failure> {
         var start = 0
-        if target.count == 1 && target[0] == UInt8(ascii: "*") { return .success(("*", [])) }
+        if target.count == 1 && target[0] == UInt8(ascii: "*") { return .success(("*", [], nil)) }
         if target.first != UInt8(ascii: "/") {
             // absolute-form: scheme "://" authority [path]
             let text = String(decoding: target.prefix(8), as: UTF8.self).lowercased()
@@ -312,17 +318,18 @@ enum HTTPParser {
                 pieceStart = pieceEnd + 1
                 if piece.isEmpty { continue }
                 let equals = piece.firstIndex(of: UInt8(ascii: "=")) ?? piece.endIndex
-                guard let name = percentDecode(piece[piece.startIndex..<equals], plusIsSpace: true) else {
-                    return .failure(Failure(400, "malformed percent-encoding or UTF-8 in a query parameter name"))
+                let nameBytes = piece[piece.startIndex..<equals]
+                guard let name = percentDecode(nameBytes, plusIsSpace: true) else {
+                    return .success((path.isEmpty ? "/" : path, query, String(decoding: nameBytes, as: UTF8.self)))
                 }
                 let valueBytes = equals < piece.endIndex ? piece[(equals + 1)...] : piece[piece.endIndex...]
                 guard let value = percentDecode(valueBytes, plusIsSpace: true) else {
-                    return .failure(Failure(400, "malformed percent-encoding or UTF-8 in query parameter '\(name)'"))
+                    return .success((path.isEmpty ? "/" : path, query, name))
                 }
                 query.append((name, value))
             }
         }
-        return .success((path.isEmpty ? "/" : path, query))
+        return .success((path.isEmpty ? "/" : path, query, nil))
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

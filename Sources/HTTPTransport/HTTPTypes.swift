@@ -42,6 +42,10 @@ public struct HTTPRequest: Sendable {
     public var ifNoneMatch: String?
     /// The raw `If-Modified-Since` value, when sent.
     public var ifModifiedSince: String?
+    /// The name of the first query parameter whose percent-encoding or UTF-8 is malformed (its bytes as sent when
+    /// the name itself is), nil when every one decodes. `query` then holds only the parameters before it. Such a
+    /// request is well-formed HTTP; the responder answers 400 in its own shape.
+    public var malformedQueryParameter: String?
 
     /// Creates a request; used by the parser and by tests of responders.
     public init(method: HTTPMethod, target: String, path: String, query: [(name: String, value: String)],
@@ -64,6 +68,7 @@ public struct HTTPRequest: Sendable {
         let decoded = bytes.withUnsafeMutableBufferPointer { HTTPParser.decodeTarget(UnsafeBufferPointer($0)) }
         guard case .success(let parts) = decoded else { return nil }
         self.init(method: method, target: target, path: parts.path, query: parts.query)
+        malformedQueryParameter = parts.malformed
     }
 
     /// The last value of query parameter `name`, or nil.

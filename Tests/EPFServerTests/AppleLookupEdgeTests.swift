@@ -67,4 +67,23 @@ import Testing
         }
         #expect(try harness.get("/v1/lookup?id=562148264").response.contentType == "application/json; charset=utf-8")
     }
+
+    /// A parameter whose percent-encoding or UTF-8 is malformed gets Apple's 400 on Apple's paths, naming it as
+    /// Apple does, and ours on `/v1`.
+    @Test func malformedParametersGetThePathsOwn400() throws {
+        let harness = try RouteHarness()
+        defer { harness.remove() }
+        let cases = [("/lookup?id=%G1", "itunesId"), ("/search?term=%C3%28", "term"),
+                     ("/lookup?id=562148264&entity=%ZZ", "resultEntity")]
+        for (target, key) in cases {
+            let answer = try harness.get(target)
+            #expect(answer.status == 400, "\(target)")
+            #expect(answer.response.contentType == "text/javascript; charset=utf-8", "\(target)")
+            #expect(try answer.json()["errorMessage"] as? String == "Invalid value(s) for key(s): [\(key)]")
+        }
+        let ours = try harness.get("/v1/lookup?id=%G1")
+        #expect(ours.status == 400)
+        #expect(ours.response.contentType == "application/json; charset=utf-8")
+        #expect(ours.text.contains("query parameter 'id'"))
+    }
 }
