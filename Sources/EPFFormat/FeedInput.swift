@@ -323,8 +323,11 @@ extension FeedInput {
 
     /// The reading units at `path`, in order: usually one file each; a table split into numbered parts whose
     /// later parts carry no header (a byte-level split) is one unit of all its parts, read as one stream.
+    /// Throws `.noTables` for a directory without one: an import or inspection of nothing is a mistake (a download
+    /// that left an empty directory, a wrong path), not a success.
     public static func units(at path: String, options: ReadOptions = ReadOptions()) throws -> [[String]] {
         let paths = try files(at: path)
+        guard !paths.isEmpty else { throw EPFError.noTables(path: path) }
         var result: [[String]] = []
         var index = 0
         while index < paths.count {
