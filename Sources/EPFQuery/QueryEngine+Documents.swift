@@ -50,7 +50,7 @@ extension QueryEngine {
         let backslash = UInt8(ascii: "\\")
         // The link comes before the price in every stored document: find it first, then the price after it.
         var link: (value: Range<Int>, country: Range<Int>?)?
-        if let key = find(viewURLKey, in: stored, from: 0, to: stored.count),
+        if let key = find(viewURLKey, in: stored, from: 0, to: stored.count, anchor: viewURLAnchor),
            let end = firstIndex(of: quote, in: stored, from: key.upperBound, to: stored.count) {
             link = (key.upperBound..<end, countrySegment(stored, key.upperBound..<end))
         }
@@ -135,23 +135,30 @@ extension QueryEngine {
     static let formattedPriceKey = Array(#","formattedPrice":""#.utf8)
     static let currencyKey = Array(#","currency":""#.utf8)
     static let viewURLKey = Array(#","trackViewUrl":""#.utf8)
+    /// The `V` of `viewURLKey`: the link is searched from the document's start, past names and other keys that
+    /// are full of commas and quotes, and only `artistViewUrl` shares the letter.
+    static let viewURLAnchor = 7
     static let schemeSeparator = Array("://".utf8)
 
-    /// The first occurrence of `needle` in `haystack[from..<to]` (`memchr` and `memcmp`). In a serialized object a
-    /// key with its quotes, colon and the comma before it can only be that key: inside string values quotes are
-    /// escaped.
-    static func find(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer, from: Int, to: Int) -> Range<Int>? {
-        guard from >= 0, to <= haystack.count, to - from >= needle.count, let base = haystack.baseAddress else {
+    /// The first occurrence of `needle` in `haystack[from..<to]` (`memchr` for its byte at `anchor`, then
+    /// `memcmp`): anchor on a byte that is rare in documents, so that few places are compared. In a serialized
+    /// object a key with its quotes, colon and the comma before it can only be that key: inside string values
+    /// quotes are escaped.
+    static func find(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer, from: Int, to: Int,
+                     anchor: Int = 0) -> Range<Int>? {
+        guard from >= 0, to <= haystack.count, to - from >= needle.count, anchor >= 0, anchor < needle.count,
+              let base = haystack.baseAddress else {
             return nil
         }
         return needle.withUnsafeBytes { key -> Range<Int>? in
-            guard let keyBase = key.baseAddress, let first = needle.first else { return nil }
+            guard let keyBase = key.baseAddress else { return nil }
+            let byte = Int32(needle[anchor])
             var start = from
             let last = to - needle.count
             while start <= last {
-                guard let found = memchr(base + start, Int32(first), last - start + 1) else { return nil }
-                let index = base.distance(to: UnsafeRawPointer(found))
-                if memcmp(found, keyBase, needle.count) == 0 { return index..<(index + needle.count) }
+                guard let found = memchr(base + start + anchor, byte, last - start + 1) else { return nil }
+                let index = base.distance(to: UnsafeRawPointer(found)) - anchor
+                if memcmp(base + index, keyBase, needle.count) == 0 { return index..<(index + needle.count) }
                 start = index + 1
             }
             return nil

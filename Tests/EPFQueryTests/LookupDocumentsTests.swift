@@ -182,3 +182,33 @@ import Testing
         #expect(scope() == .all)
     }
 }
+
+/// The byte search that re-targets stored documents: every place a key can be, with the anchor byte before it,
+/// at the very start and at the very end of the range, and keys that share the anchor byte.
+@Suite struct DocumentKeySearchTests {
+    static func find(_ text: String, _ needle: String, from: Int = 0, to: Int? = nil, anchor: Int = 0) -> Int? {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes {
+            QueryEngine.find(Array(needle.utf8), in: $0, from: from, to: to ?? bytes.count, anchor: anchor)?.lowerBound
+        }
+    }
+
+    @Test(arguments: [0, 3, 7])
+    func findsTheFirstWholeMatchWhateverTheAnchor(anchor: Int) {
+        let key = #","trackViewUrl":""#
+        #expect(Self.find(key + "x", key, anchor: anchor) == 0)
+        #expect(Self.find("V" + key, key, anchor: anchor) == 1)
+        #expect(Self.find(#"{"a":1,"artistViewUrl":"u""# + key, key, anchor: anchor) == 26)
+        #expect(Self.find(#"{"trackViewUrl":"u"}"#, key, anchor: anchor) == nil)
+        #expect(Self.find("ab" + key, key, from: 3, anchor: anchor) == nil)
+        #expect(Self.find("ab" + key, key, to: 2 + key.utf8.count - 1, anchor: anchor) == nil)
+        #expect(Self.find("ab" + key, key, to: 2 + key.utf8.count, anchor: anchor) == 2)
+        #expect(Self.find(key + key, key, from: 1, anchor: anchor) == key.utf8.count)
+        #expect(Self.find("", key, anchor: anchor) == nil)
+    }
+
+    @Test func anAnchorOutsideTheNeedleFindsNothing() {
+        #expect(Self.find("abc", "b", anchor: 1) == nil)
+        #expect(Self.find("abc", "b", anchor: -1) == nil)
+    }
+}
