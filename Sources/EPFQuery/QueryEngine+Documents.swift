@@ -61,7 +61,8 @@ extension QueryEngine {
               stored[currencyEnd - 1] != backslash,
               find(formattedPriceKey, in: stored, from: priceStart, to: currency.lowerBound) != nil
         else { return .unusable }
-        if let link, firstIndex(of: backslash, in: stored, from: link.value.lowerBound, to: link.value.upperBound) != nil {
+        if let link,
+           firstIndex(of: backslash, in: stored, from: link.value.lowerBound, to: link.value.upperBound) != nil {
             return .unusable
         }
         var result: [UInt8] = []
@@ -88,9 +89,8 @@ extension QueryEngine {
     /// no `://` or no path (`viewURL` leaves such URLs unchanged).
     static func countrySegment(_ bytes: UnsafeRawBufferPointer, _ url: Range<Int>) -> Range<Int>? {
         guard let scheme = find(schemeSeparator, in: bytes, from: url.lowerBound, to: url.upperBound),
-              let slash = firstIndex(of: UInt8(ascii: "/"), in: bytes, from: scheme.upperBound, to: url.upperBound) else {
-            return nil
-        }
+              let slash = firstIndex(of: UInt8(ascii: "/"), in: bytes, from: scheme.upperBound, to: url.upperBound)
+        else { return nil }
         let start = slash + 1
         var end = start
         while end < url.upperBound, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?") { end += 1 }

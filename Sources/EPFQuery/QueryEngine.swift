@@ -28,8 +28,8 @@ public final class QueryEngine {
     var exportDateCache: Int64??
     /// The app lookup statement, prepared on first use and dropped when the schema changes.
     var applicationLookup: ApplicationStatement?
-    /// An app's stored document and its price in one storefront (`storedDocument(_:country:)`), prepared on first use
-    /// and dropped when the schema changes.
+    /// An app's stored document and its price in one storefront (`storedDocument(_:country:)`), prepared on first
+    /// use and dropped when the schema changes.
     var documentAndPrice: SQLiteStatement?
     /// The screenshot columns of `application_detail` as a select list ("" when absent), read on first use.
     var detailScreenshots: String?

@@ -28,7 +28,8 @@ COMMANDS:
     .joined(separator: "\n"))
 
 Run 'epf <command> --help' for a command's options and examples.
-Exit codes: 0 ok, 1 not found, 64 usage, 65 bad data, 66 missing input, 69 server unavailable, 75 locked,\n77 credentials refused.
+Exit codes: 0 ok, 1 not found, 64 usage, 65 bad data, 66 missing input, 69 server unavailable, 75 locked,
+77 credentials refused.
 """
 
 func runMain() -> Int32 {
