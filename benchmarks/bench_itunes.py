@@ -28,8 +28,9 @@ def bench_itunes(b, port, ids, work, seconds):
     url = f"http://127.0.0.1:{port}"
     shapes = [("itunes_baseline", "/v1/apps/<id>", BASELINE, None)] + SHAPES
     scripts = {name: script(name, expression) for name, _, expression, _ in shapes}
-    # Short rounds, interleaved: at least 1 s each, ROUNDS rounds of every shape within about 3x `seconds`.
-    round_seconds = max(1, seconds // ROUNDS)
+    # Interleaved rounds of at least 2 s each (rounds of 1 s moved the ratios by ±5% from run to run): ROUNDS
+    # rounds of every shape, within about 3x `seconds` on the full profile.
+    round_seconds = max(2, seconds // ROUNDS)
     totals = {name: dict(requests=0, duration_us=0, errors=0, p99=[]) for name, _, _, _ in shapes}
     for _ in range(ROUNDS):
         for name, _, _, _ in shapes:

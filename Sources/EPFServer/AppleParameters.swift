@@ -111,7 +111,7 @@ enum AppleParameters {
     /// The values of a comma-separated parameter, spaces removed, empty pieces dropped.
     static func list(_ value: String) -> [String] {
         // The common case, one value: no splitting.
-        if !value.isEmpty, !value.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: " ") }) {
+        if !value.isEmpty, everyByte(of: value, { $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: " ") }) {
             return [value]
         }
         return value.split(separator: ",").map { piece in
@@ -122,7 +122,7 @@ enum AppleParameters {
     /// Whether a key's value has the form Apple accepts: digits for ids, UPCs and AMG ids (an id above 0), twelve
     /// letters and digits for an ISRC.
     static func isValid(_ value: String, for key: AppleLookupRequest.Key) -> Bool {
-        let digits = value.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        let digits = everyByte(of: value) { $0 >= 0x30 && $0 <= 0x39 }
         switch key {
         case .id: return digits && (1...19).contains(value.utf8.count) && (Int64(value) ?? 0) > 0
         case .upc: return digits && (6...14).contains(value.utf8.count)
@@ -132,5 +132,16 @@ enum AppleParameters {
             }
         case .amgArtistId, .amgAlbumId, .amgVideoId: return digits && (1...12).contains(value.utf8.count)
         }
+    }
+
+    /// Whether every UTF-8 byte of `text` passes `test`, read from the string's own storage where it has one (every
+    /// native string, short ones included): ids are checked on every lookup.
+    @inline(__always)
+    static func everyByte(of text: String, _ test: (UInt8) -> Bool) -> Bool {
+        let answer = text.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes where !test(byte) { return false }
+            return true
+        }
+        return answer ?? text.utf8.allSatisfy(test)
     }
 }

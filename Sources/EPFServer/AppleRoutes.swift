@@ -117,12 +117,11 @@ extension EPFRoutes {
                     value.write(to: &bytes)
                 }
             }
-            bytes.append(contentsOf: "]}".utf8)
-            if callback != nil { bytes.append(contentsOf: ");".utf8) }
+            bytes.append(contentsOf: Self.resultsEnd)
+            if callback != nil { bytes.append(contentsOf: Self.callbackEnd) }
             bytes.append(UInt8(ascii: "\n"))
             return HTTPResponse(status: 200, body: bytes, contentType: Self.appleContentType,
-                                lastModified: defaultLastModified, cache: .public,
-                                headers: [("X-Content-Type-Options", "nosniff")])
+                                lastModified: defaultLastModified, cache: .public, headers: Self.appleHeaders)
         } catch let error as AppleError {
             return appleError(error.status, error.errorMessage)
         } catch let error as AppleLookupError {
@@ -139,6 +138,8 @@ extension EPFRoutes {
 
     private static let resultCountKey = Array(#"{"resultCount":"#.utf8)
     private static let resultsKey = Array(#","results":["#.utf8)
+    private static let resultsEnd = Array("]}".utf8)
+    private static let callbackEnd = Array(");".utf8)
 
     /// The decimal digits of a count, without making a String.
     private static func appendDigits(_ number: Int, to bytes: inout [UInt8]) {
@@ -168,9 +169,11 @@ extension EPFRoutes {
         body.append(UInt8(ascii: "\n"))
         return HTTPResponse(status: status, body: body, contentType: Self.appleContentType,
                             lastModified: defaultLastModified, cache: .noStore,
-                            headers: headers + [("X-Content-Type-Options", "nosniff")])
+                            headers: headers + Self.appleHeaders)
     }
 
     /// What Apple's service sends with every answer, JSON and JSONP alike: clients written against it accept it.
     static let appleContentType = "text/javascript; charset=utf-8"
+    /// Sent with every answer on Apple's paths: the body is never to be sniffed as anything but its type.
+    static let appleHeaders: [(name: String, value: String)] = [("X-Content-Type-Options", "nosniff")]
 }
