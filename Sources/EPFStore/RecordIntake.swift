@@ -143,7 +143,11 @@ extension PublishingLoad {
         } catch {
             abort()
             outcome.status = .failed
-            if outcome.message == nil || !(error is LoadFailure) { outcome.message = "\(error)" }
+            if outcome.message == nil || !(error is LoadFailure) { outcome.message = errorText(error) }
+            // A rejects file that could not be written is not named as if it had been.
+            if let file = outcome.rejectsFile, !FileManager.default.fileExists(atPath: file) {
+                outcome.rejectsFile = nil
+            }
             ledger?.record(outcome, file: file, source: source)
         }
         outcome.seconds = Date().timeIntervalSince(started)

@@ -45,7 +45,7 @@ final class RejectsWriter {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw ImportError.io(path: directory, message: "cannot create the rejects directory: \(error)")
+            throw ImportError.io(path: directory, message: "cannot create the rejects directory: \(errorText(error))")
         }
         guard FileManager.default.createFile(atPath: path, contents: nil),
               let handle = FileHandle(forUpdatingAtPath: path) else {

@@ -1,3 +1,4 @@
+import EPFFormat
 import Foundation
 
 /// Every subcommand, in the order `epf --help` lists them.
@@ -77,7 +78,7 @@ func runMain() -> Int32 {
         return error.code.rawValue
     } catch {
         Output.shared.flush()
-        printError("epf \(command.name): \(error)")
+        printError("epf \(command.name): \(errorText(error))")
         return ExitCode.software.rawValue
     }
 }

@@ -87,5 +87,12 @@ import Testing
         let empty = try runEPF(["import", feed + "/itunes20260105", "--db", database, "--rejects-dir", ""],
                                in: work.path)
         #expect(empty.status == 64 && empty.stderr.contains("--rejects-dir"), "\(empty.stderr)")
+        // A rejects directory that cannot be made is named with the system's reason, not Foundation's dictionary.
+        try Data().write(to: URL(fileURLWithPath: work.file("afile")))
+        let blocked = try runEPF(["import", feed + "/itunes20260105", "--db", work.file("other.sqlite"), "--quiet",
+                                  "--rejects-dir", work.file("afile/rejects")], in: work.path)
+        #expect(blocked.status != 0)
+        #expect(blocked.stderr.contains("cannot create the rejects directory: Not a directory"), "\(blocked.stderr)")
+        #expect(!blocked.stderr.contains("NSCocoaErrorDomain"), "\(blocked.stderr)")
     }
 }
