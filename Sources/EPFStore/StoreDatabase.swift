@@ -199,6 +199,8 @@ public enum ImportError: Error, CustomStringConvertible, Equatable {
     case io(path: String, message: String)
     /// An input path does not exist.
     case missingInput(path: String)
+    /// An input directory holds no table file.
+    case noTables(path: String)
     /// A bad option value.
     case badOption(String)
 
@@ -210,6 +212,8 @@ public enum ImportError: Error, CustomStringConvertible, Equatable {
             return "\(path): \(message)"
         case .missingInput(let path):
             return "\(path): no such file or directory"
+        case .noTables(let path):
+            return "\(path): no EPF table files found (plain, .gz, .bz2 or .tbz)"
         case .badOption(let message):
             return message
         }

@@ -175,7 +175,7 @@ enum ImportRunner {
     static func failure(_ error: ImportError) -> any Error {
         switch error {
         case .locked: return CommandFailure(.tempFail, error.description)
-        case .missingInput: return CommandFailure(.noInput, error.description)
+        case .missingInput, .noTables: return CommandFailure(.noInput, error.description)
         case .badOption: return UsageError(error.description)
         case .io: return CommandFailure(.cannotCreate, error.description)
         }

@@ -190,15 +190,16 @@ import Testing
     }
 
     /// A directory without a table file (a download that left it empty, a wrong path) is a failure that names it,
-    /// for import and inspect alike, never "0 applied" and exit 0.
+    /// for import (before the database is created or touched) and inspect alike, never "0 applied" and exit 0.
     @Test func aDirectoryWithoutTablesIsAnError() throws {
         let work = try WorkDirectory()
         let empty = work.file("itunes20260105")
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
         try Data("not a table\n".utf8).write(to: URL(fileURLWithPath: work.file("itunes20260105/README.md")))
         let imported = try runEPF(["import", empty, "--db", work.file("epf.sqlite")], in: work.path)
-        #expect(imported.status == 65)
+        #expect(imported.status == 66)
         #expect(imported.stderr.contains("\(empty): no EPF table files found"), "\(imported.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: work.file("epf.sqlite")))
         let inspected = try runEPF(["inspect", empty], in: work.path)
         #expect(inspected.status == 65)
         #expect(inspected.stdout.contains("no EPF table files found"))

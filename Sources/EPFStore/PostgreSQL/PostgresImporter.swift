@@ -28,13 +28,11 @@ public final class PostgresImporter {
     /// The default rejects directory: `epf-<schema>.rejects` in the current directory.
     public var defaultRejectsDirectory: String { "epf-\(target.schema).rejects" }
 
-    /// Runs the import. Throws `ImportError.missingInput` before doing anything when a path does not exist,
-    /// `ImportError.locked` when another import holds the schema's lock, `PostgresError` when the server cannot
+    /// Runs the import. Throws `ImportError.missingInput` or `.noTables` before doing anything when a path does
+    /// not exist or holds no table file, `ImportError.locked` when another import holds the schema's lock, `PostgresError` when the server cannot
     /// be reached. Data problems do not throw: they are failed outcomes in the report.
     public func run(paths: [String]) throws -> ImportReport {
-        for path in paths where !FileManager.default.fileExists(atPath: path) {
-            throw ImportError.missingInput(path: path)
-        }
+        try ImportError.checkInputs(paths)
         let started = Date()
         let startedCPU = PhaseCPU.now()
         var report = ImportReport(database: target.display)
