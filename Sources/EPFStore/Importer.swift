@@ -93,8 +93,9 @@ public final class Importer {
     }
 
     /// Runs the import. Throws `ImportError.missingInput` or `.noTables` before doing anything when a path does
-    /// not exist or holds no table file, `ImportError.locked` when another import holds the database, `SQLiteError` when the database cannot be
-    /// opened. Data problems do not throw: they are failed outcomes in the report.
+    /// not exist or holds no table file, `ImportError.locked` when another import holds the database,
+    /// `SQLiteError` when the database cannot be opened. Data problems do not throw: they are failed outcomes in
+    /// the report.
     public func run(paths: [String]) throws -> ImportReport {
         try ImportError.checkInputs(paths)
         let started = Date()

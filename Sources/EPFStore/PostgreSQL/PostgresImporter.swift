@@ -29,8 +29,9 @@ public final class PostgresImporter {
     public var defaultRejectsDirectory: String { "epf-\(target.schema).rejects" }
 
     /// Runs the import. Throws `ImportError.missingInput` or `.noTables` before doing anything when a path does
-    /// not exist or holds no table file, `ImportError.locked` when another import holds the schema's lock, `PostgresError` when the server cannot
-    /// be reached. Data problems do not throw: they are failed outcomes in the report.
+    /// not exist or holds no table file, `ImportError.locked` when another import holds the schema's lock,
+    /// `PostgresError` when the server cannot be reached. Data problems do not throw: they are failed outcomes in
+    /// the report.
     public func run(paths: [String]) throws -> ImportReport {
         try ImportError.checkInputs(paths)
         let started = Date()
