@@ -181,19 +181,28 @@ struct ChangeTracking {
     /// Starts noting the keys an incremental inserts or updates: TEMP triggers on the table write them to a TEMP
     /// table (the first change of a key wins, so a key inserted and then updated stays `added`). Call inside the
     /// load's transaction, so a rollback removes them. Does nothing when the table did not exist (the baseline).
+    ///
+    /// The triggers skip a key already noted with `WHERE NOT EXISTS`, not with `INSERT OR IGNORE`: SQLite lets the
+    /// conflict policy of the statement that fired a trigger override the trigger's own, and the UPDATE half of the
+    /// incremental's upsert runs with ABORT. With `OR IGNORE`, a key written twice in one incremental (Apple's files
+    /// do this) failed the whole table on `UNIQUE constraint failed: epf_touched.id`.
     func beginIncremental(_ connection: SQLiteConnection) throws {
         guard existed, try hasKey(connection, table) else { return }
         let target = "main." + SQLiteConnection.quote(table)
         let value = "new." + SQLiteConnection.quote(key)
+        func note(_ change: String) -> String {
+            "INSERT INTO epf_touched (id, change) SELECT \(value), '\(change)' "
+                + "WHERE NOT EXISTS (SELECT 1 FROM epf_touched WHERE id = \(value));"
+        }
         try connection.execute("""
             DROP TRIGGER IF EXISTS temp.epf_touched_insert;
             DROP TRIGGER IF EXISTS temp.epf_touched_update;
             DROP TABLE IF EXISTS \(Self.touched);
             CREATE TEMP TABLE epf_touched (id INTEGER PRIMARY KEY, change TEXT NOT NULL);
             CREATE TEMP TRIGGER epf_touched_insert AFTER INSERT ON \(target)
-                BEGIN INSERT OR IGNORE INTO epf_touched (id, change) VALUES (\(value), 'added'); END;
+                BEGIN \(note("added")) END;
             CREATE TEMP TRIGGER epf_touched_update AFTER UPDATE ON \(target)
-                BEGIN INSERT OR IGNORE INTO epf_touched (id, change) VALUES (\(value), 'updated'); END;
+                BEGIN \(note("updated")) END;
             """)
     }
 

@@ -84,6 +84,56 @@ import Testing
                                                    + later.updated.count + later.added.count))
     }
 
+    /// A key written twice in an incremental (EPF-FORMAT.md section 3), adjacent and far apart, for an id the
+    /// table has (updated twice) and one it does not (added, then updated): the table is applied, the later row
+    /// wins, and each id is recorded once with its first change. This failed the whole table with
+    /// `UNIQUE constraint failed: epf_touched.id` when the change triggers relied on `INSERT OR IGNORE`.
+    @Test func aKeyWrittenTwiceInAnIncrementalIsAppliedAndRecordedOnce() throws {
+        let scratch = try Scratch()
+        let model = FeedModel(Self.options())
+        let database = scratch.file("epf.sqlite")
+        let day1 = model.incrementalOptions(day: 1)
+        let full0 = try generate(model.options, in: scratch.path, name: "full0")
+        let incremental = try generate(day1, in: scratch.path, name: "day1")
+        let expected = model.incrementalChanges(day: 1, afterWeek: 0)
+        let updatedID = try #require(expected.updated.min())
+        let addedID = try #require(expected.added.min())
+
+        let file = try #require(incremental.first).appending("/application")
+        var records = try Data(contentsOf: URL(fileURLWithPath: file))
+            .split(separator: UInt8(0x02), omittingEmptySubsequences: false)
+            .map { Data($0.first == 0x0A ? $0.dropFirst() : $0[...]) }
+        func dataIndex(of id: Int64) throws -> Int {
+            try #require(records.firstIndex { !$0.starts(with: [UInt8(ascii: "#")])
+                && $0.split(separator: UInt8(0x01), omittingEmptySubsequences: false)[1] == Data("\(id)".utf8) })
+        }
+        // The updated id twice in a row, unchanged; the added id again at the end, with a new title.
+        let updatedRow = try dataIndex(of: updatedID)
+        records.insert(records[updatedRow], at: updatedRow + 1)
+        var addedFields: [Data] = records[try dataIndex(of: addedID)]
+            .split(separator: UInt8(0x01), omittingEmptySubsequences: false).map { Data($0) }
+        addedFields[2] = Data("Written Twice".utf8)
+        let footer = try #require(records.firstIndex { $0.starts(with: Data("#recordsWritten:".utf8)) })
+        let written = try #require(Int(String(decoding: records[footer].dropFirst(16), as: UTF8.self)))
+        records[footer] = Data("#recordsWritten:\(written + 2)".utf8)
+        records.insert(Data(addedFields.joined(separator: [0x01])), at: footer)
+        var bytes = Data()
+        for (index, record) in records.enumerated() {
+            bytes.append(record)
+            if index < records.count - 1 { bytes.append(contentsOf: [0x02, 0x0A]) }
+        }
+        try bytes.write(to: URL(fileURLWithPath: file))
+
+        #expect(try importPaths(full0, database: database).succeeded)
+        let report = try importPaths(incremental, database: database)
+        #expect(report.succeeded)
+        #expect(report.outcomes.first { $0.table == "application" }?.status == .applied)
+        #expect(try dump(database, "SELECT title FROM application WHERE application_id = \(addedID)")
+                == ["Written Twice"])
+        #expect(try Self.changes(database, exportDate: day1.exportDate)
+                == ["updated": expected.updated, "added": expected.added])
+    }
+
     @Test func rerunningAnExportRecordsNothingTwice() throws {
         let scratch = try Scratch()
         let model = FeedModel(Self.options())
