@@ -47,8 +47,9 @@ let package = Package(
 
         .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFGenerator", "EPFTestSupport"]),
         .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator", "EPFTestSupport"]),
-        // Shared test support: the small catalogue (SQL and a database of it), temporary directories, a feed server.
-        .target(name: "EPFTestSupport", dependencies: ["EPFStore"], path: "Tests/EPFTestSupport"),
+        // Shared test support: the small catalogue (SQL and a database of it), temporary directories, a feed server,
+        // a throwaway PostgreSQL cluster.
+        .target(name: "EPFTestSupport", dependencies: ["EPFStore", "EPFPostgres"], path: "Tests/EPFTestSupport"),
         .testTarget(name: "EPFQueryTests",
                     dependencies: ["EPFQuery", "EPFStore", "EPFGenerator", "EPFTestSupport", "JSONText"]),
         .testTarget(name: "EPFServerTests",

@@ -2,17 +2,17 @@ import EPFPostgres
 import Foundation
 
 /// Why the test cluster could not start (PostgreSQL missing, initdb failing, ...).
-struct ClusterError: Error, CustomStringConvertible {
-    let description: String
+public struct ClusterError: Error, CustomStringConvertible {
+    public let description: String
 }
 
 /// One throwaway PostgreSQL cluster per test process, started at first use: `initdb` into a temporary
 /// directory (as `nobody` when the tests run as root), listening only on a unix socket in that directory, with
 /// durability switched off (the tests kill epf, never the server). A watchdog process stops it and removes the
 /// directory when the test process ends, however it ends. Each test gets a database of its own (`database()`).
-final class TestCluster: Sendable {
+public final class TestCluster: Sendable {
     /// The shared cluster, or why there is none: tests FAIL with that message (scripts/test installs PostgreSQL).
-    static let shared: Result<TestCluster, ClusterError> = {
+    public static let shared: Result<TestCluster, ClusterError> = {
         do {
             return .success(try TestCluster())
         } catch let error as ClusterError {
@@ -23,10 +23,10 @@ final class TestCluster: Sendable {
     }()
 
     /// The cluster, or a thrown `ClusterError` naming what is missing.
-    static func get() throws -> TestCluster { try shared.get() }
+    public static func get() throws -> TestCluster { try shared.get() }
 
-    let directory: String
-    let port: Int
+    public let directory: String
+    public let port: Int
     private let binaries: String
     private let asNobody: Bool
 
@@ -103,12 +103,12 @@ final class TestCluster: Sendable {
     }
 
     /// The URL of database `name` as user postgres over the unix socket.
-    func url(_ name: String) -> String {
+    public func url(_ name: String) -> String {
         "postgresql://postgres@/\(name)?host=\(directory)&port=\(port)"
     }
 
     /// A fresh, empty database for one test; its URL.
-    func database() throws -> String {
+    public func database() throws -> String {
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
         try PostgresConnection(url: url("postgres")).execute("CREATE DATABASE \(name)")
         return url(String(name))
