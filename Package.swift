@@ -59,6 +59,8 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFTestSupport"]),
         .testTarget(name: "EPFFetchTests", dependencies: ["EPFFetch", "EPFTestSupport"]),
+        // The import contract as a randomized, model-checked matrix on both stores (runs the built epf).
+        .testTarget(name: "ContractTests", dependencies: ["EPFTestSupport", "EPFStore", "EPFPostgres"]),
         // Against a throwaway PostgreSQL cluster the tests start themselves (Debian package postgresql).
         .testTarget(name: "PostgresTests",
                     dependencies: ["EPFPostgres", "EPFStore", "EPFGenerator", "EPFFormat", "EPFTestSupport",

@@ -126,11 +126,17 @@ final class TableLoad {
     private func prepare(_ connection: SQLiteConnection) throws {
         changeTracking = try ChangeTracking(connection, table: schema.name)
         switch mode {
-        case .full: try prepareFull(connection)
-        case .incremental: try prepareIncremental(connection)
+        case .full:
+            try prepareFull(connection)
+            try transaction.begin(connection)
+        case .incremental:
+            // The table, columns and key index an incremental creates belong to its transaction: a refused file
+            // leaves none of them behind (an empty table left by a refused file made the next incremental look
+            // like a change to an existing table rather than the table's first load).
+            try transaction.begin(connection)
+            try prepareIncremental(connection)
+            try changeTracking?.beginIncremental(connection)
         }
-        try transaction.begin(connection)
-        if mode == .incremental { try changeTracking?.beginIncremental(connection) }
     }
 
     private func prepareFull(_ connection: SQLiteConnection) throws {

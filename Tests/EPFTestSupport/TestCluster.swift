@@ -4,6 +4,8 @@ import Foundation
 /// Why the test cluster could not start (PostgreSQL missing, initdb failing, ...).
 public struct ClusterError: Error, CustomStringConvertible {
     public let description: String
+
+    public init(description: String) { self.description = description }
 }
 
 /// One throwaway PostgreSQL cluster per test process, started at first use: `initdb` into a temporary

@@ -87,7 +87,10 @@ extension PostgresTableLoad: TableLoading, PublishingLoad {
             sql = "WITH r AS (INSERT INTO \(qualified(schema.name)) (\(columns)) SELECT \(values) FROM \(source) "
                 + "RETURNING 1) SELECT count(*) FROM r"
         } else {
-            let newest = binder.exportDateColumn != nil ? "export_date DESC, " : ""
+            // Of a key's rows in the file, the one SQLite's row-by-row upsert would leave: the newest dated row,
+            // the later on a tie. A row without a date never replaces a dated one, so it comes last (PostgreSQL's
+            // DESC would put NULLs first, letting an undated row win over a dated one).
+            let newest = binder.exportDateColumn != nil ? "export_date DESC NULLS LAST, " : ""
             let keys = Set(schema.primaryKey)
             let updates = loadedColumns.filter { !keys.contains($0.name) }
                 .map { "\(quoted($0.name)) = excluded.\(quoted($0.name))" }

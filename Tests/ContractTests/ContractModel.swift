@@ -1,0 +1,137 @@
+/// One change the change log must hold (kind `app`: the only tracked table the matrix writes).
+struct ModelChange: Hashable, Comparable {
+    let exportDate: Int64
+    let id: Int64
+    let change: String
+
+    static func < (left: ModelChange, right: ModelChange) -> Bool {
+        (left.exportDate, left.id, left.change) < (right.exportDate, right.id, right.change)
+    }
+}
+
+/// What the import of one export must report.
+struct ExpectedImport {
+    /// The exit status of `epf import`.
+    var status: Int32 = 0
+    /// Tables that must be applied, with their rejected and repaired counts.
+    var applied: [String: (rejects: Int, repaired: Int)] = [:]
+    /// Tables that must be refused.
+    var refused: Set<String> = []
+}
+
+/// The database an export sequence must leave, computed from the documented contract (docs/import.md), not from the
+/// importer's code:
+/// - a full replaces the table with its accepted rows, a later row of a key winning over an earlier one;
+/// - an incremental upserts each accepted row by key, unless the stored row is dated later (a row without a date
+///   replaces nothing dated, and is replaced by anything); a table without a key gets every row appended;
+/// - a refused file (count mismatch, cut, wrong `.md5`) changes nothing;
+/// - the change log: a full replacing a table that existed records the ids it drops (`removed`) and adds
+///   (`added`); an incremental into an existing table records each id it inserted (`added`) or updated (`updated`),
+///   the first change of an id in the file winning; a first load records nothing; nothing is recorded twice.
+struct ContractModel {
+    struct Table {
+        var exists = false
+        /// Keyed tables: the row of each key.
+        var rows: [[String?]: [String?]] = [:]
+        /// Tables without a key: every row.
+        var list: [[String?]] = []
+
+        var allRows: [[String?]] { rows.isEmpty ? list : Array(rows.values) }
+    }
+
+    var tables: [String: Table] = [:]
+    /// The change log, in the order it was recorded.
+    var changes: [ModelChange] = []
+
+    /// Applies one export and says what its import must report.
+    mutating func apply(_ export: PlannedExport) -> ExpectedImport {
+        var expected = ExpectedImport()
+        for feed in export.feeds {
+            for file in feed.files {
+                if feed.wrongMD5 || file.mustFail {
+                    expected.refused.insert(file.table.name)
+                    continue
+                }
+                let accepted = file.rows.compactMap(\.stored)
+                expected.applied[file.table.name] = (file.rows.filter(\.rejected).count,
+                                                     file.rows.filter { !$0.rejected }.map(\.repaired).reduce(0, +))
+                if export.full {
+                    applyFull(file.table, accepted, exportDate: export.exportDate)
+                } else {
+                    applyIncremental(file.table, accepted, exportDate: export.exportDate)
+                }
+            }
+        }
+        expected.status = expected.refused.isEmpty ? 0 : 65
+        return expected
+    }
+
+    private func key(_ table: TableSpec, _ row: [String?]) -> [String?] { table.key.map { row[$0] } }
+
+    private mutating func applyFull(_ spec: TableSpec, _ accepted: [[String?]], exportDate: Int64) {
+        var table = tables[spec.name] ?? Table()
+        let existed = table.exists
+        let oldIDs = Set(table.rows.keys.compactMap { $0.first.flatMap { $0.flatMap { Int64($0) } } })
+        table.rows = [:]
+        table.list = []
+        for row in accepted {
+            if spec.keyed { table.rows[key(spec, row)] = row } else { table.list.append(row) }
+        }
+        table.exists = true
+        if spec.tracked && existed {
+            let newIDs = Set(table.rows.keys.compactMap { $0.first.flatMap { $0.flatMap { Int64($0) } } })
+            for id in oldIDs.subtracting(newIDs).sorted() { record(exportDate, id, "removed") }
+            for id in newIDs.subtracting(oldIDs).sorted() { record(exportDate, id, "added") }
+        }
+        tables[spec.name] = table
+    }
+
+    private mutating func applyIncremental(_ spec: TableSpec, _ accepted: [[String?]], exportDate: Int64) {
+        var table = tables[spec.name] ?? Table()
+        let tracking = spec.tracked && table.exists
+        table.exists = true
+        var noted: [Int64: String] = [:]
+        var order: [Int64] = []
+        for row in accepted {
+            guard spec.keyed else {
+                table.list.append(row)
+                continue
+            }
+            let rowKey = key(spec, row)
+            var change = "added"
+            if let stored = table.rows[rowKey] {
+                let newer: Bool
+                switch (row[0].flatMap { Int64($0) }, stored[0].flatMap { Int64($0) }) {
+                case (_, nil): newer = true
+                case (nil, _?): newer = false
+                case (let incoming?, let current?): newer = incoming >= current
+                }
+                guard newer else { continue }
+                change = "updated"
+            }
+            table.rows[rowKey] = row
+            if tracking, let id = rowKey.first.flatMap({ $0.flatMap { Int64($0) } }), noted[id] == nil {
+                noted[id] = change
+                order.append(id)
+            }
+        }
+        for id in order.sorted() { record(exportDate, id, noted[id] ?? "") }
+        tables[spec.name] = table
+    }
+
+    private mutating func record(_ exportDate: Int64, _ id: Int64, _ change: String) {
+        let entry = ModelChange(exportDate: exportDate, id: id, change: change)
+        if !changes.contains(entry) { changes.append(entry) }
+    }
+
+    /// The export that removed `id`, when its latest change is a removal (what `epf lookup` reports).
+    func removal(of id: Int64) -> Int64? {
+        guard let last = changes.last(where: { $0.id == id }), last.change == "removed" else { return nil }
+        return last.exportDate
+    }
+
+    /// The ids of apps present now.
+    var presentApps: [Int64] {
+        (tables["application"]?.rows.keys.compactMap { $0.first.flatMap { $0.flatMap { Int64($0) } } } ?? []).sorted()
+    }
+}

@@ -1,0 +1,66 @@
+import EPFPostgres
+import EPFStore
+
+/// Reads a table back from either store as the model's values: one optional string per column, in the model's
+/// spelling (integers in decimal, dates ISO 8601 UTC, booleans 0 or 1, prices as written).
+protocol StoreReader {
+    /// Nil when the table does not exist; the rows in no particular order otherwise. Throws when a value has a type
+    /// its column must not hold.
+    func rows(of table: TableSpec) throws -> [[String?]]?
+}
+
+struct ReadError: Error, CustomStringConvertible {
+    let description: String
+}
+
+struct SQLiteReader: StoreReader {
+    let path: String
+
+    func rows(of table: TableSpec) throws -> [[String?]]? {
+        let connection = try SQLiteConnection(path: path, mode: .readOnly)
+        guard try connection.tableExists(table.name) else { return nil }
+        let columns = table.columns.map { SQLiteConnection.quote($0.name) }.joined(separator: ", ")
+        return try connection.query("SELECT \(columns) FROM \(SQLiteConnection.quote(table.name))").map { row in
+            try zip(table.columns, row).map { column, value -> String? in
+                let numeric: Bool
+                switch column.kind {
+                case .exportDate, .id, .integer, .boolean: numeric = true
+                default: numeric = false
+                }
+                switch value {
+                case .null: return nil
+                case .integer(let number) where numeric: return "\(number)"
+                case .text(let text) where !numeric: return text
+                default:
+                    throw ReadError(description: "\(table.name).\(column.name) holds \(value), not a "
+                                    + (numeric ? "integer" : "text"))
+                }
+            }
+        }
+    }
+}
+
+/// One connection for the reads after one export.
+final class PostgresReader: StoreReader {
+    let connection: PostgresConnection
+    let schema: String
+
+    init(url: String, schema: String) throws {
+        connection = try PostgresConnection(url: url)
+        self.schema = schema
+    }
+
+    func rows(of table: TableSpec) throws -> [[String?]]? {
+        guard try connection.query("SELECT to_regclass($1)::text", ["\"\(schema)\".\"\(table.name)\""])
+            .first?.first ?? nil != nil else { return nil }
+        let columns = table.columns.map { column -> String in
+            let name = "\"\(column.name)\""
+            switch column.kind {
+            case .date: return "to_char(\(name) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+            case .boolean: return "CASE WHEN \(name) THEN '1' WHEN NOT \(name) THEN '0' END"
+            default: return "\(name)::text"
+            }
+        }.joined(separator: ", ")
+        return try connection.query("SELECT \(columns) FROM \"\(schema)\".\"\(table.name)\"")
+    }
+}

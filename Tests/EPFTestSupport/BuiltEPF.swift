@@ -1,0 +1,57 @@
+import Foundation
+
+/// The `epf` binary that `swift build --build-tests` built next to the tests, and a way to run it to completion.
+public enum BuiltEPF {
+    /// The package's root directory (two levels above this file's folder).
+    public static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
+    /// The debug build if there is one, else the release build.
+    public static var url: URL {
+        for configuration in ["debug", "release"] {
+            let candidate = packageRoot.appendingPathComponent(".build/\(configuration)/epf")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return packageRoot.appendingPathComponent(".build/debug/epf")
+    }
+
+    /// What one finished run printed and returned.
+    public struct Run: Sendable {
+        /// The exit status (128 + the signal when it was killed).
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    /// Runs `epf arguments` in `directory` without `EPF_DB` in its environment, and waits for it.
+    public static func run(_ arguments: [String], in directory: String,
+                           environment: [String: String] = [:]) throws -> Run {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        var merged = ProcessInfo.processInfo.environment
+        merged.removeValue(forKey: "EPF_DB")
+        for (key, value) in environment { merged[key] = value }
+        process.environment = merged
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Both pipes are read while the process runs, so a large output cannot block it.
+        nonisolated(unsafe) var errorData = Data()
+        let errorReader = Thread { errorData = errors.fileHandleForReading.readDataToEndOfFile() }
+        errorReader.start()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errorReader.isFinished { usleep(200) }
+        let status = process.terminationReason == .uncaughtSignal
+            ? 128 + process.terminationStatus : process.terminationStatus
+        return Run(status: status, stdout: String(decoding: outputData, as: UTF8.self),
+                   stderr: String(decoding: errorData, as: UTF8.self))
+    }
+}
