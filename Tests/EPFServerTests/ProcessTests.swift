@@ -4,14 +4,9 @@ import Foundation
 import Glibc
 import Testing
 
-/// The built `epf` binary next to the test bundle (swift test builds every product first).
+/// The built `epf` binary (see `BuiltEPF`), nil when it was not built.
 func epfBinary() -> URL? {
-    let candidates = [
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("epf"),
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debug/epf"),
-    ]
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    FileManager.default.isExecutableFile(atPath: BuiltEPF.url.path) ? BuiltEPF.url : nil
 }
 
 /// A running `epf serve`, its port read from the "listening on" line.

@@ -8,14 +8,25 @@ public enum BuiltEPF {
             .deletingLastPathComponent()
     }
 
-    /// The debug build if there is one, else the release build.
-    public static var url: URL {
+    /// `EPF_BINARY` when set; else the `epf` beside the running test bundle (so a build with another scratch path,
+    /// a sanitizer's, runs its own binary); else the debug build, then the release build, under the package root.
+    public static let url: URL = {
+        let fileManager = FileManager.default
+        if let path = ProcessInfo.processInfo.environment["EPF_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<3 {
+            let candidate = directory.appendingPathComponent("epf")
+            if fileManager.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
         for configuration in ["debug", "release"] {
             let candidate = packageRoot.appendingPathComponent(".build/\(configuration)/epf")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            if fileManager.isExecutableFile(atPath: candidate.path) { return candidate }
         }
         return packageRoot.appendingPathComponent(".build/debug/epf")
-    }
+    }()
 
     /// What one finished run printed and returned.
     public struct Run: Sendable {

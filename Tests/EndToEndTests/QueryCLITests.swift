@@ -12,21 +12,8 @@ import Testing
         var json: Any? { try? JSONSerialization.jsonObject(with: Data(stdout.utf8)) }
     }
 
-    /// The `epf` built next to this test bundle, else `.build/debug/epf` under the package root.
-    static let binary: URL = {
-        let fileManager = FileManager.default
-        if let executable = Bundle.main.executableURL {
-            var directory = executable.deletingLastPathComponent()
-            for _ in 0..<3 {
-                let candidate = directory.appendingPathComponent("epf")
-                if fileManager.isExecutableFile(atPath: candidate.path) { return candidate }
-                directory = directory.deletingLastPathComponent()
-            }
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return root.appendingPathComponent(".build/debug/epf")
-    }()
+    /// The `epf` built next to this test bundle (see `BuiltEPF`).
+    static var binary: URL { BuiltEPF.url }
 
     static func epf(_ arguments: [String], in directory: URL) throws -> Run {
         let process = Process()

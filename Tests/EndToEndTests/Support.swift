@@ -4,18 +4,8 @@ import EPFTestSupport
 
 /// The `epf` binary built next to the tests (`swift build --build-tests` builds it).
 enum EPFBinary {
-    static var packageRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-    }
-
-    static var url: URL {
-        for configuration in ["debug", "release"] {
-            let candidate = packageRoot.appendingPathComponent(".build/\(configuration)/epf")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        }
-        return packageRoot.appendingPathComponent(".build/debug/epf")
-    }
+    static var url: URL { BuiltEPF.url }
+    static var packageRoot: URL { BuiltEPF.packageRoot }
 }
 
 /// What a finished `epf` run printed and returned.

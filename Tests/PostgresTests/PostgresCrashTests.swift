@@ -6,15 +6,7 @@ import Foundation
 import Testing
 
 /// The `epf` binary built next to the tests (`swift build --build-tests` builds it).
-private var epfBinary: String {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    for configuration in ["debug", "release"] {
-        let candidate = root.appendingPathComponent(".build/\(configuration)/epf").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-    }
-    return root.appendingPathComponent(".build/debug/epf").path
-}
+private var epfBinary: String { BuiltEPF.url.path }
 
 /// Starts `epf` with its output discarded.
 private func startEPF(_ arguments: [String], in directory: String) throws -> Process {
