@@ -182,17 +182,18 @@ struct ChangeTracking {
     /// table (the first change of a key wins, so a key inserted and then updated stays `added`). Call inside the
     /// load's transaction, so a rollback removes them. Does nothing when the table did not exist (the baseline).
     ///
-    /// The triggers skip a key already noted with `WHERE NOT EXISTS`, not with `INSERT OR IGNORE`: SQLite lets the
-    /// conflict policy of the statement that fired a trigger override the trigger's own, and the UPDATE half of the
-    /// incremental's upsert runs with ABORT. With `OR IGNORE`, a key written twice in one incremental (Apple's files
-    /// do this) failed the whole table on `UNIQUE constraint failed: epf_touched.id`.
+    /// The triggers skip a key already noted with an upsert clause (`ON CONFLICT (id) DO NOTHING`), not with
+    /// `INSERT OR IGNORE`: SQLite lets the conflict policy of the statement that fired a trigger override a trigger's
+    /// `OR` policy (not its upsert clause), and the UPDATE half of the incremental's upsert runs with ABORT. With
+    /// `OR IGNORE`, a key written twice in one incremental (Apple's files do this) failed the whole table on
+    /// `UNIQUE constraint failed: epf_touched.id`. (`WHERE NOT EXISTS` also works, but its lookup tripled the
+    /// triggers' cost: 0.45 s against 0.14 s of CPU for 200,000 upserted rows.)
     func beginIncremental(_ connection: SQLiteConnection) throws {
         guard existed, try hasKey(connection, table) else { return }
         let target = "main." + SQLiteConnection.quote(table)
         let value = "new." + SQLiteConnection.quote(key)
         func note(_ change: String) -> String {
-            "INSERT INTO epf_touched (id, change) SELECT \(value), '\(change)' "
-                + "WHERE NOT EXISTS (SELECT 1 FROM epf_touched WHERE id = \(value));"
+            "INSERT INTO epf_touched (id, change) VALUES (\(value), '\(change)') ON CONFLICT (id) DO NOTHING;"
         }
         try connection.execute("""
             DROP TRIGGER IF EXISTS temp.epf_touched_insert;
