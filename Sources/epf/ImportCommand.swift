@@ -389,6 +389,11 @@ enum StatusCommand: Command {
             [table.name, "\(table.rows)", table.exportDate.map { EPFValues.isoTimestamp(milliseconds: $0) } ?? "-",
              table.mode ?? "-", table.updated ?? "-"]
         }, rightAligned: [1])
+        if let mixed = status.mixedExports {
+            say()
+            for line in mixed.lines { say(line) }
+            say()
+        }
         for derived in status.derived {
             let state = derived.current ? "current" : "stale (tables changed since; rebuilt by the next epf import)"
             say("\(derived.name.replacingOccurrences(of: "_", with: " ")): \(state), built \(derived.built ?? "-")")
