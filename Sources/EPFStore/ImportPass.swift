@@ -83,7 +83,7 @@ struct ImportPass<Load: TableLoading> {
     func apply(paths: [String], report: inout ImportReport) throws {
         let schedule = readAheadSchedule()
         defer { schedule?.cancel() }
-        for (position, path) in paths.enumerated() {
+        for (position, path) in paths.enumerated() where report.stopped == nil {
             let next = paths.dropFirst(position + 1).first
             try apply(path: path, schedule: schedule, report: &report) {
                 guard schedule != nil, let next else { return [] }
@@ -114,6 +114,8 @@ struct ImportPass<Load: TableLoading> {
         var pending: Load?
         var fileSucceeded: [(source: SourceIdentity, feedDate: String?, md5: String?, ok: Bool)] = []
         var outcomes: [TableOutcome] = []
+        /// Set at the first write that found no room: nothing more is read or written.
+        var stop: ImportStop?
 
         func finishPending() {
             guard let load = pending else { return }
@@ -121,9 +123,12 @@ struct ImportPass<Load: TableLoading> {
             let outcome = load.finish(ledger: ledger)
             ended(load, outcome)
             outcomes.append(outcome)
+            if stop == nil, let cause = outcome.noRoom {
+                stop = ImportStop(cause: cause, table: outcome.table, error: outcome.message ?? "")
+            }
         }
 
-        for (index, unit) in units.enumerated() {
+        for (index, unit) in units.enumerated() where stop == nil {
             guard let file = unit.first else { continue }
             let source = SourceIdentity(paths: unit)
             let prepared = schedule?.take(unit)
@@ -138,6 +143,7 @@ struct ImportPass<Load: TableLoading> {
             do {
                 try FeedInput.forEachTable(inUnit: unit, options: options.readOptions,
                                            readAhead: prepared) { tableFile, reader in
+                    if stop != nil { throw StopForNoRoom() }
                     md5 = tableFile.verifiedMD5
                     feedDate = tableFile.feedDate
                     guard selected(tableFile.table) else {
@@ -187,25 +193,36 @@ struct ImportPass<Load: TableLoading> {
                     startReadAhead(after: index)
                     if load.mode == .incremental || tableFile.part == nil { finishPending() }
                 }
+            } catch is StopForNoRoom {
+                ok = false
             } catch {
                 ok = false
+                let noRoom = DiskSpace.noRoom(in: error)
+                var table: String?
                 if let load = pending {
                     pending = nil
                     load.abort()
                     var outcome = load.finish(ledger: nil)
                     outcome.status = .failed
                     outcome.message = "\(error)"
+                    outcome.noRoom = noRoom
                     ended(load, outcome)
                     outcomes.append(outcome)
                     ledger?.record(outcome, file: load.file, source: source)
+                    table = load.table
                 }
-                if !failedInsideLoad { report.fileErrors.append("\(error)") }
+                if let noRoom {
+                    if stop == nil { stop = ImportStop(cause: noRoom, table: table, error: "\(error)") }
+                } else if !failedInsideLoad {
+                    report.fileErrors.append("\(error)")
+                }
             }
             fileSucceeded.append((source, feedDate, md5, ok))
             withExtendedLifetime(prepared) {}
         }
-        finishPending()
+        if stop == nil { finishPending() }
         report.outcomes += outcomes
+        if report.stopped == nil { report.stopped = stop }
         let anyFailed = outcomes.contains { $0.status == .failed }
         if let ledger, !anyFailed, !options.dryRun {
             for entry in fileSucceeded where entry.ok {
@@ -228,6 +245,9 @@ struct ImportPass<Load: TableLoading> {
                                  selected: selected)
     }
 }
+
+/// Ends the reading of a unit once a write found no room (see `ImportStop`).
+private struct StopForNoRoom: Error {}
 
 extension ImportError {
     /// Checks an import's inputs before anything is opened: every path exists (`missingInput`), and a directory

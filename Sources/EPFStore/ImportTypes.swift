@@ -28,6 +28,9 @@ public struct ImportOptions: Sendable {
     /// Decompress the next bzip2 input while a table finishes (`ReadAheadFile`), keeping its bytes in memory and
     /// in a spill file in the database's directory within these limits; nil: no read-ahead.
     public var readAhead: ReadAheadFile.Limits? = ReadAheadFile.Limits()
+    /// Before writing, estimate the space the import needs and refuse when the database's filesystem lacks it
+    /// (`SpaceCheck`); `--no-space-check` turns it off.
+    public var spaceCheck = true
     /// Told the path of every file read ahead (for tests).
     var readAheadStarted: (@Sendable (String) -> Void)?
 
@@ -88,6 +91,8 @@ public struct TableOutcome: Sendable, Codable {
     public var resumedRecords = 0
     /// The rejects file, when any record was rejected or repaired.
     public var rejectsFile: String?
+    /// Set when the table failed because a write found no room (the import then stops).
+    public var noRoom: NoRoom?
 
     public init(table: String, location: String, status: TableStatus) {
         self.table = table
@@ -130,9 +135,13 @@ public struct ImportReport: Sendable, Codable {
     public var phases = PhaseTimes()
     /// Process CPU seconds in the same phases: unlike `phases`, unaffected by other programs on the machine.
     public var phasesCPU = PhaseCPU()
+    /// Set when the import stopped early because a write found no room (exit 73).
+    public var stopped: ImportStop?
 
     /// True when nothing failed.
-    public var succeeded: Bool { fileErrors.isEmpty && !outcomes.contains { $0.status == .failed } }
+    public var succeeded: Bool {
+        stopped == nil && fileErrors.isEmpty && !outcomes.contains { $0.status == .failed }
+    }
 }
 
 /// One rebuilt set of derived data.

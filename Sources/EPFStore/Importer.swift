@@ -93,11 +93,16 @@ public final class Importer {
     }
 
     /// Runs the import. Throws `ImportError.missingInput` or `.noTables` before doing anything when a path does
-    /// not exist or holds no table file, `ImportError.locked` when another import holds the database,
-    /// `SQLiteError` when the database cannot be opened. Data problems do not throw: they are failed outcomes in
-    /// the report.
+    /// not exist or holds no table file, `ImportError.noSpace` (unless `options.spaceCheck` is off) when the
+    /// database's filesystem lacks the estimated space (`SpaceCheck`), `ImportError.locked` when another import
+    /// holds the database, `SQLiteError` when the database cannot be opened. Data problems do not throw: they are
+    /// failed outcomes in the report. A write that finds no room stops the import (`ImportReport.stopped`).
     public func run(paths: [String]) throws -> ImportReport {
         try ImportError.checkInputs(paths)
+        if options.spaceCheck, !options.dryRun {
+            let check = try SpaceCheck.estimate(paths: paths, databasePath: databasePath, selected: selected)
+            if !check.fits { throw check.refusal }
+        }
         let started = Date()
         let startedCPU = PhaseCPU.now()
         var report = ImportReport(database: databasePath)
@@ -112,6 +117,15 @@ public final class Importer {
         let rejectsDirectory = options.rejectsDirectory ?? databasePath + ".rejects"
         try apply(paths: Self.ordered(paths), connection: connection, ledger: ledger,
                   rejectsDirectory: rejectsDirectory, report: &report)
+        if var stop = report.stopped {
+            // Give the WAL's space back (best effort: a reader may hold it), so the next run has it.
+            try? connection?.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            // Measured after the failed table was rolled back: what is free for the next run.
+            stop.directory = DiskSpace.directory(of: databasePath)
+            stop.freeBytes = try? DiskSpace.available(at: stop.directory)
+            stop.appliedBefore = report.outcomes.filter { $0.status == .applied }.map(\.table)
+            report.stopped = stop
+        }
         if let connection, !appliedTables.isEmpty {
             do {
                 try afterImport(connection)
@@ -128,7 +142,9 @@ public final class Importer {
             phasesCPU.checkpoint += PhaseCPU.now() - switchCPU
         }
         // After the switch to WAL: derived data is built by readers on other connections while this one writes.
-        if let connection { rebuildDerived(connection, report: &report) }
+        // After a write found no room the derived data would not fit either; its stamp tells readers to read the
+        // tables, and the next import rebuilds it.
+        if let connection, report.stopped == nil { rebuildDerived(connection, report: &report) }
         report.close(started: started, startedCPU: startedCPU, phases: phases, phasesCPU: phasesCPU)
         withExtendedLifetime(lock) {}
         return report

@@ -144,6 +144,7 @@ extension PublishingLoad {
             abort()
             outcome.status = .failed
             if outcome.message == nil || !(error is LoadFailure) { outcome.message = errorText(error) }
+            outcome.noRoom = DiskSpace.noRoom(in: error)
             // A rejects file that could not be written is not named as if it had been.
             if let file = outcome.rejectsFile, !FileManager.default.fileExists(atPath: file) {
                 outcome.rejectsFile = nil

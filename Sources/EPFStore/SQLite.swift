@@ -15,6 +15,9 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public let message: String
     /// The statement being executed, when there was one.
     public let sql: String?
+    /// The `errno` of the last system call that failed under SQLite (`sqlite3_system_errno`), 0 when none: tells
+    /// a full disk (`ENOSPC`) from a file size limit (`EFBIG`) behind an I/O error.
+    public var systemErrno: Int32 = 0
 
     public var description: String {
         var text = "SQLite error \(code): \(message)"
@@ -32,6 +35,11 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public var isReadOnlyViolation: Bool { primaryCode == SQLITE_READONLY || primaryCode == SQLITE_AUTH }
     /// True for `SQLITE_NOTADB`: the file is not an SQLite database.
     public var isNotADatabase: Bool { primaryCode == SQLITE_NOTADB }
+    /// True when a write found no room: `SQLITE_FULL`, or an I/O error whose system call failed with `ENOSPC`
+    /// (no space left) or `EFBIG` (the process's file size limit, `RLIMIT_FSIZE`).
+    public var isDiskFull: Bool {
+        primaryCode == SQLITE_FULL || (primaryCode == SQLITE_IOERR && (systemErrno == ENOSPC || systemErrno == EFBIG))
+    }
 }
 
 /// A value read from or bound to SQLite.
@@ -101,7 +109,8 @@ public final class SQLiteConnection {
     }()
 
     func error(_ code: Int32, sql: String?) -> SQLiteError {
-        SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql,
+                    systemErrno: sqlite3_system_errno(handle))
     }
 
     /// Runs one or more statements that return no rows. Throws on the first failing statement.
@@ -111,7 +120,8 @@ public final class SQLiteConnection {
         if rc != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(errorMessage)
-            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, sql: sql)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, sql: sql,
+                              systemErrno: sqlite3_system_errno(handle))
         }
     }
 

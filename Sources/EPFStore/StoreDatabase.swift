@@ -203,6 +203,8 @@ public enum ImportError: Error, CustomStringConvertible, Equatable {
     case noTables(path: String)
     /// A bad option value.
     case badOption(String)
+    /// The filesystem holding the database lacks the space the import is estimated to need (`SpaceCheck`).
+    case noSpace(directory: String, message: String)
 
     public var description: String {
         switch self {
@@ -214,7 +216,7 @@ public enum ImportError: Error, CustomStringConvertible, Equatable {
             return "\(path): no such file or directory"
         case .noTables(let path):
             return "\(path): no EPF table files found (plain, .gz, .bz2 or .tbz)"
-        case .badOption(let message):
+        case .badOption(let message), .noSpace(_, let message):
             return message
         }
     }

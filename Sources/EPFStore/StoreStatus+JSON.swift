@@ -5,7 +5,8 @@ extension StoreStatus {
     /// The status as JSON: the one shape of `epf status --json` and of `/v1/status` (which adds a `server`
     /// object). Export dates appear twice, as ISO 8601 UTC (`exportDate`) and as EPF's milliseconds
     /// (`exportDateMs`); `exportDateFallback` stands in for the top-level date when no table has bookkeeping, and
-    /// `extra` members are appended.
+    /// `extra` members are appended. `mixedExports` is null, or names the tables behind the newest full export
+    /// and what the next `epf sync` does about them.
     public func json(exportDateFallback: Int64? = nil, extra: [(String, JSONValue)] = []) -> JSONValue {
         func date(_ milliseconds: Int64?) -> JSONValue {
             milliseconds.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null
@@ -39,6 +40,7 @@ extension StoreStatus {
             ("exportDateMs", milliseconds(newest)),
             ("tables", .array(tables)),
             ("derived", .array(derived)),
+            ("mixedExports", mixedExports?.json ?? .null),
             ("lastImport", imports.first ?? .null),
             ("lastImports", .array(imports)),
         ] + extra)

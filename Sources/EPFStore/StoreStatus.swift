@@ -41,8 +41,16 @@ public struct StoreStatus: Sendable {
     public var tables: [Table]
     public var lastImports: [Import]
     public var derived: [Derived] = []
+    /// Set when the tables come from more than one full export (see `MixedExports`).
+    public var mixedExports: MixedExports?
     /// The newest export date over all tables (ms since 1970).
     public var exportDate: Int64? { tables.compactMap(\.exportDate).max() }
+
+    /// The fulls of tables this status lists (a table dropped since is no longer behind), with a known date.
+    func present(_ fulls: [MixedExports.TableFull]) -> [MixedExports.TableFull] {
+        let names = Set(tables.map(\.name))
+        return fulls.filter { names.contains($0.table) && !$0.date.isEmpty }
+    }
 
     /// Reads the status through any connection (read-only is enough). Tables without bookkeeping rows (made by an
     /// older version or by hand) are counted directly.
@@ -111,7 +119,22 @@ public struct StoreStatus: Sendable {
                                       outcome: statement.text(at: 8) ?? "", message: statement.text(at: 9)))
             }
         }
-        return StoreStatus(database: databasePath, sizeBytes: size, tables: tables, lastImports: imports,
-                           derived: derived)
+        var status = StoreStatus(database: databasePath, sizeBytes: size, tables: tables, lastImports: imports,
+                                 derived: derived)
+        if try connection.tableExists("epf_ledger") {
+            var fulls: [MixedExports.TableFull] = []
+            for row in try connection.query(MixedExports.lastFullsSQL(ledger: "epf_ledger")) where row.count == 6 {
+                guard case .text(let table) = row[0], case .text(let source) = row[1] else { continue }
+                func text(_ value: SQLValue) -> String? { if case .text(let text) = value { text } else { nil } }
+                func integer(_ value: SQLValue) -> Int64? {
+                    if case .integer(let value) = value { value } else { nil }
+                }
+                fulls.append(MixedExports.TableFull(table: table, source: source, feed: text(row[2]),
+                                                    feedDate: text(row[3]), exportDate: integer(row[4]),
+                                                    order: integer(row[5]) ?? 0))
+            }
+            status.mixedExports = MixedExports.find(status.present(fulls))
+        }
+        return status
     }
 }

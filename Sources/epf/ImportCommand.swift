@@ -72,6 +72,10 @@ enum ImportRunner {
                                       "Do not decompress the next .tbz while a table's indexes are built (read-ahead "
                                           + "keeps up to 16 MB in memory and, in the database's directory, a spill "
                                           + "file no bigger than that input).")
+        static let noSpaceCheck = Flag("no-space-check",
+                                       "Do not refuse (exit 73) when the database's filesystem has less free space "
+                                           + "than the import is estimated to need (uncompressed input x 3, see "
+                                           + "docs/import.md).")
         static let json = CommonOptions.json("Print the summary as JSON.")
         static let quiet = Flag("quiet", "No progress lines.")
 
@@ -79,8 +83,7 @@ enum ImportRunner {
         static let listed: [any DeclaredOption] = [
             CommonOptions.importDatabase, CommonOptions.schema, only, skip, dryRun, force, allowCountMismatch,
             maxRejects, rejectsDirectory, badValues, checkpointRecords, pageSize, CommonOptions.decompressionThreads,
-            noReadAhead,
-            noDocuments, json, quiet,
+            noReadAhead, noDocuments, noSpaceCheck, json, quiet,
         ]
     }
 
@@ -99,6 +102,7 @@ enum ImportRunner {
         options.readOptions.decompressionThreads = try arguments.read(CommonOptions.decompressionThreads)
         options.checkpointRecords = try arguments.read(Options.checkpointRecords)
         if arguments.read(Options.noReadAhead) { options.readAhead = nil }
+        if arguments.read(Options.noSpaceCheck) { options.spaceCheck = false }
         let pageSizes = [4096, 8192, 16384, 32768, 65536]
         options.pageSize = try arguments.read(Options.pageSize)
         guard pageSizes.contains(options.pageSize) else {
@@ -177,7 +181,7 @@ enum ImportRunner {
         case .locked: return CommandFailure(.tempFail, error.description)
         case .missingInput, .noTables: return CommandFailure(.noInput, error.description)
         case .badOption: return UsageError(error.description)
-        case .io: return CommandFailure(.cannotCreate, error.description)
+        case .io, .noSpace: return CommandFailure(.cannotCreate, error.description)
         }
     }
 
@@ -190,6 +194,10 @@ enum ImportRunner {
             Output.shared.write(String(decoding: data, as: UTF8.self) + "\n")
         } else {
             printSummary(report)
+        }
+        if let stop = report.stopped {
+            printError("error: \(stop.message)")
+            return .cannotCreate
         }
         return report.succeeded ? .ok : .dataError
     }
@@ -216,7 +224,7 @@ enum ImportRunner {
                 if outcome.repaired > 0 { counts.append("\(outcome.repaired) repaired (values stored as NULL)") }
                 printError("rejects: \(outcome.table): \(counts.joined(separator: ", ")) in \(file)")
             }
-            if outcome.status == .failed {
+            if outcome.status == .failed, outcome.noRoom == nil {
                 printError("error: \(outcome.table) NOT applied, previous data kept: \(outcome.message ?? "")")
             }
         }
@@ -257,8 +265,9 @@ enum ImportCommand: Command {
     \(optionsHelp(ImportRunner.Options.listed))
 
     EXIT STATUS:
-      0 all applied; 65 some tables not applied (the rest were); 66 missing input; 64 usage; 75 another import
-      is running on the database.
+      0 all applied; 65 some tables not applied (the rest were); 66 missing input; 64 usage; 73 not enough space
+      (refused before writing, or stopped at the first write that found no room: the table being written keeps
+      its previous data; run again once there is space); 75 another import is running on the database.
 
     EXAMPLES:
       epf import feeds/itunes20260105 feeds/pricing20260105 --db epf.sqlite
@@ -380,6 +389,11 @@ enum StatusCommand: Command {
             [table.name, "\(table.rows)", table.exportDate.map { EPFValues.isoTimestamp(milliseconds: $0) } ?? "-",
              table.mode ?? "-", table.updated ?? "-"]
         }, rightAligned: [1])
+        if let mixed = status.mixedExports {
+            say()
+            for line in mixed.lines { say(line) }
+            say()
+        }
         for derived in status.derived {
             let state = derived.current ? "current" : "stale (tables changed since; rebuilt by the next epf import)"
             say("\(derived.name.replacingOccurrences(of: "_", with: " ")): \(state), built \(derived.built ?? "-")")

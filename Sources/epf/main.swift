@@ -29,8 +29,8 @@ COMMANDS:
     .joined(separator: "\n"))
 
 Run 'epf <command> --help' for a command's options and examples.
-Exit codes: 0 ok, 1 not found, 64 usage, 65 bad data, 66 missing input, 69 server unavailable, 75 locked,
-77 credentials refused.
+Exit codes: 0 ok, 1 not found, 64 usage, 65 bad data, 66 missing input, 69 server unavailable,
+73 cannot write (no space), 75 locked, 77 credentials refused.
 """
 
 func runMain() -> Int32 {
@@ -84,4 +84,7 @@ func runMain() -> Int32 {
 }
 
 signal(SIGPIPE, SIG_IGN)
+// Past a file size limit (RLIMIT_FSIZE, ulimit -f) a write fails with EFBIG, which epf reports in plain words,
+// instead of the signal killing the process mid-import.
+signal(SIGXFSZ, SIG_IGN)
 exit(runMain())

@@ -49,7 +49,18 @@ extension StoreStatus {
                                       outcome: row[8] ?? "", message: row[9]))
             }
         }
-        return StoreStatus(database: target.display, sizeBytes: size, tables: tables, lastImports: imports,
-                           derived: [])
+        var status = StoreStatus(database: target.display, sizeBytes: size, tables: tables, lastImports: imports,
+                                 derived: [])
+        if try target.tableExists(connection, "epf_ledger") {
+            let rows = try connection.query(MixedExports.lastFullsSQL(ledger: target.qualified("epf_ledger")))
+            let fulls = rows.compactMap { row -> MixedExports.TableFull? in
+                guard row.count == 6, let table = row[0], let source = row[1] else { return nil }
+                return MixedExports.TableFull(table: table, source: source, feed: row[2], feedDate: row[3],
+                                              exportDate: row[4].flatMap { Int64($0) },
+                                              order: row[5].flatMap { Int64($0) } ?? 0)
+            }
+            status.mixedExports = MixedExports.find(status.present(fulls))
+        }
+        return status
     }
 }

@@ -1,0 +1,137 @@
+import EPFFormat
+import Foundation
+import JSONText
+
+/// A database whose tables come from more than one full export: an import that stopped halfway (a full disk,
+/// a refused table, `--only`) replaced some tables and left the others from an earlier full.
+///
+/// Found from the ledger: for every table, the newest full export it was loaded from (the feed date of its
+/// directory, `itunes20260112`, or else the day of its `export_date`) and the directory it was read from. The
+/// newest full is the one with the latest date (of two with the same date, the one applied last); tables whose
+/// last full is another are behind. Incrementals do not count: they update a full, they do not replace it.
+public struct MixedExports: Sendable, Equatable {
+    /// One table's last full export.
+    public struct TableFull: Sendable, Equatable {
+        public var table: String
+        public var feed: String?
+        /// `YYYYMMDD`.
+        public var date: String
+        /// The directory holding the export's feeds (`/srv/mirror` for `/srv/mirror/itunes20260105/...`): two
+        /// exports of the same date read from different directories are different exports.
+        public var root: String
+        /// The ledger row's id: of two exports of the same date, the one applied last is the newer.
+        public var order: Int64
+
+        public init(table: String, feed: String?, date: String, root: String, order: Int64) {
+            self.table = table
+            self.feed = feed
+            self.date = date
+            self.root = root
+            self.order = order
+        }
+
+        /// The ledger row of a table's last full: its source file, feed, feed date, export date and id.
+        init(table: String, source: String, feed: String?, feedDate: String?, exportDate: Int64?, order: Int64) {
+            self.init(table: table, feed: feed, date: MixedExports.fullDate(feedDate: feedDate, exportDate: exportDate)
+                      ?? "", root: MixedExports.exportRoot(of: source), order: order)
+        }
+    }
+
+    /// The newest full export (`YYYYMMDD`) any table was loaded from.
+    public var newestFull: String
+    /// The directory it was read from.
+    public var newestRoot: String
+    /// Tables loaded from that full.
+    public var current: [String]
+    /// Tables whose last full is another (older, or of the same date from another directory, applied before).
+    public var behind: [TableFull]
+
+    /// What the next `epf sync` does about it, in words.
+    public var nextSync: String {
+        "the next epf sync applies the \(behind.count) tables behind from the full export of \(Self.day(newestFull)) "
+            + "(tables already applied from the same files are skipped), or, if the mirror holds a newer full, "
+            + "that full to every table; its --only/--skip must not leave them out"
+    }
+
+    /// The finding from each table's last full, or nil when all tables come from the same full export.
+    /// The key of a full is the feed date, else the day of the export date (ms since 1970, UTC).
+    public static func find(_ fulls: [TableFull]) -> MixedExports? {
+        guard var newest = fulls.first else { return nil }
+        for entry in fulls where (entry.date, entry.order) > (newest.date, newest.order) { newest = entry }
+        var current: [String] = []
+        var behind: [TableFull] = []
+        for entry in fulls {
+            if entry.date == newest.date && entry.root == newest.root {
+                current.append(entry.table)
+            } else {
+                behind.append(entry)
+            }
+        }
+        guard !behind.isEmpty else { return nil }
+        behind.sort { left, right in left.date != right.date ? left.date < right.date : left.table < right.table }
+        return MixedExports(newestFull: newest.date, newestRoot: newest.root, current: current.sorted(),
+                            behind: behind)
+    }
+
+    /// The directory holding the feeds of the export a source file belongs to: the parent of its `<feed>YYYYMMDD`
+    /// component (`/m/itunes20260105/application.tbz` and `/m/itunes20260105.tbz` are both from `/m`), else the
+    /// file's own directory.
+    static func exportRoot(of source: String) -> String {
+        let components = source.split(separator: "/", omittingEmptySubsequences: false)
+        let prefix = components.dropLast().lastIndex { FeedInput.feedAndDate(in: String($0)) != nil }
+            ?? components.count - 1
+        let root = components[..<prefix].joined(separator: "/")
+        return root.isEmpty ? (source.hasPrefix("/") ? "/" : ".") : root
+    }
+
+    /// The key of a full export: its feed date, or the UTC day of its export date.
+    public static func fullDate(feedDate: String?, exportDate: Int64?) -> String? {
+        if let feedDate, !feedDate.isEmpty { return feedDate }
+        guard let exportDate else { return nil }
+        return String(EPFValues.isoTimestamp(milliseconds: exportDate).prefix(10).filter { $0 != "-" })
+    }
+
+    /// `20260112` as `2026-01-12`.
+    static func day(_ date: String) -> String {
+        guard date.count == 8 else { return date }
+        let characters = Array(date)
+        return "\(String(characters[0..<4]))-\(String(characters[4..<6]))-\(String(characters[6..<8]))"
+    }
+
+    /// The warning lines of `epf status`.
+    public var lines: [String] {
+        var lines = ["warning: the tables come from more than one full export: \(current.count) from the full of "
+                     + "\(Self.day(newestFull)) in \(newestRoot), \(behind.count) behind:"]
+        for entry in behind {
+            lines.append("  \(entry.table) (full of \(Self.day(entry.date)) from \(entry.root))")
+        }
+        lines.append(nextSync.prefix(1).uppercased() + nextSync.dropFirst() + ".")
+        return lines
+    }
+
+    /// The `mixedExports` object of `epf status --json` and `/v1/status`.
+    public var json: JSONValue {
+        .object([
+            ("newestFull", .string(Self.day(newestFull))),
+            ("newestFrom", .string(newestRoot)),
+            ("current", .array(current.map { .string($0) })),
+            ("behind", .array(behind.map { entry in
+                .object([("table", .string(entry.table)), ("feed", entry.feed.map { .string($0) } ?? .null),
+                         ("full", .string(Self.day(entry.date))), ("from", .string(entry.root))])
+            })),
+            ("nextSync", .string(nextSync)),
+        ])
+    }
+}
+
+extension MixedExports {
+    /// The SQL (SQLite and PostgreSQL alike) of each table's newest applied full in a ledger named `ledger`:
+    /// table_name, source, feed, feed_date, export_date, id.
+    static func lastFullsSQL(ledger: String) -> String {
+        """
+        SELECT l.table_name, l.source, l.feed, l.feed_date, l.export_date, l.id FROM \(ledger) l
+        WHERE l.id = (SELECT max(m.id) FROM \(ledger) m WHERE m.table_name = l.table_name
+                      AND m.outcome = 'applied' AND m.mode = 'FULL')
+        """
+    }
+}
