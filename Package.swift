@@ -56,6 +56,7 @@ let package = Package(
                     dependencies: ["EPFServer", "EPFQuery", "HTTPTransport", "EPFTestSupport", "EPFGenerator",
                                    "EPFStore"]),
         .testTarget(name: "HTTPTransportTests", dependencies: ["HTTPTransport", "JSONText"]),
+        .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
         .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFTestSupport"]),
         .testTarget(name: "EPFFetchTests", dependencies: ["EPFFetch", "EPFTestSupport"]),
