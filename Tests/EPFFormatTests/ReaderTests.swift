@@ -228,14 +228,17 @@ func readAll(_ bytes: [UInt8], maximumRead: Int = .max, readSize: Int = 1 << 20)
         Array(text.utf8).withUnsafeBytes { EPFValues.datetime($0) }
     }
 
-    @Test(arguments: [("123", Int64(123)), ("-5", -5), ("0", 0), ("9223372036854775807", Int64.max)])
+    /// Int64.min too: found by the epf-records fuzz target (fuzz/regressions/epf-records/integer-int64-min).
+    @Test(arguments: [("123", Int64(123)), ("-5", -5), ("0", 0), ("9223372036854775807", Int64.max),
+                      ("-9223372036854775808", Int64.min), ("-0", 0), ("+7", 7)])
     func integersParse(text: String, value: Int64) {
         #expect(Self.integer(text) == value)
     }
 
     /// Junk seen in real integer columns, and near misses.
     @Test(arguments: ["[123]", "[int]", "<UnknownKeyException>", "12\u{07}", "12\u{07}3", " 1", "1 ", "1.5", "",
-                      "-", "+", "99999999999999999999", "1e5", "0x10", "１２"])
+                      "-", "+", "99999999999999999999", "1e5", "0x10", "１２",
+                      "9223372036854775808", "-9223372036854775809", "18446744073709551616"])
     func junkIsNotAnInteger(text: String) {
         #expect(Self.integer(text) == nil)
     }
