@@ -274,6 +274,12 @@ public final class EPFTableReader {
         var current = pending
         pending = nil
         if current == nil && !footerSeen { current = try splitter.next() }
+        if footerSeen {
+            // The footer came right after the header (a table without rows): what follows it is not data either.
+            while let extra = try splitter.next() {
+                if extra.length > 0 { summary.recordsAfterFooter += 1 }
+            }
+        }
         while let record = current {
             let recordBase = splitter.base + record.start
             if record.length > 0 && recordBase.load(as: UInt8.self) == UInt8(ascii: "#") {

@@ -177,6 +177,21 @@ func readAll(_ bytes: [UInt8], maximumRead: Int = .max, readSize: Int = 1 << 20)
         #expect(!result.summary.truncated && !result.summary.countMismatch)
     }
 
+    /// A zero-row file with rows glued after its footer: the rows are counted as after the footer, and the whole
+    /// file is read, at every read size. Found by the epf-records fuzz target
+    /// (fuzz/regressions/epf-records/rows-after-footer-of-empty-table): they were ignored, and `bytes` depended on
+    /// the read size.
+    @Test(arguments: [1, 7, 1 << 20])
+    func rowsAfterTheFooterOfAZeroRowFileAreCounted(readSize: Int) throws {
+        let glued = EPFFixture().bytes() + EPFFixture(rows: [EPFFixture.row("1", "2", "c", "d")]).bytes()
+        let result = try readAll(glued, maximumRead: readSize, readSize: readSize)
+        #expect(result.rows.isEmpty)
+        #expect(result.summary.declaredRecords == 0)
+        #expect(result.summary.recordsAfterFooter == 9)
+        #expect(result.summary.countMismatch)
+        #expect(result.summary.bytes == Int64(glued.count))
+    }
+
     @Test func compositeAndEmptyPrimaryKeysAndTagsInAnyOrder() throws {
         var bytes: [UInt8] = []
         for line in ["#export_date\u{01}application_id\u{01}storefront_id", "##legal: first",
