@@ -2,13 +2,15 @@ import EPFFormat
 
 /// The tar reader (ustar, GNU long names and base-256 sizes, pax headers) over one archive.
 ///
-/// The first input byte picks the input read size and how much of each member is read (all, some, none: the
-/// reader skips the rest); the rest is the archive. The members, their data and the final error must not depend on
+/// The first input byte picks the input read size, how much of each member is read (all, some, none: the reader
+/// skips the rest) and whether every 512-byte block gets a valid header checksum (so that mutations of header
+/// fields are not all stopped by the checksum); the rest is the archive. The members, their data and the final error must not depend on
 /// the read size, and every member's data must be the input's bytes at its offset.
 enum TarHarness {
     static func run(_ data: UnsafeRawBufferPointer) throws(FuzzFailure) {
         guard let knob = data.first else { return }
-        let archive = Array(data.dropFirst())
+        var archive = Array(data.dropFirst())
+        if knob & 0x10 != 0 { fixChecksums(&archive) }
         let portion = [Int.max, 0, 1, 700][Int(knob >> 2 & 3)]
         let whole = read(archive, maximumRead: .max, portion: portion)
         let maximumRead = [Int.max, 1, 13, 512][Int(knob & 3)]
@@ -22,6 +24,19 @@ enum TarHarness {
             try check(start <= archive.count && member.data.count <= archive.count - start
                           && archive[start..<(start + member.data.count)].elementsEqual(member.data),
                       "member \(member.name) at \(start): its data is not the archive's bytes there")
+        }
+    }
+
+    /// Writes a valid checksum (octal, then NUL and space) into every whole 512-byte block.
+    static func fixChecksums(_ archive: inout [UInt8]) {
+        var start = 0
+        while start + 512 <= archive.count {
+            for index in (start + 148)..<(start + 156) { archive[index] = 0x20 }
+            let sum = archive[start..<(start + 512)].reduce(0) { $0 + Int($1) }
+            let digits = Array(String(sum, radix: 8).utf8)
+            let field = [UInt8](repeating: UInt8(ascii: "0"), count: max(0, 6 - digits.count)) + digits.suffix(6)
+            for (offset, byte) in (field + [0, 0x20]).enumerated() { archive[start + 148 + offset] = byte }
+            start += 512
         }
     }
 
