@@ -23,6 +23,9 @@ public final class TarReader: ByteSource {
     private var block = [UInt8](repeating: 0, count: 512)
     private var finished = false
 
+    /// The largest member size accepted (2^62 bytes): far beyond any archive, with room for the padding.
+    static let largestMember: Int64 = 1 << 62
+
     /// Reads the tar stream `inner`; `path` names the archive in errors.
     public init(_ inner: ByteSource, path: String) {
         self.inner = inner
@@ -173,6 +176,11 @@ public final class TarReader: ByteSource {
             let type = block[156]
             var size = try number(124, 12)
             if let override = paxSize { size = override }
+            // A pax size may be negative and a base-256 one near Int64.max: neither is a member, and the padding
+            // arithmetic below would trap on them.
+            guard size >= 0, size <= Self.largestMember else {
+                throw EPFError.tar(path: path, message: "impossible member size \(size)", offset: headerOffset)
+            }
             switch type {
             case UInt8(ascii: "L"):
                 let data = try readData(size)
