@@ -19,19 +19,17 @@ enum EPFValuesOracle {
     static func checkField(_ raw: UnsafeRawBufferPointer, _ bytes: [UInt8]) throws(FuzzFailure) {
         let integer = EPFValues.integer(raw)
         try check(integer == naiveInteger(bytes),
-                              "integer(\(preview(bytes))) = \(String(describing: integer)), naive "
-                                  + "\(String(describing: naiveInteger(bytes)))")
+                  "integer(\(preview(bytes))) = \(String(describing: integer)), naive "
+                      + "\(String(describing: naiveInteger(bytes)))")
         try check(EPFValues.decimal(raw) == naiveDecimal(bytes),
-                              "decimal(\(preview(bytes))) = \(EPFValues.decimal(raw))")
+                  "decimal(\(preview(bytes))) = \(EPFValues.decimal(raw))")
         if let date = EPFValues.datetime(raw) {
             let again = Array(date.utf8).withUnsafeBytes { EPFValues.datetime($0) }
             try check(date.utf8.count == EPFValues.canonicalDatetimeLength && again == date,
-                                  "datetime(\(preview(bytes))) = \(date), which reads back as "
-                                      + "\(String(describing: again))")
+                      "datetime(\(preview(bytes))) = \(date), which reads back as \(String(describing: again))")
             let day = String(date.prefix(10))
             if let milliseconds = EPFValues.milliseconds(isoDate: day) {
-                try check(EPFValues.isoDate(milliseconds: milliseconds) == day,
-                                      "isoDate round trip of \(day)")
+                try check(EPFValues.isoDate(milliseconds: milliseconds) == day, "isoDate round trip of \(day)")
             }
         }
     }
