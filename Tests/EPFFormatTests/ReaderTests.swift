@@ -192,6 +192,25 @@ func readAll(_ bytes: [UInt8], maximumRead: Int = .max, readSize: Int = 1 << 20)
         #expect(result.summary.bytes == Int64(glued.count))
     }
 
+    /// Tags and column names are read as bytes: a combining mark right after the '#' or a tag's ':' stays in the
+    /// value, and does not hide the tag. Found by the epf-records fuzz target
+    /// (fuzz/regressions/epf-records/combining-mark-after-hash): the first column lost its mark.
+    @Test func combiningMarksAfterTagsStayInTheValues() throws {
+        var bytes: [UInt8] = []
+        for line in ["#\u{59E}export_date\u{01}id", "#primaryKey:\u{301}id", "#dbTypes:\u{301}BIGINT\u{01}INTEGER",
+                     "#exportMode:FULL", "1\u{01}2", "#recordsWritten:\u{301}1"] {
+            bytes += Array(line.utf8) + EPFFixture.end
+        }
+        let result = try readAll(bytes)
+        #expect(result.header.columns == ["\u{59E}export_date", "id"])
+        #expect(result.header.primaryKey == ["\u{301}id"])
+        #expect(result.header.dbTypes == ["\u{301}BIGINT", "INTEGER"])
+        #expect(result.header.otherTags.isEmpty)
+        #expect(result.rows == [["1", "2"]])
+        #expect(result.summary.declaredRecords == -1)
+        #expect(!result.summary.truncated)
+    }
+
     @Test func compositeAndEmptyPrimaryKeysAndTagsInAnyOrder() throws {
         var bytes: [UInt8] = []
         for line in ["#export_date\u{01}application_id\u{01}storefront_id", "##legal: first",
