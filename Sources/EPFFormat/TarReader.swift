@@ -132,9 +132,11 @@ public final class TarReader: ByteSource {
         var result: [String: String] = [:]
         var index = 0
         while index < data.count {
+            // The length counts the whole record, its own digits and space included: a shorter one (or one past
+            // the data) is malformed, and ends the records.
             guard let space = data[index...].firstIndex(of: 0x20),
                   let length = Int(String(decoding: data[index..<space], as: UTF8.self)),
-                  length > 0, index + length <= data.count else { break }
+                  length > space - index, length <= data.count - index else { break }
             let record = data[(space + 1)..<(index + length)]
             if let equals = record.firstIndex(of: 0x3d) {
                 let key = String(decoding: record[record.startIndex..<equals], as: UTF8.self)

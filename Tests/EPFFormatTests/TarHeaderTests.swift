@@ -1,8 +1,7 @@
 import Testing
 @testable import EPFFormat
 
-/// Tar headers with impossible sizes: errors, never traps. Both were found while checking the tar fuzz target
-/// (fuzz/regressions/tar/negative-pax-size and base256-size-near-int64-max).
+/// Tar headers with impossible sizes or pax records: errors or ignored records, never traps.
 @Suite struct TarHeaderTests {
     /// A 512-byte ustar header of `type` for `name` with the size field `size` (12 bytes) and a valid checksum.
     static func header(_ name: String, type: Character, size: [UInt8]) -> [UInt8] {
@@ -35,6 +34,7 @@ import Testing
         return (names, nil)
     }
 
+    /// Found while checking the tar fuzz target (fuzz/regressions/tar/negative-pax-size).
     @Test func aNegativePaxSizeIsAnError() {
         let record = Array("15 size=-12345\n".utf8)
         let pax = Self.header("a/pax", type: "x", size: Self.octal(record.count))
@@ -50,6 +50,7 @@ import Testing
         #expect(offset == 1024)
     }
 
+    /// Found while checking the tar fuzz target (fuzz/regressions/tar/base256-size-near-int64-max).
     @Test func aBase256SizeNearInt64MaxIsAnError() {
         let size: [UInt8] = [0x80, 0, 0, 0, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE, 0xFF]
         let archive = Self.header("a/genre", type: "0", size: size) + [UInt8](repeating: 0x78, count: 512)
@@ -60,6 +61,19 @@ import Testing
             return
         }
         #expect(message.hasPrefix("impossible member size 9223372036854775"))
+    }
+
+    /// A pax record whose length is shorter than its own "LEN " prefix, or far past the data, ends the records
+    /// instead of trapping. Found by the tar fuzz target (fuzz/regressions/tar/pax-length-shorter-than-prefix).
+    @Test(arguments: ["1 path=x\n", "3 path=x\n", "9223372036854775807 path=x\n"])
+    func malformedPaxLengthsEndTheRecords(record: String) {
+        let data = Array(record.utf8)
+        let pax = Self.header("a/pax", type: "x", size: Self.octal(data.count))
+            + data + [UInt8](repeating: 0, count: 512 - data.count)
+        let member = Self.header("a/genre", type: "0", size: Self.octal(1)) + [UInt8](repeating: 0x41, count: 512)
+        let result = Self.members(pax + member)
+        #expect(result.names == ["a/genre"])
+        #expect(result.error == nil)
     }
 
     /// Sizes that are merely large still make a member (the archive then ends inside it).
