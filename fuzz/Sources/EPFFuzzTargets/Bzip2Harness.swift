@@ -5,8 +5,8 @@ import EPFFormat
 /// libbz2's own streaming decoder, and the serial `Bzip2ByteSource` as well.
 ///
 /// The first input byte picks the scanner's read size, the output buffered per block, and the input read size;
-/// the rest is the compressed file. Both decoders must give the same bytes, or both fail (the parallel one after
-/// a prefix of libbz2's output: it holds back a block whose CRC fails, libbz2 hands it out first).
+/// the rest is the compressed file. Both decoders must give the same bytes, or both fail and agree on the bytes
+/// both handed out (how much of a damaged block comes out before the error depends on buffer sizes).
 enum Bzip2Harness {
     static func run(_ data: UnsafeRawBufferPointer) throws(FuzzFailure) {
         guard let knob = data.first else { return }

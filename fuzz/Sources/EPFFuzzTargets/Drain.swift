@@ -39,19 +39,23 @@ func drain(_ source: ByteSource, chunk: Int) -> Drained {
     return result
 }
 
-/// Checks that `candidate` answers as `reference` does: the same bytes when the reference finished, an error and a
-/// prefix of the reference's bytes when it failed; when the limit stopped the reference, the same bytes or an
+/// Checks that `candidate` answers as `reference` does: the same bytes when the reference finished; an error, and
+/// the same bytes as far as both went, when it failed; when the limit stopped the reference, the same bytes or an
 /// error after a prefix of them.
 func checkSameAnswer(_ candidate: Drained, _ reference: Drained, _ what: String) throws(FuzzFailure) {
     let prefix = candidate.bytes.count <= reference.bytes.count
         && candidate.bytes[...] == reference.bytes[0..<candidate.bytes.count]
+    let shorter = min(candidate.bytes.count, reference.bytes.count)
+    let agree = candidate.bytes[0..<shorter] == reference.bytes[0..<shorter]
     if reference.finished {
         try check(candidate.finished && candidate.bytes == reference.bytes,
                   "\(what): \(candidate), reference finished with \(reference.bytes.count) bytes"
                       + (candidate.finished ? " (different bytes)" : ""))
     } else if reference.error != nil {
-        try check(candidate.error != nil && prefix,
-                  "\(what): \(candidate), reference \(reference)" + (prefix ? "" : " (not a prefix of its bytes)"))
+        // How much of a damaged block libbz2 hands out before it finds the damage depends on its output buffer
+        // sizes: both must fail, and agree on the bytes both handed out.
+        try check(candidate.error != nil && agree,
+                  "\(what): \(candidate), reference \(reference)" + (agree ? "" : " (different bytes)"))
     } else {
         try check((candidate.limited && candidate.bytes == reference.bytes) || (candidate.error != nil && prefix),
                   "\(what): \(candidate), reference \(reference)")

@@ -22,7 +22,7 @@ public struct FuzzTarget: Sendable {
                    run: HTTPRequestHarness.run),
         FuzzTarget(name: "bzip2", maximumLength: 1 << 16,
                    oracle: "the parallel decoder (block scanner, workers, merges) against libbz2's streaming "
-                       + "decoder: the same bytes, or both fail",
+                       + "decoder: the same bytes, or both fail agreeing on the bytes both gave",
                    run: Bzip2Harness.run),
         FuzzTarget(name: "gzip", maximumLength: 1 << 16,
                    oracle: "the same bytes or error whatever the read sizes; zlib's uncompress for one member",
