@@ -13,7 +13,7 @@ enum FetchListingHarness {
         let lowered = text.lowercased()
         let digest = MD5Sidecar.digest(text)
         if let digest { try checkDigest(digest, in: lowered, "MD5Sidecar.digest") }
-        FileManager.default.createFile(atPath: sidecarPath, contents: Data(data))
+        write(data, to: sidecarPath)
         if let parsed = try? FeedInput.parseSidecar(sidecarPath) {
             try checkDigest(parsed, in: lowered, "FeedInput.parseSidecar")
         }
@@ -25,7 +25,7 @@ enum FetchListingHarness {
             .prefix(40)).ifEmpty("application.tbz")
         for sidecar in ["MD5 (\(name)) = \(made)\n", "\(made.uppercased())  \(name)\n"] {
             try check(MD5Sidecar.digest(sidecar) == made, "MD5Sidecar.digest(\(sidecar.debugDescription))")
-            FileManager.default.createFile(atPath: sidecarPath, contents: Data(sidecar.utf8))
+            Array(sidecar.utf8).withUnsafeBytes { write($0, to: sidecarPath) }
             try check((try? FeedInput.parseSidecar(sidecarPath)) == made,
                       "FeedInput.parseSidecar(\(sidecar.debugDescription))")
         }
@@ -36,6 +36,16 @@ enum FetchListingHarness {
                       "listing entry \(entry.name.debugDescription)")
             try check(names.insert(entry.name).inserted, "listing entry \(entry.name.debugDescription) twice")
         }
+    }
+
+    /// Replaces the file with a new one. Not FileManager's atomic write, nor truncation: both make ext4 flush the
+    /// data to disk (auto_da_alloc), which made this target run at under 100 inputs a second.
+    static func write(_ bytes: UnsafeRawBufferPointer, to path: String) {
+        unlink(path)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        if let base = bytes.baseAddress { _ = Glibc.write(descriptor, base, bytes.count) }
     }
 
     static func checkDigest(_ digest: String, in lowered: String, _ parser: String) throws(FuzzFailure) {
