@@ -4,8 +4,8 @@ import EPFFormat
 ///
 /// The first input byte picks the input read size, how much of each member is read (all, some, none: the reader
 /// skips the rest) and whether every 512-byte block gets a valid header checksum (so that mutations of header
-/// fields are not all stopped by the checksum); the rest is the archive. The members, their data and the final error must not depend on
-/// the read size, and every member's data must be the input's bytes at its offset.
+/// fields are not all stopped by the checksum); the rest is the archive. The members, their data and the final
+/// error must not depend on the read size, and every member's data must be the input's bytes at its offset.
 enum TarHarness {
     static func run(_ data: UnsafeRawBufferPointer) throws(FuzzFailure) {
         guard let knob = data.first else { return }
