@@ -229,8 +229,10 @@ import Testing
         #expect(SearchIndex.searchText("東京タワー abc") == "東 京 タ ワ ー abc")
     }
 
+    /// NUL bytes too: found by the apple-params fuzz target (fuzz/regressions/apple-params/nul-in-search-term),
+    /// they ended FTS5's expression inside a quoted phrase ("unterminated string", answered with 503).
     @Test(arguments: ["\"", "AND(", "\"quotes\" AND( OR", "*", "NEAR(a b)", "title:x", "-", "^a", "a OR",
-                      "{title}: x", "()", "\"\"\"", "NOT", "a\"b"])
+                      "{title}: x", "()", "\"\"\"", "NOT", "a\"b", "a\u{0}b", "=genrnIde\u{01}term=\u{19}\u{0}\u{0}"])
     func hostileTermsDoNotError(term: String) throws {
         let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
@@ -245,6 +247,7 @@ import Testing
         #expect(try titles(engine, "\"quotes\" AND( OR") == ["Angry \"Quotes\" AND( OR"])
         #expect(QueryEngine.ftsQuery("a\"b c") == #""a""b" "c"*"#)
         #expect(QueryEngine.ftsQuery("  - * ") == nil)
+        #expect(QueryEngine.ftsQuery("a\u{0}b")?.contains("\u{0}") == false)
     }
 
     @Test func withoutIndexSearchFindsNothing() throws {
