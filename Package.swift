@@ -45,6 +45,19 @@ let package = Package(
         // The test feed server (Tests/EPFTestSupport/FeedServer.swift) as a process, for the fetch benchmark.
         .executableTarget(name: "epf-feed-server", dependencies: ["EPFTestSupport"], path: "benchmarks/feed-server"),
 
+        // Fuzz targets: one harness per parser of outside bytes, with its oracle (fuzz/README.md, scripts/fuzz).
+        .target(name: "EPFFuzzTargets",
+                dependencies: ["EPFFormat", "HTTPTransport", "EPFFetch", "EPFQuery", "EPFServer", "EPFTestSupport",
+                               "CBzip2", "CZlib"],
+                path: "fuzz/Sources/EPFFuzzTargets"),
+        // Replays inputs through the harnesses; built with -DEPF_LIBFUZZER and -sanitize=fuzzer it is the fuzzer.
+        .executableTarget(name: "epf-fuzz", dependencies: ["EPFFuzzTargets", "CLibFuzzer"],
+                          path: "fuzz/Sources/epf-fuzz"),
+        // libFuzzer's LLVMFuzzerRunDriver, declared only: linked by -sanitize=fuzzer in the fuzz build.
+        .systemLibrary(name: "CLibFuzzer", path: "fuzz/Sources/CLibFuzzer"),
+        .testTarget(name: "EPFFuzzTargetsTests", dependencies: ["EPFFuzzTargets"],
+                    path: "fuzz/Tests/EPFFuzzTargetsTests"),
+
         .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFGenerator", "EPFTestSupport"]),
         .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator", "EPFTestSupport"]),
         // Shared test support: the small catalogue (SQL and a database of it), temporary directories, a feed server,

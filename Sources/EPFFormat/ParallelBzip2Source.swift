@@ -69,12 +69,12 @@ public final class ParallelBzip2ByteSource: ByteSource {
     private(set) var mergedSpans = 0
 
     /// Decodes `inner` on `threads` worker threads; `path` names the file in errors. `readSize` (compressed
-    /// bytes per read) and `outputLimit` (bytes buffered per block) are for tests.
+    /// bytes per read) and `outputLimit` (bytes buffered per block) are for tests and the fuzz targets.
     public convenience init(_ inner: ByteSource, path: String, threads: Int) {
         self.init(inner, path: path, threads: threads, readSize: 1 << 20, outputLimit: 4 << 20)
     }
 
-    init(_ inner: ByteSource, path: String, threads: Int, readSize: Int, outputLimit: Int,
+    package init(_ inner: ByteSource, path: String, threads: Int, readSize: Int, outputLimit: Int,
          injectedCandidates: [(bit: Int64, isEnd: Bool)] = []) {
         self.path = path
         scanner = Bzip2BlockScanner(inner, readSize: readSize, injectedCandidates: injectedCandidates)

@@ -213,20 +213,22 @@ public final class EPFTableReader {
         while true {
             let bytes = UnsafeRawBufferPointer(start: splitter.base + record.start, count: record.length)
             guard record.length > 0, bytes[0] == UInt8(ascii: "#") else { break }
-            let line = text(record)
-            if line.hasPrefix("##") {
+            // Tags are matched and cut on bytes: as Characters, a combining mark after the '#' or the ':' would
+            // hide the tag or be dropped with it.
+            func tagged(_ tag: String) -> String? {
+                bytes.starts(with: tag.utf8) ? text(record, from: tag.utf8.count) : nil
+            }
+            if bytes.starts(with: "##".utf8) {
                 header.legalLines += 1
-            } else if line.hasPrefix("#primaryKey:") {
-                let value = String(line.dropFirst("#primaryKey:".count))
+            } else if let value = tagged("#primaryKey:") {
                 header.primaryKey = value.isEmpty ? [] : split(value, by: separator).filter { !$0.isEmpty }
-            } else if line.hasPrefix("#dbTypes:") {
-                header.dbTypes = split(String(line.dropFirst("#dbTypes:".count)), by: separator)
-            } else if line.hasPrefix("#exportMode:") {
-                let value = line.dropFirst("#exportMode:".count).trimmingCharacters(in: .whitespaces)
+            } else if let value = tagged("#dbTypes:") {
+                header.dbTypes = split(value, by: separator)
+            } else if let value = tagged("#exportMode:")?.trimmingCharacters(in: .whitespaces) {
                 header.exportMode = ExportMode(rawValue: value.uppercased())
                 if header.exportMode == nil { header.unknownExportMode = value }
-            } else if line.hasPrefix("#recordsWritten:") {
-                declared = Self.footerCount(line)
+            } else if let count = tagged("#recordsWritten:") {
+                declared = Self.footerCount(count)
                 footerSeen = true
                 header.byteCount = splitter.consumedOffset
                 if !sawColumns {
@@ -236,10 +238,10 @@ public final class EPFTableReader {
                 pending = nil
                 return
             } else if !sawColumns {
-                header.columns = split(String(line.dropFirst()), by: separator)
+                header.columns = split(text(record, from: 1), by: separator)
                 sawColumns = true
             } else {
-                header.otherTags.append(line)
+                header.otherTags.append(text(record))
             }
             guard let next = try splitter.next() else {
                 header.byteCount = splitter.consumedOffset
@@ -274,13 +276,19 @@ public final class EPFTableReader {
         var current = pending
         pending = nil
         if current == nil && !footerSeen { current = try splitter.next() }
+        if footerSeen {
+            // The footer came right after the header (a table without rows): what follows it is not data either.
+            while let extra = try splitter.next() {
+                if extra.length > 0 { summary.recordsAfterFooter += 1 }
+            }
+        }
         while let record = current {
             let recordBase = splitter.base + record.start
-            if record.length > 0 && recordBase.load(as: UInt8.self) == UInt8(ascii: "#") {
-                let line = String(decoding: UnsafeRawBufferPointer(start: recordBase, count: record.length),
-                                  as: UTF8.self)
-                if line.hasPrefix("#recordsWritten:") {
-                    declared = Self.footerCount(line)
+            let footerTag = "#recordsWritten:".utf8
+            if record.length >= footerTag.count && recordBase.load(as: UInt8.self) == UInt8(ascii: "#") {
+                let bytes = UnsafeRawBufferPointer(start: recordBase, count: record.length)
+                if bytes.starts(with: footerTag) {
+                    declared = Self.footerCount(text(record, from: footerTag.count))
                     footerSeen = true
                     // Records after the footer are not data: they are counted as a problem of the file.
                     while let extra = try splitter.next() {
@@ -354,9 +362,10 @@ public final class EPFTableReader {
     /// Bytes of the input file consumed so far and its size, for progress (set by `FeedInput`); nil when unknown.
     public var inputPosition: (() -> (read: Int64, total: Int64))?
 
-    /// The count of a `#recordsWritten:` record; -1 when it is not a number (a broken footer never matches).
-    static func footerCount(_ line: String) -> Int {
-        Int(line.dropFirst("#recordsWritten:".count).trimmingCharacters(in: .whitespaces)) ?? -1
+    /// The count of a `#recordsWritten:` record from the text after the tag; -1 when it is not a number (a broken
+    /// footer never matches).
+    static func footerCount(_ value: String) -> Int {
+        Int(value.trimmingCharacters(in: .whitespaces)) ?? -1
     }
 
     /// Byte offset where the stream ended (for truncation messages).

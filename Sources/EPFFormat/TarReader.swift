@@ -23,6 +23,9 @@ public final class TarReader: ByteSource {
     private var block = [UInt8](repeating: 0, count: 512)
     private var finished = false
 
+    /// The largest member size accepted (2^62 bytes): far beyond any archive, with room for the padding.
+    static let largestMember: Int64 = 1 << 62
+
     /// Reads the tar stream `inner`; `path` names the archive in errors.
     public init(_ inner: ByteSource, path: String) {
         self.inner = inner
@@ -129,9 +132,11 @@ public final class TarReader: ByteSource {
         var result: [String: String] = [:]
         var index = 0
         while index < data.count {
+            // The length counts the whole record, its own digits and space included: a shorter one (or one past
+            // the data) is malformed, and ends the records.
             guard let space = data[index...].firstIndex(of: 0x20),
                   let length = Int(String(decoding: data[index..<space], as: UTF8.self)),
-                  length > 0, index + length <= data.count else { break }
+                  length > space - index, length <= data.count - index else { break }
             let record = data[(space + 1)..<(index + length)]
             if let equals = record.firstIndex(of: 0x3d) {
                 let key = String(decoding: record[record.startIndex..<equals], as: UTF8.self)
@@ -173,6 +178,11 @@ public final class TarReader: ByteSource {
             let type = block[156]
             var size = try number(124, 12)
             if let override = paxSize { size = override }
+            // A pax size may be negative and a base-256 one near Int64.max: neither is a member, and the padding
+            // arithmetic below would trap on them.
+            guard size >= 0, size <= Self.largestMember else {
+                throw EPFError.tar(path: path, message: "impossible member size \(size)", offset: headerOffset)
+            }
             switch type {
             case UInt8(ascii: "L"):
                 let data = try readData(size)

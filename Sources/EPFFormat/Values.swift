@@ -15,17 +15,23 @@ public enum EPFValues {
             index = 1
             guard field.count > 1 else { return nil }
         }
-        var value: Int64 = 0
+        // The magnitude, unsigned: -9223372036854775808 (Int64.min) has no positive counterpart.
+        var magnitude: UInt64 = 0
         while index < field.count {
             let digit = base.load(fromByteOffset: index, as: UInt8.self) &- 0x30
             guard digit < 10 else { return nil }
-            let (multiplied, overflow1) = value.multipliedReportingOverflow(by: 10)
-            let (added, overflow2) = multiplied.addingReportingOverflow(Int64(digit))
+            let (multiplied, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (added, overflow2) = multiplied.addingReportingOverflow(UInt64(digit))
             guard !overflow1, !overflow2 else { return nil }
-            value = added
+            magnitude = added
             index += 1
         }
-        return negative ? -value : value
+        if negative {
+            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+            return Int64(bitPattern: 0 &- magnitude)
+        }
+        guard magnitude <= UInt64(Int64.max) else { return nil }
+        return Int64(magnitude)
     }
 
     /// A decimal such as `0.99`, `-1.5`, `1234567.990`: digits with at most one point. Returns the text as given.

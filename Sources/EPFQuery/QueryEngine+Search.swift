@@ -92,15 +92,17 @@ extension QueryEngine {
 
     /// The FTS5 MATCH expression for a user's term: each word a quoted phrase, the last one a prefix.
     ///
-    /// Quotes inside words are doubled, words without letters or digits are dropped; nil when nothing is left.
+    /// Quotes inside words are doubled, NUL bytes removed (FTS5 reads the expression as a C string: a NUL ends it
+    /// inside the quotes), words without letters or digits are dropped; nil when nothing is left. Quotes are found
+    /// among Unicode scalars, not Characters: a quote followed by a combining mark is one Character, not a quote.
     public static func ftsQuery(_ term: String) -> String? {
         var phrases: [String] = []
         for word in term.split(whereSeparator: { $0.isWhitespace }) {
             guard word.contains(where: { $0.isLetter || $0.isNumber }) else { continue }
             let spaced = SearchIndex.searchText(String(word))
             var quoted = "\""
-            for character in spaced {
-                if character == "\"" { quoted += "\"\"" } else { quoted.append(character) }
+            for scalar in spaced.unicodeScalars where scalar != "\u{0}" {
+                if scalar == "\"" { quoted += "\"\"" } else { quoted.unicodeScalars.append(scalar) }
             }
             phrases.append(quoted + "\"")
         }

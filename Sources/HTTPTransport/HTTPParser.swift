@@ -1,7 +1,7 @@
 import Glibc
 
-/// The outcome of looking at the bytes buffered on a connection.
-enum HeadParse {
+/// The outcome of looking at the bytes buffered on a connection (package-visible for the fuzz targets).
+package enum HeadParse {
     /// No complete head yet; the next call may start scanning for the blank line at `scanned`.
     case incomplete(scanned: Int)
     /// A complete head of `consumed` bytes (including any leading empty lines).
@@ -13,8 +13,8 @@ enum HeadParse {
 /// Incremental HTTP/1.x request-head parser over raw bytes (RFC 9112, section 2-3 and 5).
 ///
 /// It never makes a `String` until a head is complete and within the limits. Every malformed input
-/// becomes a `.failure` with a 4xx/5xx status, never a trap.
-enum HTTPParser {
+/// becomes a `.failure` with a 4xx/5xx status, never a trap. Package-visible for the fuzz targets.
+package enum HTTPParser {
     /// Longest request line (method, target, version): longer gets 414.
     static let maxRequestLine = 8192
     /// Largest header section after the request line: larger gets 431.
@@ -30,7 +30,7 @@ enum HTTPParser {
     private static let tab = UInt8(ascii: "\t")
 
     /// Parses the head at the start of `buffer`; `scanFrom` is a previous `.incomplete(scanned:)`.
-    static func parse(_ buffer: UnsafeRawBufferPointer, scanFrom: Int) -> HeadParse {
+    package static func parse(_ buffer: UnsafeRawBufferPointer, scanFrom: Int) -> HeadParse {
         let count = buffer.count
         guard count > 0, let base = buffer.baseAddress else { return .incomplete(scanned: 0) }
         let bytes = base.assumingMemoryBound(to: UInt8.self)

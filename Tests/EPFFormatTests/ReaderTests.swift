@@ -177,6 +177,40 @@ func readAll(_ bytes: [UInt8], maximumRead: Int = .max, readSize: Int = 1 << 20)
         #expect(!result.summary.truncated && !result.summary.countMismatch)
     }
 
+    /// A zero-row file with rows glued after its footer: the rows are counted as after the footer, and the whole
+    /// file is read, at every read size. Found by the epf-records fuzz target
+    /// (fuzz/regressions/epf-records/rows-after-footer-of-empty-table): they were ignored, and `bytes` depended on
+    /// the read size.
+    @Test(arguments: [1, 7, 1 << 20])
+    func rowsAfterTheFooterOfAZeroRowFileAreCounted(readSize: Int) throws {
+        let glued = EPFFixture().bytes() + EPFFixture(rows: [EPFFixture.row("1", "2", "c", "d")]).bytes()
+        let result = try readAll(glued, maximumRead: readSize, readSize: readSize)
+        #expect(result.rows.isEmpty)
+        #expect(result.summary.declaredRecords == 0)
+        #expect(result.summary.recordsAfterFooter == 9)
+        #expect(result.summary.countMismatch)
+        #expect(result.summary.bytes == Int64(glued.count))
+    }
+
+    /// Tags and column names are read as bytes: a combining mark right after the '#' or a tag's ':' stays in the
+    /// value, and does not hide the tag. Found by the epf-records fuzz target
+    /// (fuzz/regressions/epf-records/combining-mark-after-hash): the first column lost its mark.
+    @Test func combiningMarksAfterTagsStayInTheValues() throws {
+        var bytes: [UInt8] = []
+        for line in ["#\u{59E}export_date\u{01}id", "#primaryKey:\u{301}id", "#dbTypes:\u{301}BIGINT\u{01}INTEGER",
+                     "#exportMode:FULL", "1\u{01}2", "#recordsWritten:\u{301}1"] {
+            bytes += Array(line.utf8) + EPFFixture.end
+        }
+        let result = try readAll(bytes)
+        #expect(result.header.columns == ["\u{59E}export_date", "id"])
+        #expect(result.header.primaryKey == ["\u{301}id"])
+        #expect(result.header.dbTypes == ["\u{301}BIGINT", "INTEGER"])
+        #expect(result.header.otherTags.isEmpty)
+        #expect(result.rows == [["1", "2"]])
+        #expect(result.summary.declaredRecords == -1)
+        #expect(!result.summary.truncated)
+    }
+
     @Test func compositeAndEmptyPrimaryKeysAndTagsInAnyOrder() throws {
         var bytes: [UInt8] = []
         for line in ["#export_date\u{01}application_id\u{01}storefront_id", "##legal: first",
@@ -228,14 +262,17 @@ func readAll(_ bytes: [UInt8], maximumRead: Int = .max, readSize: Int = 1 << 20)
         Array(text.utf8).withUnsafeBytes { EPFValues.datetime($0) }
     }
 
-    @Test(arguments: [("123", Int64(123)), ("-5", -5), ("0", 0), ("9223372036854775807", Int64.max)])
+    /// Int64.min too: found by the epf-records fuzz target (fuzz/regressions/epf-records/integer-int64-min).
+    @Test(arguments: [("123", Int64(123)), ("-5", -5), ("0", 0), ("9223372036854775807", Int64.max),
+                      ("-9223372036854775808", Int64.min), ("-0", 0), ("+7", 7)])
     func integersParse(text: String, value: Int64) {
         #expect(Self.integer(text) == value)
     }
 
     /// Junk seen in real integer columns, and near misses.
     @Test(arguments: ["[123]", "[int]", "<UnknownKeyException>", "12\u{07}", "12\u{07}3", " 1", "1 ", "1.5", "",
-                      "-", "+", "99999999999999999999", "1e5", "0x10", "１２"])
+                      "-", "+", "99999999999999999999", "1e5", "0x10", "１２",
+                      "9223372036854775808", "-9223372036854775809", "18446744073709551616"])
     func junkIsNotAnInteger(text: String) {
         #expect(Self.integer(text) == nil)
     }

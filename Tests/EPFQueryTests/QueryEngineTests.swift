@@ -229,8 +229,13 @@ import Testing
         #expect(SearchIndex.searchText("東京タワー abc") == "東 京 タ ワ ー abc")
     }
 
+    /// NUL bytes and a quote with a combining mark too, both found by the apple-params fuzz target
+    /// (fuzz/regressions/apple-params/nul-in-search-term, quote-with-combining-mark): the NUL ended FTS5's
+    /// expression inside a quoted phrase, and the quote+mark Character was not doubled, so the phrase ended early;
+    /// both failed the query (answered with 503).
     @Test(arguments: ["\"", "AND(", "\"quotes\" AND( OR", "*", "NEAR(a b)", "title:x", "-", "^a", "a OR",
-                      "{title}: x", "()", "\"\"\"", "NOT", "a\"b"])
+                      "{title}: x", "()", "\"\"\"", "NOT", "a\"b", "a\u{0}b", "=genrnIde\u{01}term=\u{19}\u{0}\u{0}",
+                      "a\"\u{356}1e c\u{05}", "x\"\u{301}"])
     func hostileTermsDoNotError(term: String) throws {
         let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
@@ -245,6 +250,8 @@ import Testing
         #expect(try titles(engine, "\"quotes\" AND( OR") == ["Angry \"Quotes\" AND( OR"])
         #expect(QueryEngine.ftsQuery("a\"b c") == #""a""b" "c"*"#)
         #expect(QueryEngine.ftsQuery("  - * ") == nil)
+        #expect(QueryEngine.ftsQuery("a\u{0}b")?.contains("\u{0}") == false)
+        #expect(QueryEngine.ftsQuery("a\"\u{301}b") == "\"a\"\"\u{301}b\"*")
     }
 
     @Test func withoutIndexSearchFindsNothing() throws {
