@@ -61,7 +61,7 @@ import Testing
         let name = "itunes20260105/" + String(repeating: "very_long_table_name_", count: 8)
         let content = Array("hello\u{02}\n".utf8)
         try tar.beginFile(name, size: Int64(content.count), mtime: 1_767_571_200)
-        try tar.writeContent(content.withUnsafeBytes { UnsafeRawBufferPointer($0) })
+        try content.withUnsafeBytes { try tar.writeContent($0) }
         try tar.endFile()
         try tar.beginFile("short", size: 0, mtime: 0)
         try tar.endFile()
@@ -76,7 +76,7 @@ import Testing
         let sink = MemorySink()
         let tar = TarWriter(sink: sink)
         try tar.beginFile("x", size: 10, mtime: 0)
-        try tar.writeContent(Array("abc".utf8).withUnsafeBytes { UnsafeRawBufferPointer($0) })
+        try Array("abc".utf8).withUnsafeBytes { try tar.writeContent($0) }
         #expect(throws: GeneratorError.tarSizeMismatch(member: "x", announced: 10, written: 3)) { try tar.endFile() }
     }
 

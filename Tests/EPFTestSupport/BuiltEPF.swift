@@ -53,16 +53,36 @@ public enum BuiltEPF {
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        // Both pipes are read while the process runs, so a large output cannot block it.
-        nonisolated(unsafe) var errorData = Data()
-        let errorReader = Thread { errorData = errors.fileHandleForReading.readDataToEndOfFile() }
-        errorReader.start()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !errorReader.isFinished { usleep(200) }
+        let (outputData, errorData) = readToEnd(process, output: output, errors: errors)
         let status = process.terminationReason == .uncaughtSignal
             ? 128 + process.terminationStatus : process.terminationStatus
         return Run(status: status, stdout: String(decoding: outputData, as: UTF8.self),
                    stderr: String(decoding: errorData, as: UTF8.self))
+    }
+
+    /// Reads a started process's standard output and standard error to their ends, both while it runs (so a large
+    /// output cannot block it), and waits for it to exit.
+    ///
+    /// Standard error is read on a thread of its own, which hands its bytes over under a condition: polling
+    /// `Thread.isFinished` orders nothing, and ThreadSanitizer rightly reported the read of the bytes as racing
+    /// with the thread's write.
+    public static func readToEnd(_ process: Process, output: Pipe, errors: Pipe) -> (stdout: Data, stderr: Data) {
+        let handedOver = NSCondition()
+        nonisolated(unsafe) var errorData: Data?
+        let errorReader = Thread {
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            handedOver.lock()
+            errorData = data
+            handedOver.signal()
+            handedOver.unlock()
+        }
+        errorReader.start()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        handedOver.lock()
+        while errorData == nil { handedOver.wait() }
+        let stderrData = errorData ?? Data()
+        handedOver.unlock()
+        return (outputData, stderrData)
     }
 }

@@ -42,13 +42,7 @@ func startEPF(_ arguments: [String], in directory: String, environment: [String:
 @discardableResult
 func runEPF(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws -> RunResult {
     let (process, output, errors) = try startEPF(arguments, in: directory, environment: environment)
-    // Read both pipes while the process runs, so a large output cannot block it.
-    nonisolated(unsafe) var errorData = Data()
-    let errorReader = Thread { errorData = errors.fileHandleForReading.readDataToEndOfFile() }
-    errorReader.start()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    while !errorReader.isFinished { usleep(1000) }
+    let (outputData, errorData) = BuiltEPF.readToEnd(process, output: output, errors: errors)
     return RunResult(status: process.terminationStatus, stdout: String(decoding: outputData, as: UTF8.self),
                      stderr: String(decoding: errorData, as: UTF8.self))
 }
