@@ -36,9 +36,10 @@ public enum BuiltEPF {
         public var stderr: String
     }
 
-    /// Runs `epf arguments` in `directory` without `EPF_DB` in its environment, and waits for it.
-    public static func run(_ arguments: [String], in directory: String,
-                           environment: [String: String] = [:]) throws -> Run {
+    /// Starts `epf arguments` in `directory`, without `EPF_DB` in its environment and with its standard input
+    /// empty; returns the process and the pipes of its standard output and error. The caller waits or kills.
+    public static func start(_ arguments: [String], in directory: String,
+                             environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
@@ -53,6 +54,13 @@ public enum BuiltEPF {
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        return (process, output, errors)
+    }
+
+    /// Runs `epf arguments` in `directory` (see `start`) and waits for it.
+    public static func run(_ arguments: [String], in directory: String,
+                           environment: [String: String] = [:]) throws -> Run {
+        let (process, output, errors) = try start(arguments, in: directory, environment: environment)
         let (outputData, errorData) = readToEnd(process, output: output, errors: errors)
         let status = process.terminationReason == .uncaughtSignal
             ? 128 + process.terminationStatus : process.terminationStatus

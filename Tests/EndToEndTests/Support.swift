@@ -21,21 +21,7 @@ typealias WorkDirectory = TemporaryDirectory
 /// Starts `epf` with arguments; the caller waits or kills.
 func startEPF(_ arguments: [String], in directory: String, environment: [String: String] = [:]) throws
     -> (Process, Pipe, Pipe) {
-    let process = Process()
-    process.executableURL = EPFBinary.url
-    process.arguments = arguments
-    process.currentDirectoryURL = URL(fileURLWithPath: directory)
-    var merged = ProcessInfo.processInfo.environment
-    merged.removeValue(forKey: "EPF_DB")
-    for (key, value) in environment { merged[key] = value }
-    process.environment = merged
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    return (process, output, errors)
+    try BuiltEPF.start(arguments, in: directory, environment: environment)
 }
 
 /// Runs `epf` to completion and returns its status and output.
