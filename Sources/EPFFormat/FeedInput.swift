@@ -122,7 +122,7 @@ public enum FeedInput {
             candidates = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).prefix(1).map { $0 }
         }
         let hex = candidates.first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        guard hex.count == 32, hex.allSatisfy({ $0.isHexDigit }) else {
+        guard hex.count == 32, hex.allSatisfy({ $0.isHexDigit && $0.isASCII }) else {
             throw EPFError.badSidecar(sidecar: path,
                                       message: "expected 'MD5 (name) = <32 hex digits>', got '\(text.prefix(80))'")
         }

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFTestSupport
 import Testing
 
 /// The generator writes `.md5` sidecars with EPFFormat's MD5; these pin it to RFC 1321.
@@ -34,5 +35,28 @@ import Testing
         var whole = MD5()
         whole.update(data)
         #expect(digest.finalizeHex() == whole.finalizeHex())
+    }
+}
+
+/// `.md5` sidecars as Apple writes them, and what is not one.
+@Suite struct SidecarTests {
+    @Test(arguments: [
+        ("MD5 (itunes20260105.tbz) = 0cc175b9c0f1b6a831c399e269772661\n", "0cc175b9c0f1b6a831c399e269772661"),
+        ("0CC175B9C0F1B6A831C399E269772661  itunes20260105.tbz\n", "0cc175b9c0f1b6a831c399e269772661"),
+    ])
+    func digestsAreRead(text: String, digest: String) throws {
+        let scratch = try TemporaryDirectory()
+        try scratch.write("a.tbz.md5", Array(text.utf8))
+        #expect(try FeedInput.parseSidecar(scratch.file("a.tbz.md5")) == digest)
+    }
+
+    /// Full-width digits are hex digits to `Character.isHexDigit`; they are not an MD5 digest, and the sidecar is
+    /// bad (not an archive whose checksum disagrees).
+    @Test(arguments: ["MD5 (a.tbz) = \u{FF10}cc175b9c0f1b6a831c399e26977266\u{FF11}",
+                      "MD5 (a.tbz) = 0cc175b9c0f1b6a831c399e26977266", "MD5 (a.tbz) = ", "nothing here"])
+    func whatIsNotADigestIsABadSidecar(text: String) throws {
+        let scratch = try TemporaryDirectory()
+        try scratch.write("a.tbz.md5", Array(text.utf8))
+        #expect(throws: EPFError.self) { try FeedInput.parseSidecar(scratch.file("a.tbz.md5")) }
     }
 }
