@@ -64,7 +64,9 @@ package enum HTTPParser {
             position = index + 1
         }
         guard headEnd > 0 else {
-            if count - (firstLF + 1) > maxHeaderBytes {
+            // The limit counts the headers without the blank line's CR LF, as below for a complete head: a head
+            // accepted whole must not be refused when its last two bytes have not arrived yet.
+            if count - (firstLF + 1) > maxHeaderBytes + 2 {
                 return .failure(status: 431, message: "request headers larger than \(maxHeaderBytes) bytes")
             }
             return .incomplete(scanned: count)

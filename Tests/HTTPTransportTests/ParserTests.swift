@@ -79,6 +79,34 @@ struct ParserTests {
         }
     }
 
+    /// The header limit is the same whether the head arrives whole or a byte at a time: headers of exactly
+    /// `maxHeaderBytes` bytes are accepted, one byte more is 431 (found by reading the fuzz harness's oracle).
+    @Test(arguments: [0, 1])
+    func headerLimitDoesNotDependOnHowTheBytesArrive(over: Int) {
+        let name = "X-Padding: "
+        let host = "Host: x\r\n"
+        let value = String(repeating: "a", count: HTTPParser.maxHeaderBytes - host.utf8.count - name.utf8.count - 2
+                           + over)
+        let text = "GET / HTTP/1.1\r\n\(host)\(name)\(value)\r\n\r\n"
+        func verdict(_ parse: HeadParse) -> Int? {
+            switch parse {
+            case .request: return 200
+            case .failure(let status, _): return status
+            case .incomplete: return nil
+            }
+        }
+        let whole = verdict(self.parse(text))
+        var pieces: Int?
+        var scanned = 0
+        for end in 1...text.utf8.count where pieces == nil {
+            let prefix = String(decoding: Array(text.utf8)[0..<end], as: UTF8.self)
+            let result = self.parse(prefix, scanFrom: scanned)
+            if case .incomplete(let next) = result { scanned = next } else { pieces = verdict(result) }
+        }
+        #expect(whole == (over == 0 ? 200 : 431))
+        #expect(pieces == whole)
+    }
+
     @Test func dates() {
         #expect(HTTPDate.format(784111777) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == 784111777)
