@@ -56,8 +56,10 @@ final class TransferPool: @unchecked Sendable {
                 download.end(.failure(error))
             }
         }
+        // Read under the lock like every other access: no worker runs yet, but the rule stays true if one ever does.
+        let anyOpen = open > 0
         condition.unlock()
-        if open == 0 { return }
+        if !anyOpen { return }
         let threads = (0..<max(1, connections)).map { _ in Thread { [self] in work() } }
         for thread in threads {
             thread.stackSize = 1 << 20
