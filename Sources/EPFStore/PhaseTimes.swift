@@ -81,14 +81,3 @@ public struct PhaseCPU: Sendable, Codable, Equatable {
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 }
-
-/// A monotonic clock in nanoseconds (`clock_gettime(CLOCK_MONOTONIC)` through Dispatch).
-enum Monotonic {
-    /// Nanoseconds since an arbitrary fixed point.
-    @inline(__always)
-    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-    /// Seconds since `start` (a value of `now()`).
-    @inline(__always)
-    static func seconds(since start: UInt64) -> Double { Double(now() &- start) / 1e9 }
-}

@@ -190,34 +190,3 @@ public final class ImportLock {
         close(descriptor)
     }
 }
-
-/// Errors of the import as a whole (per-table data problems are outcomes, not errors).
-public enum ImportError: Error, CustomStringConvertible, Equatable {
-    /// Another import holds the lock.
-    case locked(database: String, lockFile: String)
-    /// A file could not be opened or written.
-    case io(path: String, message: String)
-    /// An input path does not exist.
-    case missingInput(path: String)
-    /// An input directory holds no table file.
-    case noTables(path: String)
-    /// A bad option value.
-    case badOption(String)
-    /// The filesystem holding the database lacks the space the import is estimated to need (`SpaceCheck`).
-    case noSpace(directory: String, message: String)
-
-    public var description: String {
-        switch self {
-        case .locked(let database, let lockFile):
-            return "another import is running on \(database) (lock \(lockFile) is held); try again when it ends"
-        case .io(let path, let message):
-            return "\(path): \(message)"
-        case .missingInput(let path):
-            return "\(path): no such file or directory"
-        case .noTables(let path):
-            return "\(path): no EPF table files found (plain, .gz, .bz2 or .tbz)"
-        case .badOption(let message), .noSpace(_, let message):
-            return message
-        }
-    }
-}

@@ -1,0 +1,248 @@
+import EPFFormat
+import EPFPostgres
+import EPFQuery
+import EPFStore
+import Foundation
+import JSONText
+
+/// Shows import progress: a live line per table on a terminal, a plain log line every few seconds otherwise.
+final class ProgressPrinter: @unchecked Sendable {
+    private let live = isTerminal(STDERR_FILENO)
+    private var lastLog = Date.distantPast
+    private let quiet: Bool
+
+    init(quiet: Bool) { self.quiet = quiet }
+
+    func report(_ progress: ImportProgress) {
+        guard !quiet else { return }
+        let megabytes = Double(progress.bytes) / 1_000_000
+        let rate = progress.elapsed > 0 ? megabytes / progress.elapsed : 0
+        var text = "\(progress.table): \(progress.records) rows, "
+            + String(format: "%.1f MB, %.1f MB/s", megabytes, rate)
+        if progress.inputTotal > 0 && !progress.finished {
+            let fraction = min(1, Double(progress.inputRead) / Double(progress.inputTotal))
+            text += String(format: ", %.0f%%", fraction * 100)
+            if fraction > 0.01 {
+                let remaining = progress.elapsed / fraction - progress.elapsed
+                text += String(format: ", ETA %.0fs", remaining)
+            }
+        }
+        if live {
+            let line = progress.finished ? "\r\u{1B}[K" + text + "\n" : "\r\u{1B}[K" + text
+            FileHandle.standardError.write(Data(line.utf8))
+        } else if progress.finished || Date().timeIntervalSince(lastLog) >= 5 {
+            lastLog = Date()
+            let stamp = ISO8601DateFormatter().string(from: Date())
+            FileHandle.standardError.write(Data("\(stamp) \(text)\n".utf8))
+        }
+    }
+}
+
+/// Shared by `import` and `sync`: options, running, and the summary.
+enum ImportRunner {
+    /// The options `import` and `sync` share, each declared once.
+    enum Options {
+        static let only = TextOption("only", "REGEX", "Only tables whose name matches.")
+        static let skip = TextOption("skip", "REGEX", "Skip tables whose name matches.")
+        static let dryRun = Flag("dry-run", "Read and check everything; write nothing.")
+        static let force = Flag("force", "Re-apply files the ledger says are already applied.")
+        static let allowCountMismatch = Flag("allow-count-mismatch",
+                                             "Accept tables whose rows differ from #recordsWritten (with a warning).")
+        static let maxRejects = IntOption("max-rejects", default: 1000, range: 0...Int.max,
+                                          "Refuse a table with more than N rejected rows.")
+        static let rejectsDirectory = TextOption(
+            "rejects-dir", "DIR", "Where rejects files go (created when needed). Default: <database>.rejects next to "
+                + "a SQLite database; epf-<schema>.rejects in the current directory for PostgreSQL.")
+        static let badValues = TextOption(
+            "bad-values", "null|reject", default: BadValuePolicy.null.rawValue,
+            "A value not of its column's type (junk like [123] in an integer column, a date it cannot read): "
+                + "null stores NULL, keeps the row and lists the repair in the rejects file; reject rejects the row. "
+                + "Junk in a key or export_date always rejects.")
+        /// The older name of `--bad-values` (which now covers integers and decimals too); not listed in `--help`.
+        static let badDates = TextOption("bad-dates", "null|reject", "The older name of --bad-values.")
+        static let checkpointRecords = IntOption("checkpoint-records", default: 250_000, range: 1...100_000_000,
+                                                 "Commit a full load every N records so a killed import resumes.")
+        static let pageSize = IntOption("page-size", default: StoreDatabase.defaultPageSize, range: 512...65536,
+                                        "Page size of a database this import creates: 4096, 8192, 16384, 32768 "
+                                            + "or 65536.")
+        static let noDocuments = Flag("no-documents",
+                                      "Do not rebuild the stored lookup documents (about 3 KB per app) after the "
+                                          + "tables changed; app lookups then read the tables (slower, same answers).")
+        static let noReadAhead = Flag("no-read-ahead",
+                                      "Do not decompress the next .tbz while a table's indexes are built (read-ahead "
+                                          + "keeps up to 16 MB in memory and, in the database's directory, a spill "
+                                          + "file no bigger than that input).")
+        static let noSpaceCheck = Flag("no-space-check",
+                                       "Do not refuse (exit 73) when the database's filesystem has less free space "
+                                           + "than the import is estimated to need (uncompressed input x 3, see "
+                                           + "docs/import.md).")
+        static let json = CommonOptions.json("Print the summary as JSON.")
+        static let quiet = Flag("quiet", "No progress lines.")
+
+        /// In the order `--help` lists them.
+        static let listed: [any DeclaredOption] = [
+            CommonOptions.importDatabase, CommonOptions.schema, only, skip, dryRun, force, allowCountMismatch,
+            maxRejects, rejectsDirectory, badValues, checkpointRecords, pageSize, CommonOptions.decompressionThreads,
+            noReadAhead, noDocuments, noSpaceCheck, json, quiet,
+        ]
+    }
+
+    static func options(_ arguments: inout Arguments) throws -> ImportOptions {
+        var options = ImportOptions()
+        options.only = try arguments.read(Options.only)
+        options.skip = try arguments.read(Options.skip)
+        options.dryRun = arguments.read(Options.dryRun)
+        options.force = arguments.read(Options.force)
+        options.allowCountMismatch = arguments.read(Options.allowCountMismatch)
+        options.maxRejects = try arguments.read(Options.maxRejects)
+        if let directory = try arguments.read(Options.rejectsDirectory) {
+            guard !directory.isEmpty else { throw UsageError("--rejects-dir needs a directory") }
+            options.rejectsDirectory = directory
+        }
+        options.readOptions.decompressionThreads = try arguments.read(CommonOptions.decompressionThreads)
+        options.checkpointRecords = try arguments.read(Options.checkpointRecords)
+        if arguments.read(Options.noReadAhead) { options.readAhead = nil }
+        if arguments.read(Options.noSpaceCheck) { options.spaceCheck = false }
+        let pageSizes = [4096, 8192, 16384, 32768, 65536]
+        options.pageSize = try arguments.read(Options.pageSize)
+        guard pageSizes.contains(options.pageSize) else {
+            throw UsageError("--page-size must be one of \(pageSizes.map(String.init).joined(separator: ", "))")
+        }
+        for option in [Options.badValues, Options.badDates] {
+            guard let text = try arguments.read(option) else { continue }
+            guard let policy = BadValuePolicy(rawValue: text) else {
+                throw UsageError("--\(option.help.name) must be 'null' or 'reject', got '\(text)'")
+            }
+            options.badValues = policy
+        }
+        return options
+    }
+
+    /// What `import` and `sync` both take: the database, the import options, the derived data to keep up to date
+    /// (the lookup documents unless `--no-documents`) and how to print.
+    struct Settings {
+        var database: String
+        /// The PostgreSQL schema (`--schema`), used when `database` is a postgresql:// URL.
+        var schema: String
+        var options: ImportOptions
+        var derived: [any DerivedDataBuilder]
+        var json: Bool
+        var quiet: Bool
+    }
+
+    static func settings(_ arguments: inout Arguments) throws -> Settings {
+        Settings(database: try databasePath(&arguments, allowPostgres: true),
+                 schema: try arguments.read(CommonOptions.schema) ?? PostgresTarget.defaultSchema,
+                 options: try options(&arguments),
+                 derived: arguments.read(Options.noDocuments) ? [] : [LookupDocuments()],
+                 json: arguments.read(Options.json), quiet: arguments.read(Options.quiet))
+    }
+
+    static func run(paths: [String], settings: Settings) throws -> ExitCode {
+        if PostgresURL.isPostgres(settings.database) {
+            return try PostgresCLI.runImport(paths: paths, settings: settings)
+        }
+        let database = settings.database
+        return try runImporter(settings) { progress in
+            let importer = try Importer(databasePath: database, options: settings.options, derived: settings.derived,
+                                        progress: progress)
+            return { try importer.run(paths: paths) }
+        } storeFailure: { error in
+            (error as? SQLiteError).map { CommandFailure(.cannotCreate, "\(database): \($0)") }
+        }
+    }
+
+    /// Runs an importer of either store with progress lines and the summary: `make` opens it (an `ImportError`
+    /// there is a usage error) and returns its run; `storeFailure` names the store's own errors.
+    static func runImporter(_ settings: Settings,
+                            make: (@escaping @Sendable (ImportProgress) -> Void) throws -> () throws -> ImportReport,
+                            storeFailure: (Error) -> CommandFailure?) throws -> ExitCode {
+        let printer = ProgressPrinter(quiet: settings.quiet || settings.json && !isTerminal(STDERR_FILENO))
+        let run: () throws -> ImportReport
+        do {
+            run = try make { printer.report($0) }
+        } catch let error as ImportError {
+            throw UsageError(error.description)
+        }
+        let report: ImportReport
+        do {
+            report = try run()
+        } catch let error as ImportError {
+            throw failure(error)
+        } catch {
+            throw storeFailure(error) ?? error
+        }
+        return try finish(report, json: settings.json)
+    }
+
+    /// The CLI error for an import that could not run: 75 locked, 66 missing input, 64 usage, 73 I/O.
+    static func failure(_ error: ImportError) -> any Error {
+        switch error {
+        case .locked: return CommandFailure(.tempFail, error.description)
+        case .missingInput, .noTables: return CommandFailure(.noInput, error.description)
+        case .badOption: return UsageError(error.description)
+        case .io, .noSpace: return CommandFailure(.cannotCreate, error.description)
+        }
+    }
+
+    /// Prints the report (JSON or the summary) and returns the exit status.
+    static func finish(_ report: ImportReport, json: Bool) throws -> ExitCode {
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let data = try encoder.encode(report)
+            Output.shared.write(String(decoding: data, as: UTF8.self) + "\n")
+        } else {
+            printSummary(report)
+        }
+        if let stop = report.stopped {
+            printError("error: \(stop.message)")
+            return .cannotCreate
+        }
+        return report.succeeded ? .ok : .dataError
+    }
+
+    static func printSummary(_ report: ImportReport) {
+        for source in report.unchangedSources {
+            say("unchanged  \(source) (already applied; --force to apply again)")
+        }
+        let rows = report.outcomes.map { outcome -> [String] in
+            [outcome.status.rawValue, outcome.table, outcome.mode ?? "-", "\(outcome.records)", "\(outcome.rows)",
+             "\(outcome.rejects)", "\(outcome.repaired)", "\(outcome.duplicates)",
+             String(format: "%.2f", outcome.seconds),
+             outcome.records > 0 ? String(format: "%.0f", outcome.rowsPerSecond) : "-"]
+        }
+        if !rows.isEmpty {
+            printTable(header: ["status", "table", "mode", "records", "rows", "rejects", "repaired", "dupes",
+                                "seconds", "rows/s"],
+                       rows: rows, rightAligned: [3, 4, 5, 6, 7, 8, 9])
+        }
+        for outcome in report.outcomes {
+            for warning in outcome.warnings { printError("warning: \(outcome.table): \(warning)") }
+            if let file = outcome.rejectsFile {
+                var counts = ["\(outcome.rejects) rejected"]
+                if outcome.repaired > 0 { counts.append("\(outcome.repaired) repaired (values stored as NULL)") }
+                printError("rejects: \(outcome.table): \(counts.joined(separator: ", ")) in \(file)")
+            }
+            if outcome.status == .failed, outcome.noRoom == nil {
+                printError("error: \(outcome.table) NOT applied, previous data kept: \(outcome.message ?? "")")
+            }
+        }
+        for derived in report.derived {
+            say(String(format: "rebuilt  %@: %d items in %.1f s", derived.name, derived.items, derived.seconds))
+        }
+        for error in report.fileErrors { printError("error: \(error)") }
+        let phases = report.phases
+        if report.outcomes.contains(where: { $0.status == .applied }) {
+            say(String(format: "phases: reading %.1f s, inserting %.1f s, indexes %.1f s, committing %.1f s, "
+                       + "search index %.1f s, lookup documents %.1f s, checkpoint %.1f s, other %.1f s",
+                       phases.reading, phases.inserting, phases.indexes, phases.committing, phases.searchIndex,
+                       phases.lookupDocuments, phases.checkpoint, phases.other))
+        }
+        let applied = report.outcomes.filter { $0.status == .applied }.count
+        let failed = report.outcomes.filter { $0.status == .failed }.count + report.fileErrors.count
+        say(String(format: "%d applied, %d failed, %d unchanged in %.1f s -> %@", applied, failed,
+                   report.unchangedSources.count + report.outcomes.filter { $0.status == .unchanged }.count,
+                   report.seconds, report.database))
+    }
+}

@@ -1,0 +1,89 @@
+import EPFFormat
+import EPFPostgres
+import EPFQuery
+import EPFStore
+import Foundation
+import JSONText
+
+/// `epf status`: what the database holds.
+enum StatusCommand: Command {
+    static let name = "status"
+    static let summary = "Tables, row counts, export dates, last imports, database size"
+    static let help = """
+    USAGE: epf status [--db FILE|URL] [--schema NAME] [--json] [--imports N]
+
+    With a postgresql:// URL, reports the tables and ledger of the schema (default epf).
+
+    OPTIONS:
+    \(optionsHelp([CommonOptions.importDatabase, CommonOptions.schema, json, imports]))
+
+    EXAMPLES:
+      epf status
+      epf status --db /srv/epf/epf.sqlite --json
+      epf status --db postgresql://epf@db.internal/analytics --schema epf
+    """
+
+    static let json = CommonOptions.json("Print the status as JSON (the same keys as /v1/status).")
+    static let imports = IntOption("imports", default: 10, range: 0...10_000, "List the last N imports.")
+
+    static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        let database = try databasePath(&arguments, allowPostgres: true)
+        let schema = try arguments.read(CommonOptions.schema) ?? PostgresTarget.defaultSchema
+        let json = arguments.read(Self.json)
+        let count = try arguments.read(imports)
+        _ = try arguments.finish()
+        if PostgresURL.isPostgres(database) {
+            let status = try PostgresCLI.status(url: database, schema: schema, lastImports: count)
+            return try show(status, json: json)
+        }
+        guard FileManager.default.fileExists(atPath: database) else {
+            throw CommandFailure(.noInput, "\(database): no database here. Create it with: "
+                                 + "epf import <feed directory or file> --db \(database)")
+        }
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        let status = try StoreStatus.read(connection, databasePath: database, lastImports: count)
+        return try show(status, json: json)
+    }
+
+    /// Prints a status (the same for SQLite and PostgreSQL).
+    static func show(_ status: StoreStatus, json: Bool) throws -> ExitCode {
+        let database = status.database
+        if status.tables.isEmpty {
+            throw CommandFailure(.noInput, "\(database) holds no EPF tables. Load some with: "
+                                 + "epf import <feed directory or file> --db \(database)")
+        }
+        if json {
+            Output.shared.write(status.json().prettyText + "\n")
+            return .ok
+        }
+        say("database: \(database) (\(String(format: "%.1f", Double(status.sizeBytes) / 1_000_000)) MB)")
+        if let exportDate = status.exportDate {
+            say("data as of: \(EPFValues.isoTimestamp(milliseconds: exportDate))")
+        }
+        say()
+        printTable(header: ["table", "rows", "export date", "mode", "updated"], rows: status.tables.map { table in
+            [table.name, "\(table.rows)", table.exportDate.map { EPFValues.isoTimestamp(milliseconds: $0) } ?? "-",
+             table.mode ?? "-", table.updated ?? "-"]
+        }, rightAligned: [1])
+        if let mixed = status.mixedExports {
+            say()
+            for line in mixed.lines { say(line) }
+            say()
+        }
+        for derived in status.derived {
+            let state = derived.current ? "current" : "stale (tables changed since; rebuilt by the next epf import)"
+            say("\(derived.name.replacingOccurrences(of: "_", with: " ")): \(state), built \(derived.built ?? "-")")
+        }
+        if !status.lastImports.isEmpty {
+            say()
+            say("last imports:")
+            printTable(header: ["finished", "outcome", "table", "mode", "rows", "rejects", "repaired", "dupes",
+                                "location"],
+                       rows: status.lastImports.map { entry in
+                [entry.finished ?? "-", entry.outcome, entry.table, entry.mode ?? "-", "\(entry.rows)",
+                 "\(entry.rejects)", "\(entry.repaired)", "\(entry.duplicates)", entry.location]
+            }, rightAligned: [4, 5, 6, 7])
+        }
+        return .ok
+    }
+}

@@ -1,0 +1,51 @@
+import EPFFormat
+import EPFPostgres
+import EPFQuery
+import EPFStore
+import Foundation
+import JSONText
+
+/// `epf sync`: applies what is missing from a local mirror of Apple's EPF tree.
+enum SyncCommand: Command {
+    static let name = "sync"
+    static let summary = "Apply the newest full export and its incrementals from a mirror (for cron)"
+    static let help = """
+    USAGE: epf sync ROOT [--db FILE] [options]
+
+    ROOT is a local mirror of Apple's EPF tree: dated full exports (YYYYMMDD/ directories holding
+    itunesYYYYMMDD.tbz and the other feeds, or itunesYYYYMMDD entries directly in ROOT) with incremental/YYYYMMDD/
+    below. sync finds the newest full export and the incrementals after it, skips what the ledger shows applied,
+    applies the rest in order, and prints what it did. Safe to run every hour.
+
+    OPTIONS:
+    \(optionsHelp([planOnly] + ImportRunner.Options.listed))
+
+    EXAMPLES:
+      epf sync /srv/epf-mirror --db /srv/epf/epf.sqlite
+      epf sync /srv/epf-mirror --plan
+    """
+
+    static let planOnly = Flag("plan", "Only print what would be applied, in order.")
+
+    static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        let settings = try ImportRunner.settings(&arguments)
+        let planOnly = arguments.read(Self.planOnly)
+        let positionals = try arguments.finish()
+        guard positionals.count == 1, let root = positionals.first else { throw UsageError("give exactly one ROOT") }
+        let plan: SyncPlan
+        do {
+            plan = try SyncPlan.read(root: root)
+        } catch let error as ImportError {
+            // A mirror without a full export, or unreadable, is missing input either way.
+            throw CommandFailure(.noInput, error.description)
+        }
+        if planOnly || !settings.quiet {
+            say("full \(plan.fullDate): \(plan.fullPaths.joined(separator: ", "))")
+            for incremental in plan.incrementals {
+                say("incremental \(incremental.date): \(incremental.paths.joined(separator: ", "))")
+            }
+        }
+        if planOnly { return .ok }
+        return try ImportRunner.run(paths: plan.orderedPaths, settings: settings)
+    }
+}
