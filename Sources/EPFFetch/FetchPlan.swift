@@ -45,22 +45,13 @@ struct LedgerView {
     /// True when a file with this MD5 was applied completely.
     func applied(md5: String) -> Bool {
         guard let connection else { return false }
-        let value = try? connection.scalar("""
-            SELECT 1 FROM epf_sources WHERE md5 = ?1 AND outcome = 'applied'
-            UNION ALL SELECT 1 FROM epf_ledger WHERE md5 = ?1 AND outcome = 'applied' LIMIT 1
-            """, [.text(md5)])
-        if case .integer = value { return true }
-        return false
+        return (try? StoreBookkeeping.appliedFile(md5: md5, connection)) ?? false
     }
 
     /// The date (`YYYYMMDD`) of the newest full export the database applied.
     func builtFrom() -> String? {
-        guard let connection,
-              case .text(let date) = try? connection.scalar(
-                "SELECT max(feed_date) FROM epf_ledger WHERE mode = 'FULL' AND outcome = 'applied'") else {
-            return nil
-        }
-        return date
+        guard let connection else { return nil }
+        return (try? StoreBookkeeping.newestAppliedFull(connection)) ?? nil
     }
 }
 

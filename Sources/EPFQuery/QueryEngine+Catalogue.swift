@@ -138,14 +138,14 @@ extension QueryEngine {
 
     /// The newest `export_date` (ms since 1970 UTC) over the catalogue tables, for HTTP `Last-Modified`.
     ///
-    /// Reads the importer's summary (`epf_tables`) when present; otherwise scans the catalogue tables (not
+    /// Reads the importer's summary (`StoreBookkeeping`) when present; otherwise scans the catalogue tables (not
     /// prices or details) once. Cached until another connection commits. Nil when no table has rows.
     public func dataExportDate() throws -> Int64? {
         try reading {
             if let cached = exportDateCache { return cached }
             var newest: Int64?
-            if tables.contains("epf_tables"),
-               case .integer(let number) = try connection.scalar("SELECT max(export_date) FROM epf_tables") {
+            if StoreBookkeeping.isImported(tableNames: tables),
+               let number = try StoreBookkeeping.newestExportDate(connection) {
                 // The importer's per-table summary: no need to scan the tables themselves.
                 exportDateCache = .some(number)
                 return number

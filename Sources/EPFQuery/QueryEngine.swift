@@ -85,7 +85,7 @@ public final class QueryEngine {
         try loadTables()
         // EPF catalogue tables, or anything `epf import` loaded (EPF Flat and match tables too, which the
         // importer's bookkeeping tables vouch for).
-        let imported = tables.contains("epf_tables")
+        let imported = StoreBookkeeping.isImported(tableNames: tables)
             && tables.contains(where: { !$0.hasPrefix("epf_") && !$0.hasPrefix("sqlite_") })
         guard imported || !tables.isDisjoint(with: QueryEngine.contentTables) else {
             throw QueryError.databaseEmpty(path: databasePath)

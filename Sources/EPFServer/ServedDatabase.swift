@@ -106,10 +106,10 @@ final class ServedDatabase {
         if engine != nil, let milliseconds = newestExportDate() { exportDateSeconds = milliseconds / 1000 }
     }
 
-    /// The newest export date (ms): from the importer's `epf_tables` bookkeeping when present (one small
+    /// The newest export date (ms): from the importer's bookkeeping when present (`StoreBookkeeping`, one small
     /// table), else the engine's scan of the catalogue tables (databases made by hand, tests).
     func newestExportDate() -> Int64? {
-        if let side, case .integer(let milliseconds)? = try? side.scalar("SELECT max(export_date) FROM epf_tables") {
+        if let side, let milliseconds = (try? StoreBookkeeping.newestExportDate(side)) ?? nil {
             return milliseconds
         }
         return (try? engine?.dataExportDate()) ?? nil
