@@ -1,4 +1,5 @@
 import EPFStore
+import EPFTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -212,12 +213,7 @@ struct DiskSpaceCLITests {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        nonisolated(unsafe) var errorData = Data()
-        let reader = Thread { errorData = errors.fileHandleForReading.readDataToEndOfFile() }
-        reader.start()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !reader.isFinished { usleep(1000) }
+        let (outputData, errorData) = BuiltEPF.readToEnd(process, output: output, errors: errors)
         return RunResult(status: process.terminationStatus, stdout: String(decoding: outputData, as: UTF8.self),
                          stderr: String(decoding: errorData, as: UTF8.self))
     }
