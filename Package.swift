@@ -23,24 +23,29 @@ let package = Package(
         .target(name: "EPFFormat", dependencies: ["CZlib", "CBzip2"]),
         // Deterministic synthetic feeds in the exact EPF format.
         .target(name: "EPFGenerator", dependencies: ["EPFFormat", "CBzip2", "CZlib"]),
+        // The SQLite driver: connection, statements, errors, the mapped VFS, epf's SQL functions. The only module
+        // that imports CSQLite.
+        .target(name: "EPFSQLite", dependencies: ["CSQLite"]),
         // A thin libpq wrapper and PostgreSQL's binary COPY format.
         .target(name: "EPFPostgres", dependencies: ["CLibPQ"]),
-        // Records -> rows: SQLite wrapper, schema mapping, full/incremental loaders, ledger; the same into PostgreSQL.
-        .target(name: "EPFStore", dependencies: ["EPFFormat", "CSQLite", "JSONText", "EPFPostgres"]),
+        // Records -> rows: schema mapping, full/incremental loaders, ledger; the same into PostgreSQL.
+        .target(name: "EPFStore", dependencies: ["EPFFormat", "EPFSQLite", "JSONText", "EPFPostgres"]),
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
-        .target(name: "EPFQuery", dependencies: ["EPFStore", "JSONText"]),
+        .target(name: "EPFQuery", dependencies: ["EPFSQLite", "EPFStore", "JSONText"]),
         // Mirrors Apple's feed server: listings, verified, resumable, multi-connection downloads (libcurl).
-        .target(name: "EPFFetch", dependencies: ["EPFFormat", "EPFStore", "CCurl"]),
+        .target(name: "EPFFetch", dependencies: ["EPFFormat", "EPFSQLite", "EPFStore", "CCurl"]),
         // HTTP/1.1 transport: sockets, parser, workers, response writer, metrics. Knows nothing of EPF.
         .target(name: "HTTPTransport", dependencies: ["JSONText"]),
         // The EPF API: routes over EPFQuery, the response cache and the status report, on HTTPTransport.
-        .target(name: "EPFServer", dependencies: ["EPFQuery", "HTTPTransport", "JSONText"]),
+        .target(name: "EPFServer", dependencies: ["EPFSQLite", "EPFQuery", "HTTPTransport", "JSONText"]),
         // The executable: argument parsing and output only.
-        .executableTarget(name: "epf", dependencies: ["EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery", "EPFServer",
-                                                      "HTTPTransport", "JSONText", "EPFFetch", "EPFPostgres"]),
+        .executableTarget(name: "epf", dependencies: ["EPFSQLite", "EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery",
+                                                      "EPFServer", "HTTPTransport", "JSONText", "EPFFetch",
+                                                      "EPFPostgres"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench",
-                          dependencies: ["EPFFormat", "EPFStore", "EPFQuery", "EPFServer", "HTTPTransport"],
+                          dependencies: ["EPFSQLite", "EPFFormat", "EPFStore", "EPFQuery", "EPFServer",
+                                         "HTTPTransport"],
                           path: "benchmarks/swift"),
         // The test feed server (Tests/EPFTestSupport/FeedServer.swift) as a process, for the fetch benchmark.
         .executableTarget(name: "epf-feed-server", dependencies: ["EPFTestSupport"], path: "benchmarks/feed-server"),
@@ -59,25 +64,30 @@ let package = Package(
                     path: "fuzz/Tests/EPFFuzzTargetsTests"),
 
         .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFGenerator", "EPFTestSupport"]),
-        .testTarget(name: "EPFStoreTests", dependencies: ["EPFStore", "EPFGenerator", "EPFTestSupport"]),
+        .testTarget(name: "EPFSQLiteTests", dependencies: ["EPFSQLite", "EPFTestSupport"]),
+        .testTarget(name: "EPFStoreTests", dependencies: ["EPFSQLite", "EPFStore", "EPFGenerator", "EPFTestSupport"]),
         // Shared test support: the small catalogue (SQL and a database of it), temporary directories, a feed server,
         // a throwaway PostgreSQL cluster.
-        .target(name: "EPFTestSupport", dependencies: ["EPFStore", "EPFPostgres"], path: "Tests/EPFTestSupport"),
+        .target(name: "EPFTestSupport", dependencies: ["EPFSQLite", "EPFStore", "EPFPostgres"],
+                path: "Tests/EPFTestSupport"),
         .testTarget(name: "EPFQueryTests",
-                    dependencies: ["EPFQuery", "EPFStore", "EPFGenerator", "EPFTestSupport", "JSONText"]),
+                    dependencies: ["EPFSQLite", "EPFQuery", "EPFStore", "EPFGenerator", "EPFTestSupport", "JSONText"]),
         .testTarget(name: "EPFServerTests",
-                    dependencies: ["EPFServer", "EPFQuery", "HTTPTransport", "EPFTestSupport", "EPFGenerator",
+                    dependencies: ["EPFSQLite", "EPFServer", "EPFQuery", "HTTPTransport", "EPFTestSupport",
+                                   "EPFGenerator",
                                    "EPFStore"]),
         .testTarget(name: "HTTPTransportTests", dependencies: ["HTTPTransport", "JSONText"]),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
+        .testTarget(name: "EndToEndTests",
+                    dependencies: ["EPFSQLite", "EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFTestSupport"]),
         .testTarget(name: "EPFFetchTests", dependencies: ["EPFFetch", "EPFTestSupport"]),
         // The import contract as a randomized, model-checked matrix on both stores (runs the built epf).
-        .testTarget(name: "ContractTests", dependencies: ["EPFTestSupport", "EPFStore", "EPFPostgres"]),
+        .testTarget(name: "ContractTests", dependencies: ["EPFSQLite", "EPFTestSupport", "EPFStore", "EPFPostgres"]),
         // Against a throwaway PostgreSQL cluster the tests start themselves (Debian package postgresql).
         .testTarget(name: "PostgresTests",
-                    dependencies: ["EPFPostgres", "EPFStore", "EPFGenerator", "EPFFormat", "EPFTestSupport",
+                    dependencies: ["EPFSQLite", "EPFPostgres", "EPFStore", "EPFGenerator", "EPFFormat",
+                                   "EPFTestSupport",
                                    "JSONText"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,4 @@
+import EPFSQLite
 import EPFStore
 
 /// The statement behind app lookups: the app's row, its price in one storefront (`?2`), its developer,

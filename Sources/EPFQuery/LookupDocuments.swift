@@ -1,4 +1,5 @@
 import Dispatch
+import EPFSQLite
 import EPFStore
 import Foundation
 import JSONText

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSQLite
 import EPFStore
 import Foundation
 import JSONText

@@ -1,3 +1,4 @@
+import EPFSQLite
 import EPFStore
 
 /// Full-text search over titles and artist/seller names.

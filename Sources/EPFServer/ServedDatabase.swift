@@ -1,4 +1,5 @@
 import EPFQuery
+import EPFSQLite
 import EPFStore
 import Glibc
 import HTTPTransport

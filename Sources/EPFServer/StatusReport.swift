@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFQuery
+import EPFSQLite
 import HTTPTransport
 import EPFStore
 import JSONText

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSQLite
 import Foundation
 
 /// The changes table, `epf_changes`: which catalogue ids left the store, appeared or were updated, by export.

@@ -1,3 +1,5 @@
+import EPFSQLite
+
 /// Data computed from the imported tables (such as the query module's lookup documents), rebuilt by the
 /// importer after tables changed.
 ///

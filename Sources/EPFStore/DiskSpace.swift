@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSQLite
 import Foundation
 
 /// Why a write found no room.

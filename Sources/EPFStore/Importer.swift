@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSQLite
 import Foundation
 
 /// Applies EPF inputs (table files, archives, feed directories) to a database: the `epf import` engine.

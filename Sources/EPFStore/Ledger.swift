@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSQLite
 import Foundation
 
 /// The import ledger: one row per table file applied or refused, plus one row per input file fully applied, so a

@@ -1,3 +1,5 @@
+import EPFSQLite
+
 /// The one write transaction of a table load: begun when the target is prepared, committed and begun again at
 /// each checkpoint, committed when the file has verified, rolled back on abort. Every `BEGIN`, `COMMIT` and
 /// `ROLLBACK` of `TableLoad` goes through here, so whether one is open is always known.

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSQLite
 import Foundation
 
 /// Why a record was not loaded, or why one of its values was stored as NULL.

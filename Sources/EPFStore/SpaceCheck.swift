@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSQLite
 import Foundation
 
 /// The space an import will need, estimated before anything is written, against the space free where the

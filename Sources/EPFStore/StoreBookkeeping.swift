@@ -1,3 +1,4 @@
+import EPFSQLite
 import Foundation
 
 /// What the importer's bookkeeping tables (`epf_tables`, `epf_ledger`, `epf_sources`) say, for the modules that

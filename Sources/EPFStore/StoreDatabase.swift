@@ -1,4 +1,4 @@
-import CSQLite
+import EPFSQLite
 import Foundation
 
 /// Opening the database for the importer and the bookkeeping tables it keeps beside the EPF tables.

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSQLite
 import Foundation
 
 /// What the database holds: tables with row counts and export dates, the last imports, the file size.

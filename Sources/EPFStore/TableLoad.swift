@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSQLite
 import Foundation
 
 /// Loads one table (all its parts) from EPF records into SQLite.

@@ -1,6 +1,7 @@
 import EPFFormat
 import EPFPostgres
 import EPFQuery
+import EPFSQLite
 import EPFStore
 import Foundation
 import JSONText

@@ -1,4 +1,5 @@
 import EPFQuery
+import EPFSQLite
 import EPFStore
 
 /// `epf sql`: one read-only SQL statement against the database.

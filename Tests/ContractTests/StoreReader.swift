@@ -1,4 +1,5 @@
 import EPFPostgres
+import EPFSQLite
 import EPFStore
 
 /// Reads a table back from either store as the model's values: one optional string per column, in the model's

@@ -1,3 +1,4 @@
+import EPFSQLite
 import EPFStore
 import EPFTestSupport
 import Foundation

@@ -1,6 +1,7 @@
 import EPFGenerator
 import EPFQuery
 @testable import EPFServer
+import EPFSQLite
 import EPFStore
 import EPFTestSupport
 import Foundation

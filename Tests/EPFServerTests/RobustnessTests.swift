@@ -1,3 +1,4 @@
+import EPFSQLite
 import HTTPTransport
 import EPFServer
 import EPFStore

@@ -1,4 +1,5 @@
 @testable import EPFServer
+import EPFSQLite
 import EPFTestSupport
 import Foundation
 import EPFStore

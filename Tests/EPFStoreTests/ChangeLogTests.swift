@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFGenerator
+import EPFSQLite
 import EPFTestSupport
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import EPFGenerator
+import EPFSQLite
 import EPFStore
 import Foundation
 import Testing

@@ -1,7 +1,7 @@
+@testable import EPFSQLite
 import EPFTestSupport
 import Foundation
 import Testing
-@testable import EPFStore
 
 @Suite struct SQLiteWrapperTests {
     @Test func readOnlyConnectionRefusesWrites() throws {

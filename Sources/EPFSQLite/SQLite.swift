@@ -384,3 +384,29 @@ public final class SQLiteStatement {
 
 /// The SQLite library version, e.g. "3.40.1".
 public var sqliteLibraryVersion: String { String(cString: sqlite3_libversion()) }
+
+extension SQLiteConnection {
+    /// Splits off the first SQL statement of `sql`: its text (empty when `sql` holds only whitespace or
+    /// comments) and the text after it.
+    ///
+    /// Lets callers refuse input holding more than one statement. The corresponding C function is
+    /// `sqlite3_prepare_v2(3)` with its tail pointer. Throws `SQLiteError` with the SQL on a syntax error.
+    public func splitFirstStatement(_ sql: String) throws -> (first: String, rest: String) {
+        var utf8 = Array(sql.utf8)
+        utf8.append(0)
+        return try utf8.withUnsafeBufferPointer { buffer -> (String, String) in
+            guard let base = buffer.baseAddress else { return ("", "") }
+            return try base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { chars in
+                var statement: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let rc = sqlite3_prepare_v2(handle, chars, Int32(buffer.count - 1), &statement, &tail)
+                defer { sqlite3_finalize(statement) }
+                guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
+                let consumed = tail.map { $0 - chars } ?? buffer.count - 1
+                let rest = String(decoding: buffer[consumed..<(buffer.count - 1)], as: UTF8.self)
+                guard statement != nil else { return ("", rest) }
+                return (String(decoding: buffer[0..<consumed], as: UTF8.self), rest)
+            }
+        }
+    }
+}

@@ -1,7 +1,7 @@
+@testable import EPFSQLite
 import EPFTestSupport
 import Foundation
 import Testing
-@testable import EPFStore
 
 /// The memory-mapped VFS must read exactly what SQLite's default VFS reads while a writer grows, rewrites and
 /// shrinks the file underneath it.
