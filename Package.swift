@@ -28,8 +28,10 @@ let package = Package(
         .target(name: "EPFSQLite", dependencies: ["CSQLite"]),
         // A thin libpq wrapper and PostgreSQL's binary COPY format.
         .target(name: "EPFPostgres", dependencies: ["CLibPQ"]),
-        // Records -> rows: schema mapping, full/incremental loaders, ledger; the same into PostgreSQL.
-        .target(name: "EPFStore", dependencies: ["EPFFormat", "EPFSQLite", "JSONText", "EPFPostgres"]),
+        // Records -> rows: schema mapping, the import loop both stores share, the SQLite store, its bookkeeping.
+        .target(name: "EPFStore", dependencies: ["EPFFormat", "EPFSQLite", "JSONText"]),
+        // The same loads into PostgreSQL, behind the store's shared import loop (ImportPass).
+        .target(name: "EPFPostgresStore", dependencies: ["EPFStore", "EPFFormat", "EPFPostgres", "JSONText"]),
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
         .target(name: "EPFQuery", dependencies: ["EPFSQLite", "EPFStore", "JSONText"]),
         // Mirrors Apple's feed server: listings, verified, resumable, multi-connection downloads (libcurl).
@@ -39,9 +41,9 @@ let package = Package(
         // The EPF API: routes over EPFQuery, the response cache and the status report, on HTTPTransport.
         .target(name: "EPFServer", dependencies: ["EPFSQLite", "EPFQuery", "HTTPTransport", "JSONText"]),
         // The executable: argument parsing and output only.
-        .executableTarget(name: "epf", dependencies: ["EPFSQLite", "EPFFormat", "EPFGenerator", "EPFStore", "EPFQuery",
-                                                      "EPFServer", "HTTPTransport", "JSONText", "EPFFetch",
-                                                      "EPFPostgres"]),
+        .executableTarget(name: "epf", dependencies: ["EPFSQLite", "EPFFormat", "EPFGenerator", "EPFStore",
+                                                      "EPFPostgresStore", "EPFQuery", "EPFServer", "HTTPTransport",
+                                                      "JSONText", "EPFFetch", "EPFPostgres"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench",
                           dependencies: ["EPFSQLite", "EPFFormat", "EPFStore", "EPFQuery", "EPFServer",
@@ -86,9 +88,8 @@ let package = Package(
         .testTarget(name: "ContractTests", dependencies: ["EPFSQLite", "EPFTestSupport", "EPFStore", "EPFPostgres"]),
         // Against a throwaway PostgreSQL cluster the tests start themselves (Debian package postgresql).
         .testTarget(name: "PostgresTests",
-                    dependencies: ["EPFSQLite", "EPFPostgres", "EPFStore", "EPFGenerator", "EPFFormat",
-                                   "EPFTestSupport",
-                                   "JSONText"]),
+                    dependencies: ["EPFPostgresStore", "EPFSQLite", "EPFPostgres", "EPFStore", "EPFGenerator",
+                                   "EPFFormat", "EPFTestSupport", "JSONText"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,12 +2,12 @@ import EPFFormat
 import Foundation
 
 /// `--only` and `--skip`: which tables an import applies.
-struct TableSelection {
+package struct TableSelection {
     private let only: NSRegularExpression?
     private let skip: NSRegularExpression?
 
     /// Throws `ImportError.badOption` for an expression that does not compile.
-    init(options: ImportOptions) throws {
+    package init(options: ImportOptions) throws {
         func compile(_ pattern: String?, _ flag: String) throws -> NSRegularExpression? {
             guard let pattern else { return nil }
             do {
@@ -21,7 +21,7 @@ struct TableSelection {
     }
 
     /// Whether the table is selected.
-    func contains(_ table: String) -> Bool {
+    package func contains(_ table: String) -> Bool {
         let range = NSRange(table.startIndex..., in: table)
         if let only, only.firstMatch(in: table, range: range) == nil { return false }
         if let skip, skip.firstMatch(in: table, range: range) != nil { return false }
@@ -31,7 +31,7 @@ struct TableSelection {
 
 /// The ledger of a store: what an import asks before applying and records after. `Ledger` keeps it in SQLite,
 /// `PostgresLedger` in the PostgreSQL schema.
-protocol ImportLedger: AnyObject {
+package protocol ImportLedger: AnyObject {
     /// True when this input file (same path, size and modification time) was applied completely before.
     func sourceApplied(_ source: SourceIdentity) throws -> Bool
     /// True when this table file of this input file was applied before.
@@ -44,7 +44,7 @@ protocol ImportLedger: AnyObject {
 
 /// One table's load into one database: the database-specific part of an import (`TableLoad` for SQLite,
 /// `PostgresTableLoad` for PostgreSQL). The import loop (`ImportPass`) is the same for both.
-protocol TableLoading: AnyObject {
+package protocol TableLoading: AnyObject {
     associatedtype LedgerType: ImportLedger
     var table: String { get }
     var file: TableFile { get }
@@ -66,21 +66,34 @@ extension Ledger: ImportLedger {}
 /// Applies one input path (file, archive, feed directory) through a store's `TableLoading`: skips what the
 /// ledger shows applied, filters tables, keeps the parts of one table in one load, refuses a table whose stream
 /// breaks, and records fully applied inputs.
-struct ImportPass<Load: TableLoading> {
-    let options: ImportOptions
-    let ledger: Load.LedgerType?
+package struct ImportPass<Load: TableLoading> {
+    package let options: ImportOptions
+    package let ledger: Load.LedgerType?
     /// Whether --only/--skip select a table.
-    let selected: (String) -> Bool
+    package let selected: (String) -> Bool
     /// Reads the next input ahead while a table finishes (`ReadAheadSchedule`); nil: each input is opened when
     /// its turn comes.
-    var readAhead: ReadAheadSettings? = nil
+    package var readAhead: ReadAheadSettings? = nil
     /// Starts the load of a table.
-    let makeLoad: (TableFile, EPFTableReader, SourceIdentity) throws -> Load
+    package let makeLoad: (TableFile, EPFTableReader, SourceIdentity) throws -> Load
     /// Told of every load that ended, applied or not, with its outcome.
-    let ended: (Load, TableOutcome) -> Void
+    package let ended: (Load, TableOutcome) -> Void
 
-    /// Applies `paths` in this order; with `readAhead`, the next input is read ahead across paths too.
-    func apply(paths: [String], report: inout ImportReport) throws {
+    package init(options: ImportOptions, ledger: Load.LedgerType?, selected: @escaping (String) -> Bool,
+                 readAhead: ReadAheadSettings? = nil,
+                 makeLoad: @escaping (TableFile, EPFTableReader, SourceIdentity) throws -> Load,
+                 ended: @escaping (Load, TableOutcome) -> Void) {
+        self.options = options
+        self.ledger = ledger
+        self.selected = selected
+        self.readAhead = readAhead
+        self.makeLoad = makeLoad
+        self.ended = ended
+    }
+
+    /// Applies `paths` in `ImportOrder`; with `readAhead`, the next input is read ahead across paths too.
+    package func apply(paths unordered: [String], report: inout ImportReport) throws {
+        let paths = ImportOrder.ordered(unordered)
         let schedule = readAheadSchedule()
         defer { schedule?.cancel() }
         for (position, path) in paths.enumerated() where report.stopped == nil {

@@ -138,6 +138,8 @@ public struct ImportReport: Sendable, Codable {
     /// Set when the import stopped early because a write found no room (exit 73).
     public var stopped: ImportStop?
 
+    package init(database: String) { self.database = database }
+
     /// True when nothing failed.
     public var succeeded: Bool {
         stopped == nil && fileErrors.isEmpty && !outcomes.contains { $0.status == .failed }
@@ -156,7 +158,7 @@ public struct DerivedOutcome: Sendable, Codable {
 extension ImportReport {
     /// Ends the report of an import that began at `started` (wall clock) and `startedCPU` (process CPU seconds):
     /// its total time, and the phase times with what no phase claimed counted as "other".
-    mutating func close(started: Date, startedCPU: Double, phases: PhaseTimes, phasesCPU: PhaseCPU) {
+    package mutating func close(started: Date, startedCPU: Double, phases: PhaseTimes, phasesCPU: PhaseCPU) {
         seconds = Date().timeIntervalSince(started)
         var phases = phases
         phases.settle(total: seconds)

@@ -37,7 +37,6 @@ public final class Importer {
 
     private func selected(_ table: String) -> Bool { selection.contains(table) }
 
-    private struct StopPeeking: Error {}
 
     /// Why a file name cannot be a table: EPF tables are snake_case words; `epf_` and `sqlite_` names are
     /// reserved for the importer's bookkeeping and SQLite itself. Nil when the name is fine.
@@ -55,42 +54,6 @@ public final class Importer {
             return "'\(name)' is reserved (epf_ and sqlite_ tables belong to epf and SQLite); file not loaded"
         }
         return nil
-    }
-
-    /// The order key of an input: its feed date, then FULL before INCREMENTAL.
-    static func orderKey(_ path: String) -> (date: String, rank: Int) {
-        var date = FeedInput.feedAndDate(in: path)?.date
-        var first: String?
-        if let files = try? FeedInput.files(at: path) {
-            first = files.first
-            if date == nil, let first { date = FeedInput.feedAndDate(in: first)?.date }
-        }
-        var mode: ExportMode?
-        if let first {
-            var peekOptions = ReadOptions(prefetch: false)
-            peekOptions.verifySidecars = false
-            // The header is in the first block: decoding blocks ahead in parallel would be wasted.
-            peekOptions.decompressionThreads = 1
-            do {
-                try FeedInput.forEachTable(inFile: first, options: peekOptions) { _, reader in
-                    mode = reader.header.exportMode
-                    throw StopPeeking()
-                }
-            } catch {
-                // Errors surface when the input is really read.
-            }
-        }
-        return (date ?? "99999999", mode == .incremental ? 1 : 0)
-    }
-
-    /// Orders inputs: by date, full before incremental, otherwise as given.
-    public static func ordered(_ paths: [String]) -> [String] {
-        let keyed = paths.enumerated().map { (index: $0.offset, path: $0.element, key: orderKey($0.element)) }
-        return keyed.sorted { left, right in
-            if left.key.date != right.key.date { return left.key.date < right.key.date }
-            if left.key.rank != right.key.rank { return left.key.rank < right.key.rank }
-            return left.index < right.index
-        }.map(\.path)
     }
 
     /// Runs the import. Throws `ImportError.missingInput` or `.noTables` before doing anything when a path does
@@ -116,7 +79,7 @@ public final class Importer {
             changes.stampBefore = try DerivedData.currentStamp(connection)
         }
         let rejectsDirectory = options.rejectsDirectory ?? databasePath + ".rejects"
-        try apply(paths: Self.ordered(paths), connection: connection, ledger: ledger,
+        try apply(paths: paths, connection: connection, ledger: ledger,
                   rejectsDirectory: rejectsDirectory, report: &report)
         if var stop = report.stopped {
             // Give the WAL's space back (best effort: a reader may hold it), so the next run has it.

@@ -2,16 +2,16 @@ import EPFFormat
 
 /// The checks a table passes before it may become visible, the same for every database: the read summary of each
 /// part (truncation, `#recordsWritten`) and the reject limit.
-enum LoadVerification {
+package enum LoadVerification {
     /// The verdict on one part: `failure` refuses the table, `warning` accepts it with a note.
-    struct Verdict {
-        var failure: String?
-        var warning: String?
+    package struct Verdict {
+        package var failure: String?
+        package var warning: String?
     }
 
     /// Checks a part's read summary: a file without its footer is truncated; a footer count that differs from
     /// the records read is a mismatch, accepted only with `allowCountMismatch`.
-    static func check(_ summary: EPFReadSummary, location: String, allowCountMismatch: Bool) -> Verdict {
+    package static func check(_ summary: EPFReadSummary, location: String, allowCountMismatch: Bool) -> Verdict {
         if summary.truncated {
             return Verdict(failure: "\(location): truncated: no #recordsWritten footer; the file ends at byte "
                            + "\(summary.bytes) after \(summary.records) records")
@@ -28,7 +28,7 @@ enum LoadVerification {
     }
 
     /// The refusal when more records were rejected than `--max-rejects` allows, else nil.
-    static func rejectLimit(rejects: Int, maxRejects: Int, rejectsPath: String) -> String? {
+    package static func rejectLimit(rejects: Int, maxRejects: Int, rejectsPath: String) -> String? {
         guard rejects > maxRejects else { return nil }
         return "\(rejects) rejected records exceed --max-rejects \(maxRejects); see \(rejectsPath)"
     }

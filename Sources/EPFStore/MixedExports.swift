@@ -31,7 +31,7 @@ public struct MixedExports: Sendable, Equatable {
         }
 
         /// The ledger row of a table's last full: its source file, feed, feed date, export date and id.
-        init(table: String, source: String, feed: String?, feedDate: String?, exportDate: Int64?, order: Int64) {
+        package init(table: String, source: String, feed: String?, feedDate: String?, exportDate: Int64?, order: Int64) {
             self.init(table: table, feed: feed, date: MixedExports.fullDate(feedDate: feedDate, exportDate: exportDate)
                       ?? "", root: MixedExports.exportRoot(of: source), order: order)
         }
@@ -127,7 +127,7 @@ public struct MixedExports: Sendable, Equatable {
 extension MixedExports {
     /// The SQL (SQLite and PostgreSQL alike) of each table's newest applied full in a ledger named `ledger`:
     /// table_name, source, feed, feed_date, export_date, id.
-    static func lastFullsSQL(ledger: String) -> String {
+    package static func lastFullsSQL(ledger: String) -> String {
         """
         SELECT l.table_name, l.source, l.feed, l.feed_date, l.export_date, l.id FROM \(ledger) l
         WHERE l.id = (SELECT max(m.id) FROM \(ledger) m WHERE m.table_name = l.table_name

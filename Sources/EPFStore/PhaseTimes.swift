@@ -30,7 +30,7 @@ public struct PhaseTimes: Sendable, Codable, Equatable {
     var tableSeconds: Double { reading + inserting + indexes + committing }
 
     /// Adds the table-load phases of `load` to these.
-    mutating func add(tableLoad load: PhaseTimes) {
+    package mutating func add(tableLoad load: PhaseTimes) {
         reading += load.reading
         inserting += load.inserting
         indexes += load.indexes
@@ -67,14 +67,14 @@ public struct PhaseCPU: Sendable, Codable, Equatable {
     public init() {}
 
     /// Adds the table-load phases of `load` to these.
-    mutating func add(tableLoad load: PhaseCPU) {
+    package mutating func add(tableLoad load: PhaseCPU) {
         loading += load.loading
         indexes += load.indexes
         committing += load.committing
     }
 
     /// CPU seconds (user + system) the process has used so far (`getrusage(2)`; 0 if it fails).
-    static func now() -> Double {
+    package static func now() -> Double {
         var usage = rusage()
         guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
         return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)

@@ -3,16 +3,16 @@ import Foundation
 
 /// What every store does with a table load's bookkeeping, whatever the database: the outcome a load starts with,
 /// the accounting of each accepted record, progress reports, and the verdict before anything is made visible.
-struct RecordIntake {
+package struct RecordIntake {
     private var seenKeys = KeyHashSet()
     private let keyIndexes: [Int]
     /// Count repeated keys as they stream by (incrementals; a full finds them when its key is built).
     private let countKeys: Bool
     private let applicationIdIndex: Int?
     /// The `application_id`s of the rows an incremental wrote (for derived data that is kept per app).
-    private(set) var touchedApplicationIds = Set<Int64>()
+    package private(set) var touchedApplicationIds = Set<Int64>()
 
-    init(schema: TableSchema, mode: ExportMode) {
+    package init(schema: TableSchema, mode: ExportMode) {
         keyIndexes = schema.primaryKey.compactMap { schema.index(of: $0) }
         countKeys = mode == .incremental && !keyIndexes.isEmpty
         applicationIdIndex = mode == .incremental ? schema.index(of: "application_id") : nil
@@ -20,7 +20,7 @@ struct RecordIntake {
 
     /// The outcome a load of `file` starts with: the schema's corrections and a missing or unknown
     /// `#exportMode` as warnings.
-    static func startingOutcome(file: TableFile, mode: ExportMode, schema: TableSchema, header: EPFHeader)
+    package static func startingOutcome(file: TableFile, mode: ExportMode, schema: TableSchema, header: EPFHeader)
         -> TableOutcome {
         var outcome = TableOutcome(table: file.table, location: file.location, status: .applied)
         outcome.feed = file.feed
@@ -36,7 +36,7 @@ struct RecordIntake {
     }
 
     /// The rejects file of a table file: `<feed><date>-<table>.rejects` in `directory`.
-    static func rejectsPath(directory: String, file: TableFile) -> String {
+    package static func rejectsPath(directory: String, file: TableFile) -> String {
         var name = file.table
         if let feed = file.feed, let date = file.feedDate { name = "\(feed)\(date)-\(file.table)" }
         return (directory as NSString).appendingPathComponent(name + ".rejects")
@@ -44,7 +44,7 @@ struct RecordIntake {
 
     /// Accounts for a record `binder` accepted: its repairs into the rejects file, a repeated key, the app id.
     @inline(__always)
-    mutating func accepted(_ record: EPFRecord, binder: RowBinder, rejects: RejectsWriter?,
+    package mutating func accepted(_ record: EPFRecord, binder: RowBinder, rejects: RejectsWriter?,
                            outcome: inout TableOutcome) {
         if !binder.repairs.isEmpty {
             for repair in binder.repairs {
@@ -61,7 +61,7 @@ struct RecordIntake {
     }
 
     /// Reports progress of a table load, when there is a listener.
-    static func report(_ progress: ((ImportProgress) -> Void)?, _ reader: EPFTableReader, table: String,
+    package static func report(_ progress: ((ImportProgress) -> Void)?, _ reader: EPFTableReader, table: String,
                        location: String, records: Int, bytes: Int64, started: Date, finished: Bool) {
         guard let progress else { return }
         let position: (read: Int64, total: Int64) = reader.inputPosition?() ?? (0, 0)
@@ -73,7 +73,7 @@ struct RecordIntake {
     /// The start of every part's load, whatever the store: counts the part, refuses one whose columns differ from
     /// the first part's, and says how many leading records a resumed load skips. Nil when the part was loaded
     /// completely before the interruption.
-    static func recordsToSkip(_ outcome: inout TableOutcome, reader: EPFTableReader, part: TableFile,
+    package static func recordsToSkip(_ outcome: inout TableOutcome, reader: EPFTableReader, part: TableFile,
                               fileColumns: [String], resume: (part: Int, records: Int)?) throws -> Int? {
         outcome.parts += 1
         if outcome.parts > 1 && reader.header.columns != fileColumns {
@@ -87,7 +87,7 @@ struct RecordIntake {
 
     /// The verdict at the end of a load: the reject limit, the rejects file named in the outcome, and for a dry
     /// run (or no database) the final outcome. Returns true when the caller should go on to make it visible.
-    static func settle(_ outcome: inout TableOutcome, failed: inout Bool, options: ImportOptions, rejectsPath: String,
+    package static func settle(_ outcome: inout TableOutcome, failed: inout Bool, options: ImportOptions, rejectsPath: String,
                        attempts: Int, writing: Bool) -> Bool {
         if !failed, let limit = LoadVerification.rejectLimit(
             rejects: outcome.rejects, maxRejects: options.maxRejects, rejectsPath: rejectsPath) {
@@ -106,7 +106,7 @@ struct RecordIntake {
 
 /// A table load as the shared end of a load sees it: its verdict state and the store's own step that makes the
 /// table visible. Both stores' loads (`TableLoad`, `PostgresTableLoad`) finish through `finishLoad(ledger:)`.
-protocol PublishingLoad: AnyObject {
+package protocol PublishingLoad: AnyObject {
     associatedtype PublishLedger: ImportLedger
     var outcome: TableOutcome { get set }
     var failed: Bool { get set }
@@ -128,7 +128,7 @@ protocol PublishingLoad: AnyObject {
 extension PublishingLoad {
     /// The end of every table load, whatever the store: settles the verification, closes the rejects file (removed
     /// when empty), then publishes the table or, on any failure, undoes and records the refusal in the ledger.
-    func finishLoad(ledger: PublishLedger?) -> TableOutcome {
+    package func finishLoad(ledger: PublishLedger?) -> TableOutcome {
         outcome.seconds = Date().timeIntervalSince(started)
         guard RecordIntake.settle(&outcome, failed: &failed, options: options, rejectsPath: rejectsPath,
                                   attempts: attempts, writing: canPublish) else { return outcome }

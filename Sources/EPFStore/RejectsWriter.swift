@@ -13,8 +13,8 @@ import Foundation
 /// `value` is at most 200 bytes of the original (cut at a character boundary, `...` appended) with control bytes
 /// written `\xNN` and backslashes `\\`, so no value can break the file. A `#recordsWritten:` footer counts the
 /// entries. Nothing is created until the first entry.
-final class RejectsWriter {
-    let path: String
+package final class RejectsWriter {
+    package let path: String
     private let columns: [String]
     private var handle: FileHandle?
     private var buffer: [UInt8] = []
@@ -23,7 +23,7 @@ final class RejectsWriter {
 
     /// Prepares the rejects file. With `resumeAt`, keeps the file's first bytes (holding `resumedEntries`
     /// entries) and appends after them.
-    init(path: String, columns: [String], resumeAt: Int64?, resumedEntries: Int) throws {
+    package init(path: String, columns: [String], resumeAt: Int64?, resumedEntries: Int) throws {
         self.path = path
         self.columns = columns
         if let resumeAt, resumedEntries > 0, FileManager.default.fileExists(atPath: path) {
@@ -59,7 +59,7 @@ final class RejectsWriter {
     }
 
     /// The columns every entry starts with.
-    static let leadingColumns = ["reason", "record", "offset", "action", "column", "value", "detail"]
+    package static let leadingColumns = ["reason", "record", "offset", "action", "column", "value", "detail"]
 
     private func appendPrefix(_ record: EPFRecord, reason: RejectReason, action: String) {
         entries += 1
@@ -71,7 +71,7 @@ final class RejectsWriter {
     }
 
     /// Writes a rejected record: the reason, then the record's original bytes.
-    func write(_ record: EPFRecord, reason: RejectReason) {
+    package func write(_ record: EPFRecord, reason: RejectReason) {
         appendPrefix(record, reason: reason, action: "rejected")
         buffer.append(contentsOf: record.bytes)
         buffer.append(contentsOf: [0x02, 0x0A])
@@ -79,7 +79,7 @@ final class RejectsWriter {
     }
 
     /// Writes a repair: the record was loaded with `reason.column` stored as NULL.
-    func writeRepair(_ record: EPFRecord, reason: RejectReason) {
+    package func writeRepair(_ record: EPFRecord, reason: RejectReason) {
         appendPrefix(record, reason: reason, action: "repaired")
         if columns.count > 1 { buffer.append(contentsOf: repeatElement(UInt8(0x01), count: columns.count - 1)) }
         buffer.append(contentsOf: [0x02, 0x0A])
@@ -88,7 +88,7 @@ final class RejectsWriter {
 
     /// Writes buffered entries; returns the file's length (0 while there is no file).
     @discardableResult
-    func flush() throws -> Int64 {
+    package func flush() throws -> Int64 {
         guard entries > 0 else { return 0 }
         let handle = try open()
         if !buffer.isEmpty {
@@ -99,7 +99,7 @@ final class RejectsWriter {
     }
 
     /// Writes the footer and closes; does nothing when there were no entries.
-    func finish() throws {
+    package func finish() throws {
         guard entries > 0 else { return }
         buffer.append(contentsOf: "#recordsWritten:\(entries)\u{02}\n".utf8)
         try flush()
@@ -108,7 +108,7 @@ final class RejectsWriter {
     }
 
     /// Closes, keeping what was written (with its footer) when there were entries.
-    func discardIfEmpty() {
+    package func discardIfEmpty() {
         if entries > 0 { try? finish() }
         try? handle?.close()
         handle = nil

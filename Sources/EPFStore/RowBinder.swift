@@ -18,7 +18,7 @@ public struct RejectReason: Sendable, Equatable {
 /// Where `RowBinder` puts a record's values, in column order (parameter `index` is column `index - 1`): a SQLite
 /// statement's parameters, or a row of PostgreSQL's binary COPY. Decimals and dates arrive as text (the decimal
 /// as given, the date in its canonical `YYYY-MM-DDTHH:MM:SSZ` form).
-protocol RowSink {
+package protocol RowSink {
     func bindNull(at index: Int32) throws
     func bind(_ value: Int64, at index: Int32) throws
     func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws
@@ -27,11 +27,11 @@ protocol RowSink {
 extension SQLiteStatement: RowSink {}
 
 /// A value stored as NULL because it was not of its column's type; the row was kept.
-struct ValueRepair {
+package struct ValueRepair {
     /// Column index in file order.
-    let column: Int
+    package let column: Int
     /// bad-integer, bad-decimal or bad-date.
-    let kind: String
+    package let kind: String
 }
 
 /// Checks the typed values of a record against a schema and binds them to an INSERT statement, without
@@ -40,18 +40,18 @@ struct ValueRepair {
 /// A value that is not of its column's type (junk such as `[123]` in an integer column, an unparseable date) is
 /// stored as NULL and listed in `repairs` when the column may be NULL: not part of the primary key, not
 /// `export_date`, and the policy is `.null`. Otherwise the record is rejected.
-final class RowBinder {
+package final class RowBinder {
     private enum Kind: UInt8 { case integer, decimal, text, datetime }
     private let kinds: [Kind]
-    let names: [String]
+    package let names: [String]
     private let keyColumns: Set<Int>
     private let policy: BadValuePolicy
     /// The repairs of the record last bound (valid until the next `bind`).
     private(set) var repairs: [ValueRepair] = []
     /// Column index of `export_date`, if present.
-    let exportDateColumn: Int?
+    package let exportDateColumn: Int?
     /// The column count the schema expects from the file.
-    let columnCount: Int
+    package let columnCount: Int
 
     /// Per-column kind codes and flags in plain memory: the hot loop reads them without ARC traffic.
     private let kindTable: UnsafeMutablePointer<Kind>
@@ -68,7 +68,7 @@ final class RowBinder {
         dateScratch.deallocate()
     }
 
-    init(schema: TableSchema, fileColumns: Int, policy: BadValuePolicy) {
+    package init(schema: TableSchema, fileColumns: Int, policy: BadValuePolicy) {
         let fileSchema = schema.columns.prefix(fileColumns)
         kinds = fileSchema.map { column in
             switch column.type {
@@ -100,7 +100,7 @@ final class RowBinder {
     /// A field as text for messages and the rejects file: at most `limit` bytes, cut at a character boundary
     /// with `...` appended; control bytes written `\xNN` and backslashes `\\`, so the text holds no byte that
     /// could end an EPF field or record; invalid UTF-8 becomes U+FFFD.
-    static func escaped(_ field: UnsafeRawBufferPointer, limit: Int = 200) -> String {
+    package static func escaped(_ field: UnsafeRawBufferPointer, limit: Int = 200) -> String {
         var cut = min(field.count, limit)
         if cut < field.count {
             var back = 0
@@ -124,7 +124,7 @@ final class RowBinder {
     }
 
     /// The record-level problem, if any, as a reject reason.
-    func recordProblem(_ record: EPFRecord) -> RejectReason? {
+    package func recordProblem(_ record: EPFRecord) -> RejectReason? {
         let issues = record.issues
         if issues.isEmpty { return nil }
         if issues.contains(.unterminated) {
@@ -155,7 +155,7 @@ final class RowBinder {
     }
 
     /// The rejects-file entry for a repair of the record last bound.
-    func repairReason(_ repair: ValueRepair, in record: EPFRecord) -> RejectReason {
+    package func repairReason(_ repair: ValueRepair, in record: EPFRecord) -> RejectReason {
         let what = repair.kind == "bad-date" ? "not a date" : repair.kind == "bad-decimal" ? "not a decimal"
             : "not an integer"
         return RejectReason(kind: repair.kind, detail: "\(what); stored NULL, row kept",
@@ -166,7 +166,7 @@ final class RowBinder {
     /// the record must be rejected; then the statement's bindings are incomplete and it must not be stepped.
     /// Values stored as NULL instead are listed in `repairs` afterwards.
     @inline(__always)
-    func bind<Sink: RowSink>(_ record: EPFRecord, to statement: Sink?) throws -> RejectReason? {
+    package func bind<Sink: RowSink>(_ record: EPFRecord, to statement: Sink?) throws -> RejectReason? {
         if !repairs.isEmpty { repairs.removeAll(keepingCapacity: true) }
         if let problem = recordProblem(record) { return problem }
         for index in 0..<columnCount {
@@ -218,12 +218,12 @@ final class RowBinder {
 
 /// A set of 64-bit key hashes with open addressing, to count duplicate keys in an incremental file without a
 /// `Set` insertion (and SipHash) per row. Memory grows with the number of distinct keys (16 bytes each at most).
-struct KeyHashSet {
+package struct KeyHashSet {
     private var slots: [UInt64]
     private var mask: Int
     private(set) var count = 0
 
-    init(capacity: Int = 1 << 16) {
+    package init(capacity: Int = 1 << 16) {
         var size = 1
         while size < capacity * 2 { size <<= 1 }
         slots = Array(repeating: 0, count: size)
@@ -231,7 +231,7 @@ struct KeyHashSet {
     }
 
     /// Inserts a hash; returns false when it was already present. 0 is remapped so it can mark empty slots.
-    mutating func insert(_ hash: UInt64) -> Bool {
+    package mutating func insert(_ hash: UInt64) -> Bool {
         if count * 2 >= slots.count { grow() }
         let value = hash == 0 ? 1 : hash
         var index = Int(truncatingIfNeeded: value) & mask
@@ -256,7 +256,7 @@ struct KeyHashSet {
     }
 
     /// FNV-1a over the key fields, then a final mix, so similar keys spread over the table.
-    static func hash(_ record: EPFRecord, keyIndexes: [Int]) -> UInt64 {
+    package static func hash(_ record: EPFRecord, keyIndexes: [Int]) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for index in keyIndexes {
             let field = record.field(index)

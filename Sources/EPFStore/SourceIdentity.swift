@@ -2,17 +2,17 @@ import EPFFormat
 import Foundation
 
 /// Identity of an input file on disk, used by the ledger and by resume.
-struct SourceIdentity: Equatable {
-    var path: String
-    var size: Int64
-    var mtime: Int64
+package struct SourceIdentity: Equatable {
+    package var path: String
+    package var size: Int64
+    package var mtime: Int64
 
-    init(path: String) {
+    package init(path: String) {
         self.init(paths: [path])
     }
 
     /// One identity for a reading unit: the first file's path, the total size and the newest modification time.
-    init(paths: [String]) {
+    package init(paths: [String]) {
         path = paths.first.map { URL(fileURLWithPath: $0).standardizedFileURL.resolvingSymlinksInPath().path } ?? ""
         size = 0
         mtime = 0

@@ -144,7 +144,7 @@ public enum StoreDatabase {
     public static let defaultPageSize = 16384
 
     /// ISO-8601 UTC timestamp for bookkeeping rows.
-    static func now() -> String {
+    package static func now() -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.string(from: Date())

@@ -11,6 +11,14 @@ public struct StoreStatus: Sendable {
         public var exportDate: Int64?
         public var mode: String?
         public var updated: String?
+
+        package init(name: String, rows: Int64, exportDate: Int64?, mode: String?, updated: String?) {
+            self.name = name
+            self.rows = rows
+            self.exportDate = exportDate
+            self.mode = mode
+            self.updated = updated
+        }
     }
 
     /// One ledger row.
@@ -27,6 +35,21 @@ public struct StoreStatus: Sendable {
         public var finished: String?
         public var outcome: String
         public var message: String?
+
+        package init(table: String, location: String, mode: String?, exportDate: Int64?, rows: Int64, rejects: Int64,
+                     repaired: Int64, duplicates: Int64, finished: String?, outcome: String, message: String?) {
+            self.table = table
+            self.location = location
+            self.mode = mode
+            self.exportDate = exportDate
+            self.rows = rows
+            self.rejects = rejects
+            self.repaired = repaired
+            self.duplicates = duplicates
+            self.finished = finished
+            self.outcome = outcome
+            self.message = message
+        }
     }
 
     /// Derived data (the lookup documents) and whether it is that of the current tables.
@@ -44,11 +67,21 @@ public struct StoreStatus: Sendable {
     public var derived: [Derived] = []
     /// Set when the tables come from more than one full export (see `MixedExports`).
     public var mixedExports: MixedExports?
+    package init(database: String, sizeBytes: Int64, tables: [Table], lastImports: [Import], derived: [Derived] = [],
+                 mixedExports: MixedExports? = nil) {
+        self.database = database
+        self.sizeBytes = sizeBytes
+        self.tables = tables
+        self.lastImports = lastImports
+        self.derived = derived
+        self.mixedExports = mixedExports
+    }
+
     /// The newest export date over all tables (ms since 1970).
     public var exportDate: Int64? { tables.compactMap(\.exportDate).max() }
 
     /// The fulls of tables this status lists (a table dropped since is no longer behind), with a known date.
-    func present(_ fulls: [MixedExports.TableFull]) -> [MixedExports.TableFull] {
+    package func present(_ fulls: [MixedExports.TableFull]) -> [MixedExports.TableFull] {
         let names = Set(tables.map(\.name))
         return fulls.filter { names.contains($0.table) && !$0.date.isEmpty }
     }

@@ -421,7 +421,7 @@ final class TableLoad {
 }
 
 /// A table could not be applied for a reason the outcome message explains.
-struct LoadFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ message: String) { description = message }
+package struct LoadFailure: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ message: String) { description = message }
 }

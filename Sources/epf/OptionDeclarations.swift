@@ -1,3 +1,4 @@
+import EPFPostgresStore
 import EPFStore
 import Foundation
 

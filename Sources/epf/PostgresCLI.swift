@@ -1,4 +1,5 @@
 import EPFPostgres
+import EPFPostgresStore
 import EPFStore
 import Foundation
 

@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFPostgres
+import EPFPostgresStore
 import EPFQuery
 import EPFSQLite
 import EPFStore

@@ -1,6 +1,7 @@
 import EPFFormat
 import EPFGenerator
 import EPFPostgres
+import EPFPostgresStore
 import EPFSQLite
 import EPFStore
 import EPFTestSupport

@@ -1,5 +1,6 @@
 import EPFGenerator
 import EPFPostgres
+import EPFPostgresStore
 import EPFStore
 import EPFTestSupport
 import Foundation

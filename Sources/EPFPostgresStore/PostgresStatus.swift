@@ -1,4 +1,5 @@
 import EPFPostgres
+import EPFStore
 import Foundation
 
 extension StoreStatus {

@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFPostgres
+import EPFStore
 import Foundation
 
 /// The import ledger in the PostgreSQL schema: the same tables and rows as `Ledger` keeps in SQLite.

@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFPostgres
+import EPFStore
 import Foundation
 
 /// `epf import` into PostgreSQL: the same inputs, order, verification, rejects, ledger and resume as `Importer`
@@ -56,7 +57,7 @@ public final class PostgresImporter {
             self.phases.add(tableLoad: load.phases)
             self.phasesCPU.add(tableLoad: load.phasesCPU)
         }
-        try pass.apply(paths: Importer.ordered(paths), report: &report)
+        try pass.apply(paths: paths, report: &report)
         report.close(started: started, startedCPU: startedCPU, phases: phases, phasesCPU: phasesCPU)
         withExtendedLifetime(connection) {}
         return report

@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFPostgres
+import EPFStore
 import Foundation
 
 extension PostgresTableLoad: TableLoading, PublishingLoad {

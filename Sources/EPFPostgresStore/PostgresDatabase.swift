@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFPostgres
+import EPFStore
 import Foundation
 
 /// A PostgreSQL target of `epf import`: a connection URL and the schema that holds the EPF tables and epf's

@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFPostgres
+import EPFStore
 import Foundation
 
 /// `RowBinder`'s values into a row of PostgreSQL's binary COPY format.
