@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "EPFStoreTests", dependencies: ["EPFSQLite", "EPFStore", "EPFGenerator", "EPFTestSupport"]),
         // Shared test support: the small catalogue (SQL and a database of it), temporary directories, a feed server,
         // a throwaway PostgreSQL cluster.
-        .target(name: "EPFTestSupport", dependencies: ["EPFSQLite", "EPFStore", "EPFPostgres"],
+        .target(name: "EPFTestSupport", dependencies: ["EPFFormat", "EPFSQLite", "EPFStore", "EPFPostgres"],
                 path: "Tests/EPFTestSupport"),
         .testTarget(name: "EPFQueryTests",
                     dependencies: ["EPFSQLite", "EPFQuery", "EPFStore", "EPFGenerator", "EPFTestSupport", "JSONText"]),

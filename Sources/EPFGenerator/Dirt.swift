@@ -1,3 +1,4 @@
+import EPFFormat
 import Foundation
 
 /// The kinds of damage `--dirt` injects, one for each problem EPF-FORMAT.md section 3 lists.
@@ -58,7 +59,7 @@ final class DirtLog {
 
     func append(_ entry: DirtEntry) { entries.append(entry) }
 
-    func add(_ schema: TableSchema, _ kind: DirtKind, record: Int, offset: Int64, column: String? = nil,
+    func add(_ schema: EPFTable, _ kind: DirtKind, record: Int, offset: Int64, column: String? = nil,
              value: [UInt8]? = nil, note: String) {
         entries.append(DirtEntry(feed: schema.feed, table: schema.name, kind: kind, record: record, offset: offset,
                                  column: column, value: value.map { String(decoding: $0, as: UTF8.self) },

@@ -5,7 +5,7 @@ import EPFFormat
 /// Not thread-safe: one emitter per table being written.
 final class TableEmitter {
     let plan: Plan
-    let schema: TableSchema
+    let schema: EPFTable
     let w: RecordWriter
     let dirt: DirtLog?
     let dirtPlan: DirtPlan?
@@ -20,7 +20,7 @@ final class TableEmitter {
     var exportDate: Int64 { plan.exportDate }
     var full: Bool { plan.options.mode == .full }
 
-    init(plan: Plan, schema: TableSchema, writer: RecordWriter, dirt: DirtLog?) {
+    init(plan: Plan, schema: EPFTable, writer: RecordWriter, dirt: DirtLog?) {
         self.plan = plan
         self.schema = schema
         w = writer

@@ -90,15 +90,15 @@ public enum FeedGenerator {
     /// The tables an export with these options writes, in order: all (full) or those that change
     /// (incremental, plus a zero-row `storefront` with dirt), filtered by `options.tables`. With a scale, the
     /// music tables Apple dropped in 2025 are left out unless `options.tables` names them.
-    public static func tables(for options: GeneratorOptions) -> [TableSchema] {
-        TableSchema.all.filter { schema in
+    public static func tables(for options: GeneratorOptions) -> [EPFTable] {
+        GeneratedTables.all.filter { schema in
             if let only = options.tables, !only.contains(schema.name) { return false }
             if schema.feed == .match, !options.match, options.tables == nil { return false }
-            if options.scale != nil, options.tables == nil, TableSchema.musicTables.contains(schema.name) {
+            if options.scale != nil, options.tables == nil, GeneratedTables.musicTables.contains(schema.name) {
                 return false
             }
             if options.mode == .full { return true }
-            return TableSchema.incrementalTables.contains(schema.name) || (options.dirt && schema.name == "storefront")
+            return GeneratedTables.incrementalTables.contains(schema.name) || (options.dirt && schema.name == "storefront")
         }
     }
 
@@ -161,7 +161,7 @@ public enum FeedGenerator {
     public static func writeTable(_ table: String, options: GeneratorOptions, to file: URL,
                                   compression: FileCompression) throws -> GeneratedTable {
         try options.validate()
-        guard let schema = TableSchema.named(table) else { throw GeneratorError.unknownTable(table) }
+        guard let schema = GeneratedTables.named(table) else { throw GeneratorError.unknownTable(table) }
         let plan = Plan(options)
         let dirt = options.dirt ? DirtLog() : nil
         let path = file.path
@@ -191,7 +191,7 @@ public enum FeedGenerator {
     /// The bytes of one uncompressed table file, in memory (small feeds and tests).
     public static func tableBytes(_ table: String, options: GeneratorOptions) throws -> [UInt8] {
         try options.validate()
-        guard let schema = TableSchema.named(table) else { throw GeneratorError.unknownTable(table) }
+        guard let schema = GeneratedTables.named(table) else { throw GeneratorError.unknownTable(table) }
         let sink = MemorySink()
         try TableEmitter(plan: Plan(options), schema: schema, writer: RecordWriter(sink: sink), dirt: nil)
             .writeFile()
@@ -256,7 +256,7 @@ private final class Archive {
         tar = TarWriter(sink: try Bzip2Sink(next: sink, path: path))
     }
 
-    func add(_ schema: TableSchema, plan: Plan, member: String, mtime: Int64, dirt: DirtLog?) throws
+    func add(_ schema: EPFTable, plan: Plan, member: String, mtime: Int64, dirt: DirtLog?) throws
         -> GeneratedTable {
         let counter = CountingSink()
         // The counting pass must produce the same bytes, dirt included; its log is thrown away.
@@ -285,7 +285,7 @@ private final class Archive {
 
 /// One table file of a v3 or v5 export, writable independently of the others.
 private struct TableJob: Sendable {
-    let schema: TableSchema
+    let schema: EPFTable
     let folder: String
     let directory: String
 

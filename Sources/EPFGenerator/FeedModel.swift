@@ -67,7 +67,7 @@ public struct FeedModel: Sendable {
 
     /// Calls `body` with every data record of one table file of the export made with `exportOptions`.
     func forEachRecord(_ table: String, exportOptions: GeneratorOptions, _ body: ([String?]) throws -> Void) throws {
-        guard let schema = TableSchema.named(table) else { throw GeneratorError.unknownTable(table) }
+        guard let schema = GeneratedTables.named(table) else { throw GeneratorError.unknownTable(table) }
         try exportOptions.validate()
         var unfiltered = exportOptions
         unfiltered.tables = nil
@@ -92,7 +92,7 @@ public struct FeedModel: Sendable {
     /// earlier one; rows keep the position where their key first appeared. Incrementals are cumulative, so
     /// loading days 1 ... N in turn gives the same rows as loading day N alone.
     public func rows(_ table: String, throughDay day: Int = 0) throws -> [[String?]] {
-        guard let schema = TableSchema.named(table) else { throw GeneratorError.unknownTable(table) }
+        guard let schema = GeneratedTables.named(table) else { throw GeneratorError.unknownTable(table) }
         let keys = schema.keyIndices
         var rows: [[String?]] = []
         var positions: [[String?]: Int] = [:]

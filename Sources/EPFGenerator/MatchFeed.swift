@@ -31,24 +31,6 @@ public enum MatchIDs {
     }
 }
 
-extension TableSchema {
-    /// The match feed's tables.
-    static let matchTables: [TableSchema] = [
-        TableSchema("artist_match", .match, key: ["artist_id"], [
-            ("artist_id", "INTEGER"), ("amg_artist_id", "INTEGER"),
-        ]),
-        TableSchema("collection_match", .match, key: ["collection_id"], [
-            ("collection_id", "INTEGER"), ("upc", "VARCHAR(30)"), ("grid", "VARCHAR(30)"), ("amg_album_id", "INTEGER"),
-        ]),
-        TableSchema("song_match", .match, key: ["song_id"], [
-            ("song_id", "INTEGER"), ("isrc", "VARCHAR(20)"), ("amg_track_id", "INTEGER"),
-        ]),
-        TableSchema("video_match", .match, key: ["video_id"], [
-            ("video_id", "INTEGER"), ("upc", "VARCHAR(30)"), ("isrc", "VARCHAR(20)"), ("amg_video_id", "INTEGER"),
-        ]),
-    ]
-}
-
 extension TableEmitter {
     /// The rows of one match table (full exports only: the match feed has no incrementals here).
     func matchRows() throws {

@@ -122,7 +122,7 @@ public struct GeneratorOptions: Sendable, Equatable {
             throw GeneratorError.invalidOption(option: "fullExportDate", problem: "must be 2000-01-01 or later")
         }
         if let tables {
-            for name in tables where TableSchema.named(name) == nil { throw GeneratorError.unknownTable(name) }
+            for name in tables where GeneratedTables.named(name) == nil { throw GeneratorError.unknownTable(name) }
         }
         guard (1...64).contains(threads) else {
             throw GeneratorError.invalidOption(option: "threads", problem: "must be 1 ... 64, got \(threads)")

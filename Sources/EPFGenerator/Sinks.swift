@@ -30,7 +30,7 @@ public enum GeneratorError: Error, CustomStringConvertible, Equatable, Sendable 
         case let .invalidOption(option, problem):
             return "invalid \(option): \(problem)"
         case let .unknownTable(name):
-            return "unknown table '\(name)'; known tables: \(TableSchema.all.map(\.name).joined(separator: ", "))"
+            return "unknown table '\(name)'; known tables: \(GeneratedTables.all.map(\.name).joined(separator: ", "))"
         }
     }
 }

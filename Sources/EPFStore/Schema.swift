@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSQLite
 import Foundation
 
 /// One column of a table as it will be stored.
@@ -43,115 +44,65 @@ public struct TableSchema: Sendable, Equatable {
     public func index(of name: String) -> Int? { columns.firstIndex { $0.name == name } }
 }
 
-/// The real schemas of the EPF tables (EPF-FORMAT.md section 5), used to correct known bad headers.
+extension TableSchema {
+    /// `CREATE TABLE` as the SQLite store makes the table: every column with its SQLite type, a one-integer key
+    /// as the rowid, then `extraColumns` untyped (columns an older file had and this one lacks).
+    public func createTableSQL(named name: String? = nil, extraColumns: [String] = []) -> String {
+        var definitions: [String] = columns.map { column in
+            var text = "\(SQLiteConnection.quote(column.name)) \(column.sqliteType)"
+            if hasIntegerRowidKey && column.name == primaryKey[0] { text += " PRIMARY KEY" }
+            return text
+        }
+        definitions += extraColumns.map(SQLiteConnection.quote)
+        return "CREATE TABLE \(SQLiteConnection.quote(name ?? self.name)) (\(definitions.joined(separator: ", ")))"
+    }
+
+    /// The indexes the SQLite store gives the table `target` (this table or its staging copy), their names
+    /// ending in `suffix`: the unique key index when the key is not the rowid, then the secondary indexes.
+    public func createIndexSQL(on target: String, suffix: String) -> [String] {
+        func list(_ names: [String]) -> String { names.map(SQLiteConnection.quote).joined(separator: ", ") }
+        var statements: [String] = []
+        if !hasIntegerRowidKey && !primaryKey.isEmpty && primaryKey.allSatisfy({ index(of: $0) != nil }) {
+            statements.append("CREATE UNIQUE INDEX \(SQLiteConnection.quote("\(name)__pk__\(suffix)")) ON "
+                              + "\(SQLiteConnection.quote(target)) (\(list(primaryKey)))")
+        }
+        for indexColumns in KnownSchemas.indexes(for: self) {
+            let indexName = "\(name)__\(indexColumns.joined(separator: "_"))__\(suffix)"
+            statements.append("CREATE INDEX \(SQLiteConnection.quote(indexName)) ON \(SQLiteConnection.quote(target)) "
+                              + "(\(list(indexColumns)))")
+        }
+        return statements
+    }
+}
+
+/// Builds the storage schema of a table from its header, corrected from the catalogue (`EPFCatalogue`) where the
+/// header is known to lie.
 public enum KnownSchemas {
-    /// Column types of known tables by column name (columns not listed are text).
-    static let types: [String: [String: EPFColumnType]] = {
-        let ids: Set<String> = [
-            "application_id", "artist_id", "collection_id", "song_id", "video_id", "genre_id", "parent_id",
-            "storefront_id", "device_type_id", "media_type_id", "artist_type_id", "primary_media_type_id",
-            "parental_advisory_id", "collection_type_id", "track_length", "preview_length", "download_size",
-            "application_rank", "song_rank", "album_rank", "album_id", "export_date", "translation_type_id",
-            "role_id", "volume_number", "track_number",
-        ]
-        let booleans: Set<String> = ["is_actual_artist", "is_primary", "is_compilation"]
-        let dates: Set<String> = ["itunes_release_date", "original_release_date", "availability_date"]
-        let decimals: Set<String> = [
-            "retail_price", "hq_price", "preorder_price", "sd_price", "hd_price", "lc_rental_price",
-            "sd_rental_price", "hd_rental_price",
-        ]
-        var result: [String: [String: EPFColumnType]] = [:]
-        for (table, columns) in KnownSchemas.columns {
-            var map: [String: EPFColumnType] = [:]
-            for column in columns {
-                if ids.contains(column) { map[column] = .integer
-                } else if booleans.contains(column) { map[column] = .boolean
-                } else if dates.contains(column) { map[column] = .datetime
-                } else if decimals.contains(column) { map[column] = .decimal
-                } else { map[column] = .text }
-            }
-            result[table] = map
-        }
-        return result
-    }()
+    /// Column types of known tables by column name.
+    static func knownTypes(_ table: String) -> [String: EPFColumnType]? {
+        guard let known = EPFCatalogue.table(named: table), known.correctsHeaders else { return nil }
+        var map: [String: EPFColumnType] = [:]
+        for (column, declared) in zip(known.columns, known.types) { map[column] = EPFColumnType(declared: declared) }
+        return map
+    }
 
-    /// Primary keys of known tables.
-    public static let primaryKeys: [String: [String]] = [
-        "application": ["application_id"], "application_detail": ["application_id", "language_code"],
-        "application_device_type": ["application_id", "device_type_id"], "device_type": ["device_type_id"],
-        "artist": ["artist_id"], "artist_application": ["artist_id", "application_id"],
-        "artist_type": ["artist_type_id"], "media_type": ["media_type_id"], "genre": ["genre_id"],
-        "genre_application": ["genre_id", "application_id"], "storefront": ["storefront_id"],
-        "collection": ["collection_id"], "song": ["song_id"], "video": ["video_id"],
-        "application_price": ["application_id", "storefront_id"],
-        "collection_price": ["collection_id", "storefront_id"], "song_price": ["song_id", "storefront_id"],
-        "video_price": ["video_id", "storefront_id"],
-        "application_popularity_per_genre": ["storefront_id", "genre_id", "application_id"],
-        "artist_collection": ["artist_id", "collection_id"], "artist_song": ["artist_id", "song_id"],
-        "artist_video": ["artist_id", "video_id"], "collection_song": ["collection_id", "song_id"],
-        "collection_video": ["collection_id", "video_id"], "genre_artist": ["genre_id", "artist_id"],
-        "genre_collection": ["genre_id", "collection_id"], "genre_video": ["genre_id", "video_id"],
-    ]
+    /// The primary key of a known table.
+    static func knownKey(_ table: String) -> [String]? {
+        guard let known = EPFCatalogue.table(named: table), known.correctsHeaders else { return nil }
+        return known.primaryKey
+    }
 
-    /// Columns of known tables in file order.
-    public static let columns: [String: [String]] = {
-        var result: [String: [String]] = [
-            "application": ["export_date", "application_id", "title", "recommended_age", "artist_name",
-                            "seller_name", "company_url", "support_url", "view_url", "artwork_url_large",
-                            "artwork_url_small", "itunes_release_date", "copyright", "description", "version",
-                            "itunes_version", "download_size"],
-            "application_device_type": ["export_date", "application_id", "device_type_id"],
-            "device_type": ["export_date", "device_type_id", "name"],
-            "artist": ["export_date", "artist_id", "name", "is_actual_artist", "view_url", "artist_type_id"],
-            "artist_application": ["export_date", "artist_id", "application_id"],
-            "artist_type": ["export_date", "artist_type_id", "name", "primary_media_type_id"],
-            "media_type": ["export_date", "media_type_id", "name"],
-            "genre": ["export_date", "genre_id", "parent_id", "name"],
-            "genre_application": ["export_date", "genre_id", "application_id", "is_primary"],
-            "storefront": ["export_date", "storefront_id", "country_code", "name"],
-            "collection": ["export_date", "collection_id", "name", "title_version", "search_terms",
-                           "parental_advisory_id", "artist_display_name", "view_url", "artwork_url",
-                           "original_release_date", "itunes_release_date", "label_studio", "content_provider_name",
-                           "copyright", "p_line", "media_type_id", "is_compilation", "collection_type_id"],
-            "song": ["export_date", "song_id", "name", "title_version", "search_terms", "parental_advisory_id",
-                     "artist_display_name", "collection_display_name", "view_url", "original_release_date",
-                     "itunes_release_date", "track_length", "copyright", "p_line", "preview_url", "preview_length"],
-            "video": ["export_date", "video_id", "name", "title_version", "search_terms", "parental_advisory_id",
-                      "artist_display_name", "collection_display_name", "media_type_id", "view_url", "artwork_url",
-                      "original_release_date", "itunes_release_date", "studio_name", "network_name",
-                      "content_provider_name", "track_length", "copyright", "p_line", "short_description",
-                      "long_description", "episode_production_number"],
-            "application_price": ["export_date", "application_id", "retail_price", "currency_code",
-                                  "storefront_id"],
-            "collection_price": ["export_date", "collection_id", "retail_price", "currency_code", "storefront_id",
-                                 "availability_date", "hq_price", "preorder_price"],
-            "song_price": ["export_date", "song_id", "retail_price", "currency_code", "storefront_id",
-                           "availability_date", "hq_price"],
-            "video_price": ["export_date", "video_id", "retail_price", "currency_code", "storefront_id",
-                            "availability_date", "sd_price", "hq_price", "lc_rental_price", "sd_rental_price",
-                            "hd_rental_price", "hd_price"],
-            "application_popularity_per_genre": ["export_date", "storefront_id", "genre_id", "application_id",
-                                                 "application_rank"],
-        ]
-        var detail = ["export_date", "application_id", "language_code", "title", "description", "release_notes",
-                      "company_url", "support_url"]
-        detail += (1...4).map { "screenshot_url_\($0)" } + (1...4).map { "screenshot_width_height_\($0)" }
-        detail += (1...4).map { "ipad_screenshot_url_\($0)" } + (1...4).map { "ipad_screenshot_width_height_\($0)" }
-        result["application_detail"] = detail
-        for (left, right) in [("artist", "collection"), ("artist", "song"), ("artist", "video"),
-                              ("collection", "song"), ("collection", "video"), ("genre", "artist"),
-                              ("genre", "collection"), ("genre", "video")] {
-            result["\(left)_\(right)"] = ["export_date", "\(left)_id", "\(right)_id"]
-        }
-        return result
-    }()
+    /// The storage schema of a catalogue table as a clean file of it declares it.
+    public static func clean(_ table: EPFTable) -> TableSchema {
+        resolve(table: table.name, header: table.cleanHeader)
+    }
 
     /// Builds the storage schema from a header, correcting what the built-in table knows to be wrong:
     /// text-declared columns the real schema types otherwise (the 2021+ collection header), primary keys naming
     /// missing columns (the 2025 genre header), missing or short `#dbTypes`.
     public static func resolve(table: String, header: EPFHeader) -> TableSchema {
         var corrections: [String] = []
-        let known = types[table]
+        let known = knownTypes(table)
         if !header.dbTypes.isEmpty && header.dbTypes.count != header.columns.count {
             corrections.append("#dbTypes lists \(header.dbTypes.count) types for \(header.columns.count) columns")
         }
@@ -202,11 +153,11 @@ public enum KnownSchemas {
         let names = Set(header.columns)
         let missing = primaryKey.filter { !names.contains($0) }
         if !missing.isEmpty {
-            let fallback = primaryKeys[table]?.filter { names.contains($0) } ?? []
+            let fallback = knownKey(table)?.filter { names.contains($0) } ?? []
             corrections.append("#primaryKey names missing column(s) \(missing.joined(separator: ", ")); using "
                                + (fallback.isEmpty ? "no key" : fallback.joined(separator: ", ")))
             primaryKey = fallback
-        } else if primaryKey.isEmpty, let fallback = primaryKeys[table], fallback.allSatisfy(names.contains) {
+        } else if primaryKey.isEmpty, let fallback = knownKey(table), fallback.allSatisfy(names.contains) {
             corrections.append("no #primaryKey; using the built-in key \(fallback.joined(separator: ", "))")
             primaryKey = fallback
         }

@@ -81,16 +81,6 @@ final class TableLoad {
         }
     }
 
-    private func createTableSQL(_ name: String, extraColumns: [String]) -> String {
-        var definitions: [String] = schema.columns.map { column in
-            var text = "\(quoted(column.name)) \(column.sqliteType)"
-            if schema.hasIntegerRowidKey && column.name == schema.primaryKey[0] { text += " PRIMARY KEY" }
-            return text
-        }
-        definitions += extraColumns.map { "\(quoted($0))" }
-        return "CREATE TABLE \(quoted(name)) (\(definitions.joined(separator: ", ")))"
-    }
-
     private func indexToken() -> String {
         String(UInt64(Date().timeIntervalSince1970 * 1000), radix: 36)
             + String(UInt32.random(in: 0...UInt32.max), radix: 36)
@@ -139,7 +129,7 @@ final class TableLoad {
                                             + kept.joined(separator: ", "))
                 }
             }
-            try connection.execute(createTableSQL(staging, extraColumns: kept))
+            try connection.execute(schema.createTableSQL(named: staging, extraColumns: kept))
             try changeTracking?.indexKeys(connection, staging: staging)
         }
         rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: resumeRejectsBytes,
@@ -154,7 +144,7 @@ final class TableLoad {
     private func prepareIncremental(_ connection: SQLiteConnection) throws {
         if try !connection.tableExists(schema.name) {
             outcome.warnings.append("incremental for a table that does not exist yet: created \(schema.name)")
-            try connection.execute(createTableSQL(schema.name, extraColumns: []))
+            try connection.execute(schema.createTableSQL())
             try createIndexes(connection, on: schema.name)
         } else {
             let existing = Set(try existingColumns(connection, schema.name))
@@ -205,15 +195,8 @@ final class TableLoad {
     }
 
     private func createIndexes(_ connection: SQLiteConnection, on target: String) throws {
-        let token = indexToken()
-        if !schema.hasIntegerRowidKey && !keyIndexes.isEmpty {
-            try connection.execute("CREATE UNIQUE INDEX \(quoted("\(schema.name)__pk__\(token)")) ON \(quoted(target)) "
-                                   + "(\(schema.primaryKey.map(quoted).joined(separator: ", ")))")
-        }
-        for columns in KnownSchemas.indexes(for: schema) {
-            let name = "\(schema.name)__\(columns.joined(separator: "_"))__\(token)"
-            try connection.execute("CREATE INDEX \(quoted(name)) ON \(quoted(target)) "
-                                   + "(\(columns.map(quoted).joined(separator: ", ")))")
+        for statement in schema.createIndexSQL(on: target, suffix: indexToken()) {
+            try connection.execute(statement)
         }
     }
 

@@ -119,9 +119,9 @@ enum GenerateCommand: Command {
         options.threads = try arguments.read(Options.threads)
         if let only = try arguments.read(Options.only) {
             let names = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-            for name in names where TableSchema.named(name) == nil {
+            for name in names where GeneratedTables.named(name) == nil {
                 throw UsageError("--only: unknown table '\(name)'; known: "
-                    + TableSchema.all.map(\.name).joined(separator: ", "))
+                    + GeneratedTables.all.map(\.name).joined(separator: ", "))
             }
             options.tables = names
         }

@@ -23,7 +23,7 @@ import Testing
 
         for entry in feed.dirt {
             let table = try #require(feed.table(entry.table))
-            let schema = try #require(TableSchema.named(entry.table))
+            let schema = try #require(GeneratedTables.named(entry.table))
             let records = splitRecords(try readBytes(table.path))
             let record = try #require(records.first { $0.offset == Int(entry.offset) }, "\(entry)")
             if entry.record == 0 {
@@ -120,7 +120,7 @@ import Testing
         var options = smallOptions()
         options.mode = .incremental
         let feed = try FeedGenerator.write(options, to: directory.url)
-        #expect(Set(feed.tables.map(\.table)) == TableSchema.incrementalTables)
+        #expect(Set(feed.tables.map(\.table)) == GeneratedTables.incrementalTables)
         let application = try #require(feed.table("application"))
         #expect(application.path == directory.file("itunes20260106", "application"))
         let records = splitRecords(try readBytes(application.path))
@@ -155,7 +155,7 @@ import Testing
 
         // Cumulative: loading day 1 then day 3 gives what loading day 3 alone gives.
         for table in ["application", "application_detail", "application_price", "genre_application"] {
-            let schema = try #require(TableSchema.named(table))
+            let schema = try #require(GeneratedTables.named(table))
             var merged: [[String?]: [String?]] = [:]
             for day in [0, 1, 3] {
                 for record in try model.records(table, day: day) {

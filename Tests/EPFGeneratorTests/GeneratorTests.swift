@@ -34,7 +34,7 @@ import Testing
         for table in feed.tables {
             let bytes = try readBytes(table.path)
             let records = splitRecords(bytes)
-            guard let schema = TableSchema.named(table.table), let last = records.last else {
+            guard let schema = GeneratedTables.named(table.table), let last = records.last else {
                 Issue.record("no records in \(table.table)")
                 continue
             }

@@ -36,7 +36,7 @@ import Testing
         #expect(Set(tables.keys) == Set(feed.tables.map(\.table)))
         for table in feed.tables {
             let read = try #require(tables[table.table])
-            let schema = try #require(TableSchema.named(table.table))
+            let schema = try #require(GeneratedTables.named(table.table))
             #expect(read.records == (try model.records(table.table)), "\(table.table)")
             #expect(read.summary.records == table.rows)
             #expect(read.summary.declaredRecords == table.rows)
@@ -72,7 +72,7 @@ import Testing
         options.layout = .v5
         _ = try FeedGenerator.write(options, to: directory.url)
         let tables = try Self.read(directory.url.path, readSize: 3)
-        #expect(Set(tables.keys) == TableSchema.incrementalTables)
+        #expect(Set(tables.keys) == GeneratedTables.incrementalTables)
         for (table, read) in tables {
             #expect(read.header.exportMode == .incremental)
             #expect(read.records == (try model.records(table, day: 2)), "\(table)")

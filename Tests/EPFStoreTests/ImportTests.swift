@@ -99,7 +99,7 @@ func dump(_ database: String, _ sql: String) throws -> [String] {
         // Whole-record damage and junk in a key reject the row; junk in a column that may be NULL is repaired.
         let rowKinds: Set<DirtKind> = [.strayFieldSeparator, .junkInteger, .invalidUTF8, .nulByte, .oddDatetime]
         for entry in feed.dirt where rowKinds.contains(entry.kind) {
-            let schema = try #require(EPFGenerator.TableSchema.named(entry.table))
+            let schema = try #require(GeneratedTables.named(entry.table))
             let isKey = entry.column.map(schema.keyIndices.map { schema.columns[$0] }.contains) ?? false
             let repaired = entry.kind == .junkInteger && !isKey
                 || entry.kind == .oddDatetime && entry.note.contains("NULL")

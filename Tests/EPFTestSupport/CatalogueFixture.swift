@@ -1,59 +1,22 @@
+import EPFFormat
+import EPFStore
+
 /// SQL for a small catalogue in the importer's contract schema, shared by the query and server tests.
 public enum CatalogueFixture {
-    /// The contract schema (same tables and columns as the EPF files; prices TEXT, dates ISO TEXT).
-    public static let schema = """
-    CREATE TABLE application (export_date INTEGER, application_id INTEGER PRIMARY KEY, title TEXT,
-        recommended_age TEXT, artist_name TEXT, seller_name TEXT, company_url TEXT, support_url TEXT,
-        view_url TEXT, artwork_url_large TEXT, artwork_url_small TEXT, itunes_release_date TEXT,
-        copyright TEXT, description TEXT, version TEXT, itunes_version TEXT, download_size INTEGER);
-    CREATE TABLE application_detail (export_date INTEGER, application_id INTEGER, language_code TEXT,
-        title TEXT, description TEXT, release_notes TEXT, company_url TEXT, support_url TEXT,
-        screenshot_url_1 TEXT, screenshot_url_2 TEXT, screenshot_url_3 TEXT, screenshot_url_4 TEXT,
-        screenshot_width_height_1 TEXT, screenshot_width_height_2 TEXT, screenshot_width_height_3 TEXT,
-        screenshot_width_height_4 TEXT, ipad_screenshot_url_1 TEXT, ipad_screenshot_url_2 TEXT,
-        ipad_screenshot_url_3 TEXT, ipad_screenshot_url_4 TEXT, ipad_screenshot_width_height_1 TEXT,
-        ipad_screenshot_width_height_2 TEXT, ipad_screenshot_width_height_3 TEXT,
-        ipad_screenshot_width_height_4 TEXT);
-    CREATE UNIQUE INDEX application_detail_pk ON application_detail(application_id, language_code);
-    CREATE TABLE application_device_type (export_date INTEGER, application_id INTEGER, device_type_id INTEGER);
-    CREATE UNIQUE INDEX application_device_type_pk ON application_device_type(application_id, device_type_id);
-    CREATE TABLE device_type (export_date INTEGER, device_type_id INTEGER PRIMARY KEY, name TEXT);
-    CREATE TABLE artist (export_date INTEGER, artist_id INTEGER PRIMARY KEY, name TEXT, is_actual_artist INTEGER,
-        view_url TEXT, artist_type_id INTEGER);
-    CREATE TABLE artist_application (export_date INTEGER, artist_id INTEGER, application_id INTEGER);
-    CREATE INDEX artist_application_app ON artist_application(application_id);
-    CREATE TABLE genre (export_date INTEGER, genre_id INTEGER PRIMARY KEY, parent_id INTEGER, name TEXT);
-    CREATE TABLE genre_application (export_date INTEGER, genre_id INTEGER, application_id INTEGER,
-        is_primary INTEGER);
-    CREATE UNIQUE INDEX genre_application_pk ON genre_application(genre_id, application_id);
-    CREATE INDEX genre_application_app ON genre_application(application_id);
-    CREATE TABLE storefront (export_date INTEGER, storefront_id INTEGER PRIMARY KEY, country_code TEXT, name TEXT);
-    CREATE TABLE media_type (export_date INTEGER, media_type_id INTEGER PRIMARY KEY, name TEXT);
-    CREATE TABLE collection (export_date INTEGER, collection_id INTEGER PRIMARY KEY, name TEXT, title_version TEXT,
-        search_terms TEXT, parental_advisory_id INTEGER, artist_display_name TEXT, view_url TEXT, artwork_url TEXT,
-        original_release_date TEXT, itunes_release_date TEXT, label_studio TEXT, content_provider_name TEXT,
-        copyright TEXT, p_line TEXT, media_type_id INTEGER, is_compilation INTEGER, collection_type_id INTEGER);
-    CREATE TABLE song (export_date INTEGER, song_id INTEGER PRIMARY KEY, name TEXT, title_version TEXT,
-        search_terms TEXT, parental_advisory_id INTEGER, artist_display_name TEXT, collection_display_name TEXT,
-        view_url TEXT, original_release_date TEXT, itunes_release_date TEXT, track_length INTEGER,
-        copyright TEXT, p_line TEXT, preview_url TEXT, preview_length INTEGER);
-    CREATE TABLE video (export_date INTEGER, video_id INTEGER PRIMARY KEY, name TEXT, title_version TEXT,
-        search_terms TEXT, parental_advisory_id INTEGER, artist_display_name TEXT, collection_display_name TEXT,
-        media_type_id INTEGER, view_url TEXT, artwork_url TEXT, original_release_date TEXT,
-        itunes_release_date TEXT, studio_name TEXT, network_name TEXT, content_provider_name TEXT,
-        track_length INTEGER, copyright TEXT, p_line TEXT, short_description TEXT, long_description TEXT,
-        episode_production_number TEXT);
-    CREATE TABLE collection_song (export_date INTEGER, collection_id INTEGER, song_id INTEGER,
-        track_number INTEGER, volume_number INTEGER);
-    CREATE INDEX collection_song_song ON collection_song(song_id);
-    CREATE TABLE application_price (export_date INTEGER, application_id INTEGER, retail_price TEXT,
-        currency_code TEXT, storefront_id INTEGER);
-    CREATE UNIQUE INDEX application_price_pk ON application_price(application_id, storefront_id);
-    CREATE TABLE application_popularity_per_genre (export_date INTEGER, storefront_id INTEGER, genre_id INTEGER,
-        application_id INTEGER, application_rank INTEGER);
-    CREATE UNIQUE INDEX application_popularity_pk
-        ON application_popularity_per_genre(storefront_id, genre_id, application_id);
-    """
+    /// The tables of the small catalogue.
+    public static let tables = [
+        "application", "application_detail", "application_device_type", "device_type", "artist", "artist_application",
+        "genre", "genre_application", "storefront", "media_type", "collection", "song", "video", "collection_song",
+        "application_price", "application_popularity_per_genre",
+    ]
+
+    /// The contract schema: each table of `tables` as the SQLite store creates it from a clean file
+    /// (`EPFCatalogue`'s columns and key, prices TEXT, dates ISO TEXT), with its indexes.
+    public static let schema: String = tables.compactMap(EPFCatalogue.table(named:)).map { table in
+        let stored = KnownSchemas.clean(table)
+        return ([stored.createTableSQL()] + stored.createIndexSQL(on: table.name, suffix: "fixture"))
+            .joined(separator: ";\n") + ";"
+    }.joined(separator: "\n")
 
     /// Rows every test can rely on.
     public static let rows = """
