@@ -3,7 +3,7 @@ import EPFPostgres
 import EPFStore
 import Foundation
 
-extension PostgresTableLoad: TableLoading, PublishingLoad {
+extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
     /// Verifies and makes the table visible (or keeps the old data). Returns the final outcome.
     func finish(ledger: PostgresLedger?) -> TableOutcome {
         finishLoad(ledger: ledger)
@@ -22,8 +22,7 @@ extension PostgresTableLoad: TableLoading, PublishingLoad {
     /// Builds the key and indexes, then renames the staging table into place, in one transaction. Duplicate keys:
     /// the later row wins (the staging table is append-only with autovacuum off, so `ctid` order is load order).
     private func finishFull(_ connection: PostgresConnection, ledger: PostgresLedger?) throws {
-        let indexesStarted = Monotonic.now()
-        let indexesCPU = PhaseCPU.now()
+        let indexesClock = PhaseClock()
         if copying { try endCopy(connection) }
         if inTransaction { try commit(connection) }
         try begin(connection)
@@ -48,14 +47,9 @@ extension PostgresTableLoad: TableLoading, PublishingLoad {
         outcome.rows = attempts - outcome.duplicates
         try createSecondaryIndexes(connection, on: staging)
         try connection.execute("ANALYZE \(table)")
-        phases.indexes += Monotonic.seconds(since: indexesStarted)
-        phasesCPU.indexes += PhaseCPU.now() - indexesCPU
-        let commitStarted = Monotonic.now()
-        let commitCPU = PhaseCPU.now()
-        defer {
-            phases.committing += Monotonic.seconds(since: commitStarted)
-            phasesCPU.committing += PhaseCPU.now() - commitCPU
-        }
+        indexesClock.stop(.indexes, &phases, &phasesCPU)
+        let commitClock = PhaseClock()
+        defer { commitClock.stop(.committing, &phases, &phasesCPU) }
         // The swap, in the same transaction: readers see the old table until the commit, then the new one.
         let retired = "epf_retired_\(schema.name)"
         try connection.execute("DROP TABLE IF EXISTS \(qualified(retired))")
@@ -73,12 +67,8 @@ extension PostgresTableLoad: TableLoading, PublishingLoad {
     /// Upserts the COPied rows with one statement: per key the file's row with the newest export_date (the later
     /// of equals) replaces the table's row unless the table's is newer.
     private func finishIncremental(_ connection: PostgresConnection, ledger: PostgresLedger?) throws {
-        let commitStarted = Monotonic.now()
-        let commitCPU = PhaseCPU.now()
-        defer {
-            phases.committing += Monotonic.seconds(since: commitStarted)
-            phasesCPU.committing += PhaseCPU.now() - commitCPU
-        }
+        let commitClock = PhaseClock()
+        defer { commitClock.stop(.committing, &phases, &phasesCPU) }
         if copying { try endCopy(connection) }
         let columns = columnList
         let values = loadedColumns.map(castExpression).joined(separator: ", ")

@@ -44,11 +44,11 @@ final class PostgresTableLoad {
     private let sink: CopyRowSink
     let started = Date()
     var rejects: RejectsWriter?
-    private var resume: (part: Int, records: Int)?
+    private(set) var resume: (part: Int, records: Int)?
     var intake: RecordIntake
     var keyIndexes: [Int] = []
     var touchedApplicationIds: Set<Int64> { intake.touchedApplicationIds }
-    private let fileColumns: [String]
+    let fileColumns: [String]
     var failed = false
     /// Column types of the existing table an incremental goes into, by name (the file's may differ).
     var targetTypes: [String: String] = [:]
@@ -57,6 +57,8 @@ final class PostgresTableLoad {
     var copying = false
     var phases = PhaseTimes()
     var phasesCPU = PhaseCPU()
+    /// The nanoseconds spent sending COPY data since the current part began (see `InsertTiming.byStore`).
+    var insertNanoseconds: UInt64 = 0
 
     var table: String { schema.name }
     var staging: String { "epf_staging_\(schema.name)" }
@@ -224,90 +226,37 @@ final class PostgresTableLoad {
         }
     }
 
-    // MARK: - Loading a part
+    // MARK: - Loading a part (the loop is `RecordLoading.loadRecords`)
 
-    /// Loads the records of one part. Problems of the data are recorded in the outcome; thrown errors are I/O,
-    /// corrupt compression or PostgreSQL failures, which the caller turns into a failed outcome.
-    func load(_ reader: EPFTableReader, part: TableFile) throws {
-        guard let skipRecords = try RecordIntake.recordsToSkip(&outcome, reader: reader, part: part,
-                                                                fileColumns: fileColumns, resume: resume) else {
-            return
-        }
-        let partNumber = part.part ?? 0
-        let checkpointEvery = max(1, options.checkpointRecords)
-        var sinceCheckpoint = 0
-        var lastReport = Date()
-        let isFull = mode == .full
-        let writing = connection != nil && !options.dryRun
-        let sink: CopyRowSink? = writing ? self.sink : nil
-        let loopStarted = Monotonic.now()
-        let loopCPU = PhaseCPU.now()
-        var copyNanoseconds: UInt64 = 0
-        defer {
-            phasesCPU.loading += PhaseCPU.now() - loopCPU
-            let loop = Monotonic.now() &- loopStarted
-            // Sending COPY data (and the checkpoint commits) is the inserting; the rest is reading and encoding.
-            phases.inserting += Double(copyNanoseconds) / 1e9
-            phases.reading += Double(loop &- min(loop, copyNanoseconds)) / 1e9
-        }
-        let summary = try reader.forEachRecord { record in
-            if record.number <= skipRecords {
-                outcome.resumedRecords += 1
-                return
-            }
-            if outcome.exportDate == nil, let column = binder.exportDateColumn, record.issues.isEmpty {
-                outcome.exportDate = EPFValues.integer(record.field(column))
-            }
-            writer.beginRow()
-            if let reason = try binder.bind(record, to: sink) {
-                writer.discardRow()
-                rejects?.write(record, reason: reason)
-                outcome.rejects += 1
-            } else {
-                intake.accepted(record, binder: binder, rejects: rejects, outcome: &outcome)
-                attempts += 1
-                if writing && writer.pendingBytes >= writer.flushThreshold, let connection {
-                    let sendStarted = Monotonic.now()
-                    try writer.flush(to: connection)
-                    copyNanoseconds &+= Monotonic.now() &- sendStarted
-                } else if !writing {
-                    writer.discardRow()
-                }
-            }
-            sinceCheckpoint += 1
-            if sinceCheckpoint >= checkpointEvery {
-                sinceCheckpoint = 0
-                if isFull && writing, let connection {
-                    let checkpointStarted = Monotonic.now()
-                    try checkpoint(connection, part: partNumber, recordsDone: record.number)
-                    copyNanoseconds &+= Monotonic.now() &- checkpointStarted
-                }
-            }
-            if sinceCheckpoint & 0x3fff == 0 && Date().timeIntervalSince(lastReport) >= 0.5 {
-                lastReport = Date()
-                report(reader, records: record.number, bytes: outcome.bytes + record.offset, finished: false)
-            }
-        }
-        outcome.records += summary.records
-        outcome.bytes += summary.bytes
-        let verdict = LoadVerification.check(summary, location: part.location,
-                                             allowCountMismatch: options.allowCountMismatch)
-        if let failure = verdict.failure {
-            failed = true
-            outcome.message = failure
-        } else if let warning = verdict.warning {
-            outcome.warnings.append(warning)
-        }
-        if isFull && writing && !failed, let connection {
-            // The end of a part is a checkpoint too: a rerun skips it whole.
-            try checkpoint(connection, part: partNumber, recordsDone: summary.records)
-        }
-        report(reader, records: summary.records, bytes: outcome.bytes, finished: true)
+    func load(_ reader: EPFTableReader, part: TableFile) throws { try loadRecords(reader, part: part) }
+
+    var writing: Bool { connection != nil && !options.dryRun }
+    /// Rows are appended to a buffer; only sending it costs, and this load times that itself.
+    var insertTiming: InsertTiming { .byStore }
+    var checkpointsPartEnds: Bool { true }
+
+    func bindRow(_ record: EPFRecord) throws -> RejectReason? {
+        writer.beginRow()
+        guard let reason = try binder.bind(record, to: writing ? sink : nil) else { return nil }
+        writer.discardRow()
+        return reason
     }
 
-    private func report(_ reader: EPFTableReader, records: Int, bytes: Int64, finished: Bool) {
-        RecordIntake.report(progress, reader, table: schema.name, location: file.location, records: records,
-                            bytes: bytes, started: started, finished: finished)
+    func writeRow() throws {
+        guard writing, let connection else {
+            writer.discardRow()
+            return
+        }
+        if writer.pendingBytes >= writer.flushThreshold {
+            let sendStarted = Monotonic.now()
+            try writer.flush(to: connection)
+            insertNanoseconds &+= Monotonic.now() &- sendStarted
+        }
+    }
+
+    func checkpoint(part: Int, recordsDone: Int) throws {
+        guard let connection else { return }
+        try checkpoint(connection, part: part, recordsDone: recordsDone)
     }
 
     /// Ends the COPY, records how far the load got and commits both, then opens the next transaction and COPY.

@@ -60,7 +60,7 @@ package protocol TableLoading: AnyObject {
     func abort()
 }
 
-extension TableLoad: TableLoading, PublishingLoad {}
+extension TableLoad: TableLoading, PublishingLoad, RecordLoading {}
 extension Ledger: ImportLedger {}
 
 /// Applies one input path (file, archive, feed directory) through a store's `TableLoading`: skips what the

@@ -18,36 +18,35 @@ final class TableLoad {
     let progress: ((ImportProgress) -> Void)?
     let rejectsPath: String
     var outcome: TableOutcome
-    /// One record in this many has its bind-and-insert time measured (see the record loop).
-    private static let insertSampling = 32
-    private static let insertSamplingFactor = UInt64(insertSampling)
     /// The load's write transaction (see `LoadTransaction`).
     private var transaction = LoadTransaction()
     private var schema: TableSchema
-    private var binder: RowBinder
+    private(set) var binder: RowBinder
     let started = Date()
     private var staging: String { "epf_staging_\(schema.name)" }
     private var statement: SQLiteStatement?
     private(set) var rejects: RejectsWriter?
-    private var resume: (part: Int, records: Int)?
+    private(set) var resume: (part: Int, records: Int)?
     /// Per-record bookkeeping shared with the PostgreSQL store.
-    private var intake: RecordIntake
+    var intake: RecordIntake
     /// Rows an incremental inserted (not updated), to keep the row count without a count(*).
     private var insertedRows = 0
     private var keyIndexes: [Int] = []
     /// The `application_id`s of the rows an incremental wrote (for derived data that is kept per app).
     var touchedApplicationIds: Set<Int64> { intake.touchedApplicationIds }
-    private var fileColumns: [String]
+    private(set) var fileColumns: [String]
     /// Records the ids a catalogue table's load removes, adds or updates (see `ChangeLog`).
     private var changeTracking: ChangeTracking?
     var failed = false
-    private(set) var attempts = 0
+    var attempts = 0
     /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
-    private(set) var phases = PhaseTimes()
+    var phases = PhaseTimes()
     /// Process CPU time in the same phases.
-    private(set) var phasesCPU = PhaseCPU()
+    var phasesCPU = PhaseCPU()
 
     var table: String { schema.name }
+    /// Unused: this store's row time is sampled by the loop (`InsertTiming.sampled`).
+    var insertNanoseconds: UInt64 = 0
 
     init(connection: SQLiteConnection?, options: ImportOptions, file: TableFile, header: EPFHeader,
          source: SourceIdentity, rejectsDirectory: String, progress: ((ImportProgress) -> Void)?) throws {
@@ -200,98 +199,28 @@ final class TableLoad {
         }
     }
 
-    // MARK: - Loading a part
+    // MARK: - Loading a part (the loop is `RecordLoading.loadRecords`)
 
-    /// Loads the records of one part. Problems of the data are recorded in the outcome; thrown errors are I/O,
-    /// corrupt compression or SQLite failures, which the caller turns into a failed outcome.
-    func load(_ reader: EPFTableReader, part: TableFile) throws {
-        guard let skipRecords = try RecordIntake.recordsToSkip(&outcome, reader: reader, part: part,
-                                                                fileColumns: fileColumns, resume: resume) else {
-            return
-        }
-        let partNumber = part.part ?? 0
-        let checkpointEvery = max(1, options.checkpointRecords)
-        var sinceCheckpoint = 0
-        var lastReport = Date()
-        var partRecords = 0
-        let statement = self.statement
-        let isFull = mode == .full
-        let loopStarted = Monotonic.now()
-        let loopCPU = PhaseCPU.now()
-        var insertNanoseconds: UInt64 = 0
-        defer {
-            phasesCPU.loading += PhaseCPU.now() - loopCPU
-            let loop = Monotonic.now() &- loopStarted
-            phases.inserting += Double(insertNanoseconds) / 1e9
-            phases.reading += Double(loop &- min(loop, insertNanoseconds)) / 1e9
-        }
-        let summary = try reader.forEachRecord { record in
-            // One record in `insertSampling` is timed and counted that many times: reading the clock twice per
-            // row would cost a few percent of the load itself. Checkpoint commits are timed whole, below.
-            let sampled = record.number % Self.insertSampling == 0
-            let recordStarted = sampled ? Monotonic.now() : 0
-            var checkpointNanoseconds: UInt64 = 0
-            defer {
-                if sampled {
-                    let elapsed = Monotonic.now() &- recordStarted &- checkpointNanoseconds
-                    insertNanoseconds &+= elapsed &* Self.insertSamplingFactor
-                }
-                insertNanoseconds &+= checkpointNanoseconds
-            }
-            partRecords = record.number
-            if record.number <= skipRecords {
-                outcome.resumedRecords += 1
-                return
-            }
-            if outcome.exportDate == nil, let column = binder.exportDateColumn, record.issues.isEmpty {
-                outcome.exportDate = EPFValues.integer(record.field(column))
-            }
-            if let reason = try binder.bind(record, to: statement) {
-                rejects?.write(record, reason: reason)
-                outcome.rejects += 1
-            } else {
-                intake.accepted(record, binder: binder, rejects: rejects, outcome: &outcome)
-                if let statement {
-                    let before = connection?.lastInsertRowid
-                    try statement.runOnce()
-                    if !isFull && connection?.lastInsertRowid != before { insertedRows += 1 }
-                }
-                attempts += 1
-            }
-            sinceCheckpoint += 1
-            if sinceCheckpoint >= checkpointEvery {
-                sinceCheckpoint = 0
-                if isFull, let connection, !options.dryRun {
-                    let checkpointStarted = Monotonic.now()
-                    try checkpoint(connection, part: partNumber, recordsDone: record.number)
-                    checkpointNanoseconds = Monotonic.now() &- checkpointStarted
-                }
-                if Date().timeIntervalSince(lastReport) >= 0.5 {
-                    lastReport = Date()
-                    report(reader, records: record.number, bytes: outcome.bytes + record.offset, finished: false)
-                }
-            } else if sinceCheckpoint & 0x3fff == 0 && Date().timeIntervalSince(lastReport) >= 0.5 {
-                lastReport = Date()
-                report(reader, records: record.number, bytes: outcome.bytes + record.offset, finished: false)
-            }
-        }
-        outcome.records += summary.records
-        outcome.bytes += summary.bytes
-        _ = partRecords
-        let verdict = LoadVerification.check(summary, location: part.location,
-                                             allowCountMismatch: options.allowCountMismatch)
-        if let failure = verdict.failure {
-            failed = true
-            outcome.message = failure
-        } else if let warning = verdict.warning {
-            outcome.warnings.append(warning)
-        }
-        report(reader, records: summary.records, bytes: outcome.bytes, finished: true)
+    func load(_ reader: EPFTableReader, part: TableFile) throws { try loadRecords(reader, part: part) }
+
+    var writing: Bool { connection != nil && !options.dryRun }
+    var insertTiming: InsertTiming { .sampled }
+    var checkpointsPartEnds: Bool { false }
+
+    @inline(__always)
+    func bindRow(_ record: EPFRecord) throws -> RejectReason? { try binder.bind(record, to: statement) }
+
+    @inline(__always)
+    func writeRow() throws {
+        guard let statement else { return }
+        let before = connection?.lastInsertRowid
+        try statement.runOnce()
+        if mode == .incremental && connection?.lastInsertRowid != before { insertedRows += 1 }
     }
 
-    private func report(_ reader: EPFTableReader, records: Int, bytes: Int64, finished: Bool) {
-        RecordIntake.report(progress, reader, table: schema.name, location: file.location, records: records,
-                            bytes: bytes, started: started, finished: finished)
+    func checkpoint(part: Int, recordsDone: Int) throws {
+        guard let connection else { return }
+        try checkpoint(connection, part: part, recordsDone: recordsDone)
     }
 
     private func checkpoint(_ connection: SQLiteConnection, part: Int, recordsDone: Int) throws {
@@ -329,8 +258,7 @@ final class TableLoad {
     }
 
     private func finishFull(_ connection: SQLiteConnection, ledger: Ledger?) throws {
-        let indexesStarted = Monotonic.now()
-        let indexesCPU = PhaseCPU.now()
+        let indexesClock = PhaseClock()
         // Duplicates of composite keys: the later row wins. Building the unique index finds them; only then are the
         // earlier rows counted and removed (the GROUP BY is a full sort, too dear to run when there are none).
         if !schema.hasIntegerRowidKey && !keyIndexes.isEmpty {
@@ -351,14 +279,9 @@ final class TableLoad {
             }
             if schema.hasIntegerRowidKey { outcome.duplicates = max(0, attempts - outcome.rows) }
         }
-        phases.indexes += Monotonic.seconds(since: indexesStarted)
-        phasesCPU.indexes += PhaseCPU.now() - indexesCPU
-        let commitStarted = Monotonic.now()
-        let commitCPU = PhaseCPU.now()
-        defer {
-            phases.committing += Monotonic.seconds(since: commitStarted)
-            phasesCPU.committing += PhaseCPU.now() - commitCPU
-        }
+        indexesClock.stop(.indexes, &phases, &phasesCPU)
+        let commitClock = PhaseClock()
+        defer { commitClock.stop(.committing, &phases, &phasesCPU) }
         try transaction.commit(connection)
         // The swap: one short transaction.
         let retired = "epf_retired_\(schema.name)"
@@ -377,12 +300,8 @@ final class TableLoad {
     }
 
     private func finishIncremental(_ connection: SQLiteConnection, ledger: Ledger?) throws {
-        let commitStarted = Monotonic.now()
-        let commitCPU = PhaseCPU.now()
-        defer {
-            phases.committing += Monotonic.seconds(since: commitStarted)
-            phasesCPU.committing += PhaseCPU.now() - commitCPU
-        }
+        let commitClock = PhaseClock()
+        defer { commitClock.stop(.committing, &phases, &phasesCPU) }
         outcome.rows = attempts
         outcome.insertedRows = insertedRows
         try ledger?.recordApplied(outcome, file: file, source: source, on: connection)

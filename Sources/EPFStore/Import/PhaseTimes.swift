@@ -81,3 +81,48 @@ public struct PhaseCPU: Sendable, Codable, Equatable {
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 }
+
+/// A phase of an import that both clocks measure (`PhaseTimes` and `PhaseCPU`).
+package enum Phase {
+    case indexes, committing, searchIndex, lookupDocuments, checkpoint
+
+    var wall: WritableKeyPath<PhaseTimes, Double> {
+        switch self {
+        case .indexes: return \.indexes
+        case .committing: return \.committing
+        case .searchIndex: return \.searchIndex
+        case .lookupDocuments: return \.lookupDocuments
+        case .checkpoint: return \.checkpoint
+        }
+    }
+
+    var cpu: WritableKeyPath<PhaseCPU, Double> {
+        switch self {
+        case .indexes: return \.indexes
+        case .committing: return \.committing
+        case .searchIndex: return \.searchIndex
+        case .lookupDocuments: return \.lookupDocuments
+        case .checkpoint: return \.checkpoint
+        }
+    }
+}
+
+/// Both clocks of a phase, started when made: wall time (monotonic) and the process's CPU time.
+package struct PhaseClock {
+    private let wallStart = Monotonic.now()
+    private let cpuStart = PhaseCPU.now()
+
+    package init() {}
+
+    /// Wall-clock nanoseconds since the clock started.
+    package var wallNanoseconds: UInt64 { Monotonic.now() &- wallStart }
+
+    /// Process CPU seconds since the clock started.
+    package var cpuSeconds: Double { PhaseCPU.now() - cpuStart }
+
+    /// Adds the time since the clock started to `phase` in both `times` and `cpu`.
+    package func stop(_ phase: Phase, _ times: inout PhaseTimes, _ cpu: inout PhaseCPU) {
+        times[keyPath: phase.wall] += Double(wallNanoseconds) / 1e9
+        cpu[keyPath: phase.cpu] += cpuSeconds
+    }
+}

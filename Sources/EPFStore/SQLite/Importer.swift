@@ -99,11 +99,9 @@ public final class Importer {
             }
         }
         if let opened, opened.initialBuild, report.outcomes.contains(where: { $0.status == .applied }) {
-            let switchStarted = Monotonic.now()
-            let switchCPU = PhaseCPU.now()
+            let switchClock = PhaseClock()
             StoreDatabase.finishInitialBuild(opened.connection)
-            phases.checkpoint += Monotonic.seconds(since: switchStarted)
-            phasesCPU.checkpoint += PhaseCPU.now() - switchCPU
+            switchClock.stop(.checkpoint, &phases, &phasesCPU)
         }
         // After the switch to WAL: derived data is built by readers on other connections while this one writes.
         // After a write found no room the derived data would not fit either; its stamp tells readers to read the
@@ -120,20 +118,12 @@ public final class Importer {
         if !appliedTables.isDisjoint(with: searchable) {
             progress?(ImportProgress(table: "epf_search", location: "search index", records: 0, bytes: 0,
                                      inputRead: 0, inputTotal: 0, elapsed: 0, finished: false))
-            let searchStarted = Monotonic.now()
-            let searchCPU = PhaseCPU.now()
-            defer {
-                phases.searchIndex += Monotonic.seconds(since: searchStarted)
-                phasesCPU.searchIndex += PhaseCPU.now() - searchCPU
-            }
+            let searchClock = PhaseClock()
+            defer { searchClock.stop(.searchIndex, &phases, &phasesCPU) }
             try connection.transaction { try SearchIndex.rebuild(connection) }
         }
-        let checkpointStarted = Monotonic.now()
-        let checkpointCPU = PhaseCPU.now()
-        defer {
-            phases.checkpoint += Monotonic.seconds(since: checkpointStarted)
-            phasesCPU.checkpoint += PhaseCPU.now() - checkpointCPU
-        }
+        let checkpointClock = PhaseClock()
+        defer { checkpointClock.stop(.checkpoint, &phases, &phasesCPU) }
         try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
@@ -145,8 +135,8 @@ public final class Importer {
                 let stamp = try DerivedData.currentStamp(connection)
                 guard stamp > 0, try DerivedData.storedStamp(connection, name: builder.name) != stamp else { continue }
                 let started = Date()
-                let startedCPU = PhaseCPU.now()
-                defer { phasesCPU.lookupDocuments += PhaseCPU.now() - startedCPU }
+                let clock = PhaseClock()
+                defer { clock.stop(.lookupDocuments, &phases, &phasesCPU) }
                 let items = try builder.rebuild(databasePath: databasePath, connection: connection,
                                                 stamp: stamp, changes: changes) { done, total in
                     progress?(ImportProgress(table: builder.name, location: builder.name, records: done, bytes: 0,
@@ -155,7 +145,6 @@ public final class Importer {
                 }
                 report.derived.append(DerivedOutcome(name: builder.name, items: items,
                                                      seconds: Date().timeIntervalSince(started)))
-                phases.lookupDocuments += Date().timeIntervalSince(started)
             } catch {
                 report.fileErrors.append("\(builder.name) not rebuilt (the tables were applied; lookups read the "
                                          + "tables directly until the next import): \(error)")
