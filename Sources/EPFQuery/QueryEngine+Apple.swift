@@ -97,7 +97,8 @@ extension QueryEngine {
             var listed = ListedIDs()
             for (key, value) in request.keys {
                 for found in try resolve(key, value) where !listed.contains(found.id) {
-                    guard let item = try appleItem(found.table, id: found.id, request) else { continue }
+                    guard let item = try soldOrNil(appleItem(found.table, id: found.id, request),
+                                                   country: request.country) else { continue }
                     listed.insert(found.id)
                     results.append(Self.appleValue(item.value))
                     if let entity = request.entity {
@@ -123,9 +124,11 @@ extension QueryEngine {
             var skipped = 0
             for rowid in try rankedMatches(term: request.term, kinds: kinds, column: request.column) {
                 guard results.count < request.limit else { break }
+                // An item the storefront does not sell is not ranked at all (Apple leaves it out).
                 guard let (kind, id) = try searchHit(rowid),
-                      let item = try item(kind: kind, id: id, country: request.country, language: request.language,
-                                          allPrices: false) else { continue }
+                      let item = try soldOrNil(item(kind: kind, id: id, country: request.country,
+                                                    language: request.language, allPrices: false),
+                                               country: request.country) else { continue }
                 if let entity = request.entity, !entity.admits(kind, value: item.value) { continue }
                 if !request.explicit, Self.isExplicit(item.value) { continue }
                 if skipped < request.offset {
@@ -304,8 +307,9 @@ extension QueryEngine {
                 for id in ids where items.count < request.limit {
                     let childKind = relation.table == .collection
                         ? collectionKind(mediaType: try collectionMediaType(id)) : relation.table.defaultKind
-                    guard let child = try self.item(kind: childKind, id: id, country: request.country,
-                                                    language: request.language, allPrices: false),
+                    guard let child = try soldOrNil(self.item(kind: childKind, id: id, country: request.country,
+                                                              language: request.language, allPrices: false),
+                                                    country: request.country),
                           entity.admits(childKind, value: child.value) else { continue }
                     items.append(child)
                 }

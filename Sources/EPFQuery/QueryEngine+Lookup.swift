@@ -10,6 +10,8 @@ extension QueryEngine {
     /// else the link's country, else "us" for the price fields; with `allPrices` the item also lists its
     /// price in every storefront (`prices`) when no country was chosen. Arguments that are not IDs or
     /// match nothing go to `invalidIds`; those the changes table says left the store go to `removedIds` too.
+    /// With a country (given or the link's), each item says whether that storefront sells it
+    /// (`availableInStorefront`, and `price: null` when not).
     /// With `storedDocuments`, default app items (no country, no language, not every price) may be the stored
     /// lookup document itself, a `JSONValue.serialized` value (what the HTTP API sends; it has no fields to
     /// read).
@@ -31,7 +33,11 @@ extension QueryEngine {
                 }
                 let chosen = country ?? link.country
                 let found = try find(link, country: chosen, language: language, allPrices: allPrices && chosen == nil)
-                if found.isEmpty { invalid.append(argument) } else { items += found }
+                if found.isEmpty {
+                    invalid.append(argument)
+                } else {
+                    items += try found.map { try markingAvailability($0, country: chosen) }
+                }
                 if found.isEmpty, let removal = try removal(of: link, argument: argument) { removed.append(removal) }
             }
             return LookupResult(items: items, invalidIds: invalid, removedIds: removed)
@@ -40,13 +46,15 @@ extension QueryEngine {
 
     /// One entry of one kind as an Apple Lookup result object, nil when that table lacks the ID.
     ///
-    /// `.album` and `.ebook` both read `collection`; the object's `kind` says which it is.
+    /// `.album` and `.ebook` both read `collection`; the object's `kind` says which it is. With a country, the
+    /// object says whether that storefront sells the item (`availableInStorefront`, see `markingAvailability`).
     /// Throws `QueryError.badArgument` for an unknown country or malformed language code.
     public func entity(kind: EntityKind, id: Int64, country: String?, language: String?) throws -> JSONValue? {
         let country = try normalizedCountry(country)
         let language = try normalizedLanguage(language)
         return try reading {
-            try item(kind: kind, id: id, country: country, language: language, allPrices: false)?.value
+            try item(kind: kind, id: id, country: country, language: language, allPrices: false)
+                .map { try markingAvailability($0, country: country).value }
         }
     }
 
@@ -59,7 +67,10 @@ extension QueryEngine {
             if kind == .software, language == nil, documentsCurrent {
                 guard let normalized else { return try storedDocument(id) }
                 switch try storedDocument(id, country: normalized) {
-                case .document(let body, _): return body
+                case .document(let body, let priced):
+                    let item = LookupItem(id: id, kind: .software, value: .serialized(body),
+                                          country: priced ? normalized : nil)
+                    return try markingAvailability(item, country: normalized).value.serialized()
                 case .missing: return nil
                 case .unusable: break
                 }
