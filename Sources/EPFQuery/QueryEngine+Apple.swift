@@ -88,8 +88,6 @@ extension QueryEngine {
     /// `results`. Unknown ids and keys are left out. Throws `QueryError.badArgument` (`country`) for a country
     /// with no storefront in the data, and `AppleLookupError.matchFeedMissing` for a match key without its table.
     public func appleLookup(_ request: AppleLookupRequest) throws -> [JSONValue] {
-        storedDocumentsAllowed = true
-        defer { storedDocumentsAllowed = false }
         return try reading {
             try checkStorefront(request.country)
             var results: [JSONValue] = []
@@ -116,8 +114,6 @@ extension QueryEngine {
     public func appleSearch(_ request: AppleSearchRequest) throws -> [JSONValue] {
         var kinds = request.kinds
         if let entity = request.entity { kinds = kinds.map { $0.intersection(entity.kinds) } ?? entity.kinds }
-        storedDocumentsAllowed = true
-        defer { storedDocumentsAllowed = false }
         return try reading {
             try checkStorefront(request.country)
             var results: [JSONValue] = []
@@ -127,7 +123,8 @@ extension QueryEngine {
                 // An item the storefront does not sell is not ranked at all (Apple leaves it out).
                 guard let (kind, id) = try searchHit(rowid),
                       let item = try soldOrNil(item(kind: kind, id: id, country: request.country,
-                                                    language: request.language, allPrices: false),
+                                                    language: request.language, allPrices: false,
+                                                    storedDocuments: true),
                                                country: request.country) else { continue }
                 if let entity = request.entity, !entity.admits(kind, value: item.value) { continue }
                 if !request.explicit, Self.isExplicit(item.value) { continue }
@@ -224,14 +221,15 @@ extension QueryEngine {
     /// unique across kinds, so one read answers an app id.
     func appleItem(_ table: CatalogueTable?, id: Int64, _ request: AppleLookupRequest) throws -> LookupItem? {
         if table == nil || table == .application,
-           let app = try application(id, country: request.country, language: request.language, allPrices: false) {
+           let app = try application(id, country: request.country, language: request.language, allPrices: false,
+                                     storedDocuments: true) {
             return app
         }
         let candidates = table.map { [$0] } ?? CatalogueTable.allCases.filter { $0 != .application }
         for candidate in candidates where candidate != .application {
             guard let kind = try exists(candidate, id: id) else { continue }
             return try item(kind: kind, id: id, country: request.country, language: request.language,
-                            allPrices: false)
+                            allPrices: false, storedDocuments: true)
         }
         return nil
     }
@@ -308,7 +306,8 @@ extension QueryEngine {
                     let childKind = relation.table == .collection
                         ? collectionKind(mediaType: try collectionMediaType(id)) : relation.table.defaultKind
                     guard let child = try soldOrNil(self.item(kind: childKind, id: id, country: request.country,
-                                                              language: request.language, allPrices: false),
+                                                              language: request.language, allPrices: false,
+                                                              storedDocuments: true),
                                                     country: request.country),
                           entity.admits(childKind, value: child.value) else { continue }
                     items.append(child)

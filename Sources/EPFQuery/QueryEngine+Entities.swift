@@ -4,9 +4,11 @@ import JSONText
 
 /// Lookup objects built from the tables: apps, collections, songs, videos, artists, and their prices.
 extension QueryEngine {
-    func application(_ id: Int64, country: String?, language: String?,
-                     allPrices: Bool) throws -> LookupItem? {
-        if language == nil, !allPrices, storedDocumentsAllowed, documentsCurrent {
+    /// An app as a lookup object. With `storedDocuments` a default object (no language, not every price) may be
+    /// the lookup document the importer stored, re-targeted to the country (see `LookupDocuments`).
+    func application(_ id: Int64, country: String?, language: String?, allPrices: Bool,
+                     storedDocuments: Bool = false) throws -> LookupItem? {
+        if language == nil, !allPrices, storedDocuments, documentsCurrent {
             // The stored document is this very object, serialized (see `LookupDocuments`), re-targeted to the
             // country when one is given. Without a country, whether it shows a price is not known without
             // parsing it, so the item names no price country.

@@ -20,8 +20,6 @@ extension QueryEngine {
                        allPrices: Bool = false, storedDocuments: Bool = false) throws -> LookupResult {
         let country = try normalizedCountry(country)
         let language = try normalizedLanguage(language)
-        storedDocumentsAllowed = storedDocuments
-        defer { storedDocumentsAllowed = false }
         return try reading {
             var items: [LookupItem] = []
             var invalid: [String] = []
@@ -32,7 +30,8 @@ extension QueryEngine {
                     continue
                 }
                 let chosen = country ?? link.country
-                let found = try find(link, country: chosen, language: language, allPrices: allPrices && chosen == nil)
+                let found = try find(link, country: chosen, language: language, allPrices: allPrices && chosen == nil,
+                                     storedDocuments: storedDocuments)
                 if found.isEmpty {
                     invalid.append(argument)
                 } else {
@@ -94,12 +93,13 @@ extension QueryEngine {
         }
     }
 
-    func find(_ link: StoreLink, country: String?, language: String?,
-              allPrices: Bool) throws -> [LookupItem] {
+    func find(_ link: StoreLink, country: String?, language: String?, allPrices: Bool,
+              storedDocuments: Bool) throws -> [LookupItem] {
         var found: [LookupItem] = []
         if link.kind == nil || link.kind == .software, language == nil, !allPrices,
-           storedDocumentsAllowed, documentsCurrent,
-           let app = try application(link.id, country: country, language: nil, allPrices: false) {
+           storedDocuments, documentsCurrent,
+           let app = try application(link.id, country: country, language: nil, allPrices: false,
+                                     storedDocuments: true) {
             // An app lookup answered by its stored document: no need to ask the application table first.
             found.append(app)
             if link.kind == .software { return found }
@@ -113,7 +113,7 @@ extension QueryEngine {
         }
         for kind in try kinds(of: link) {
             if let item = try item(kind: kind, id: link.id, country: country, language: language,
-                                   allPrices: allPrices) {
+                                   allPrices: allPrices, storedDocuments: storedDocuments) {
                 found.append(item)
             }
         }
@@ -146,10 +146,12 @@ extension QueryEngine {
         }
     }
 
-    func item(kind: EntityKind, id: Int64, country: String?, language: String?,
-              allPrices: Bool) throws -> LookupItem? {
+    func item(kind: EntityKind, id: Int64, country: String?, language: String?, allPrices: Bool,
+              storedDocuments: Bool = false) throws -> LookupItem? {
         switch kind {
-        case .software: return try application(id, country: country, language: language, allPrices: allPrices)
+        case .software:
+            return try application(id, country: country, language: language, allPrices: allPrices,
+                                   storedDocuments: storedDocuments)
         case .album, .ebook: return try collection(id, country: country, allPrices: allPrices)
         case .song: return try song(id, country: country, allPrices: allPrices)
         case .video: return try video(id, country: country, allPrices: allPrices)

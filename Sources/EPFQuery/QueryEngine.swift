@@ -41,8 +41,6 @@ public final class QueryEngine {
     /// (checked whenever the data version changes).
     private let useLookupDocuments: Bool
     var documentsCurrent = false
-    /// Set while a `lookup(storedDocuments: true)` runs: default app items may then be stored documents.
-    var storedDocumentsAllowed = false
     var rankFunctionRegistered = false
     /// Formatted prices by feed text and currency (see `formattedPrice`).
     var priceFormats: [PriceKey: FormattedPrice] = [:]

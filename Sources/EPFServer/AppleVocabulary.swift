@@ -1,3 +1,4 @@
+import EPFQuery
 import JSONText
 
 /// The values Apple's Search and Lookup API accepts for `media`, `entity` and `attribute`, and what each means
@@ -68,21 +69,4 @@ public enum AppleVocabulary {
         "actorTerm", "genreIndex", "ratingTerm", "directorTerm", "releaseYearTerm", "ratingIndex", "descriptionTerm",
         "languageTerm", "keywordsTerm", "composerTerm",
     ]
-}
-
-/// One of Apple's `entity` values: the catalogue kinds it names.
-public struct AppleEntity: Sendable, Equatable {
-    /// The value as sent, e.g. `musicVideo`.
-    public let name: String
-    /// The kinds of items it names; empty for Apple entities the EPF does not hold (podcasts, audiobooks).
-    public let kinds: Set<EntityKind>
-    /// For video entities, the `kind` field the item must have (`feature-movie`, `tv-episode`, `music-video`).
-    public var videoKind: String? = nil
-
-    /// Whether an item of `kind` whose object has this `kind` field is of this entity.
-    func admits(_ kind: EntityKind, value: JSONValue) -> Bool {
-        guard kinds.contains(kind) else { return false }
-        guard kind == .video, let videoKind else { return true }
-        return value["kind"] == .string(videoKind)
-    }
 }
