@@ -90,12 +90,24 @@ public final class Importer {
             stop.appliedBefore = report.outcomes.filter { $0.status == .applied }.map(\.table)
             report.stopped = stop
         }
-        if let connection, !appliedTables.isEmpty {
+        // After a write found no room the index would not fit either: its stamp stays behind the tables, and the
+        // next import rebuilds it.
+        if let connection, report.stopped == nil {
             do {
-                try afterImport(connection)
+                try refreshSearchIndex(connection)
             } catch {
                 // The tables are applied; only the derived search index is stale. Say so, exit 65.
-                report.fileErrors.append("search index not rebuilt (the tables were applied): \(error)")
+                report.fileErrors.append("search index not rebuilt (the tables were applied; the next import "
+                                         + "rebuilds it): \(error)")
+            }
+        }
+        if let connection, !appliedTables.isEmpty {
+            do {
+                let checkpointClock = PhaseClock()
+                defer { checkpointClock.stop(.checkpoint, &phases, &phasesCPU) }
+                try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            } catch {
+                report.fileErrors.append("WAL checkpoint failed (the tables were applied): \(error)")
             }
         }
         if let opened, opened.initialBuild, report.outcomes.contains(where: { $0.status == .applied }) {
@@ -112,19 +124,36 @@ public final class Importer {
         return report
     }
 
-    /// Work after tables changed: rebuilds derived data such as the search index.
-    private func afterImport(_ connection: SQLiteConnection) throws {
+    /// Brings the search index up to date with the tables. It is rebuilt when a table it indexes changed, or when
+    /// its stamp (`epf_derived`, as for derived data) shows it behind the tables for another reason: an import
+    /// stopped by a full disk or killed between a table and the index. When it was current and nothing it indexes
+    /// changed, only its stamp moves. An index from before stamps (none recorded) counts as current.
+    private func refreshSearchIndex(_ connection: SQLiteConnection) throws {
+        let current = try DerivedData.currentStamp(connection)
+        let stored = try DerivedData.storedStamp(connection, name: SearchIndex.derivedName)
+        guard stored != current else { return }
         let searchable: Set<String> = ["application", "collection", "song", "video", "artist", "media_type"]
-        if !appliedTables.isDisjoint(with: searchable) {
-            progress?(ImportProgress(table: "epf_search", location: "search index", records: 0, bytes: 0,
-                                     inputRead: 0, inputTotal: 0, elapsed: 0, finished: false))
-            let searchClock = PhaseClock()
-            defer { searchClock.stop(.searchIndex, &phases, &phasesCPU) }
-            try connection.transaction { try SearchIndex.rebuild(connection) }
+        let changed = !appliedTables.isDisjoint(with: searchable)
+        let wasCurrent: Bool
+        if let stored {
+            wasCurrent = stored == changes.stampBefore
+        } else {
+            wasCurrent = try connection.tableExists("epf_search")
         }
-        let checkpointClock = PhaseClock()
-        defer { checkpointClock.stop(.checkpoint, &phases, &phasesCPU) }
-        try connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        guard changed || !wasCurrent else {
+            try connection.transaction {
+                try DerivedData.record(connection, name: SearchIndex.derivedName, stamp: current)
+            }
+            return
+        }
+        progress?(ImportProgress(table: "epf_search", location: "search index", records: 0, bytes: 0,
+                                 inputRead: 0, inputTotal: 0, elapsed: 0, finished: false))
+        let searchClock = PhaseClock()
+        defer { searchClock.stop(.searchIndex, &phases, &phasesCPU) }
+        try connection.transaction {
+            try SearchIndex.rebuild(connection)
+            try DerivedData.record(connection, name: SearchIndex.derivedName, stamp: current)
+        }
     }
 
     /// Rebuilds each derived data set whose stamp is not the tables' (also after an import that was killed

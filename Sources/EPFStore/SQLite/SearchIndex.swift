@@ -12,6 +12,9 @@ import EPFSQLite
 /// for about 16% more build time and 50% more index. A 1-character index would double the build time.
 /// Indexes built before have none and answer the same, only slower.
 public enum SearchIndex {
+    /// The name of the index's stamp in `epf_derived` (see `DerivedData`): the tables it was built from.
+    public static let derivedName = "search_index"
+
     /// The entity kinds stored in the index's `kind` column, per source table.
     public static let kinds = ["software", "ebook", "album", "song", "video", "artist"]
 
