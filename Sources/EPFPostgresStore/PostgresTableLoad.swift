@@ -242,6 +242,13 @@ final class PostgresTableLoad {
         return reason
     }
 
+    var exportDateColumn: Int? { binder.exportDateColumn }
+
+    @inline(__always)
+    func acceptRow(_ record: EPFRecord) {
+        intake.accepted(record, binder: binder, rejects: rejects, outcome: &outcome)
+    }
+
     func writeRow() throws {
         guard writing, let connection else {
             writer.discardRow()

@@ -18,7 +18,8 @@ package enum InsertTiming {
 package protocol RecordLoading: AnyObject {
     var outcome: TableOutcome { get set }
     var intake: RecordIntake { get set }
-    var binder: RowBinder { get }
+    /// The position of `export_date` in the file's columns, nil when it has none.
+    var exportDateColumn: Int? { get }
     var rejects: RejectsWriter? { get }
     var attempts: Int { get set }
     var failed: Bool { get set }
@@ -39,6 +40,9 @@ package protocol RecordLoading: AnyObject {
     var insertNanoseconds: UInt64 { get set }
     /// Binds a record as the next row; nil when it is bound, else why it is rejected (nothing is written then).
     func bindRow(_ record: EPFRecord) throws -> RejectReason?
+    /// Accounts for the row just bound (`RecordIntake.accepted` with the store's binder, read in place rather
+    /// than copied out through a getter for every row).
+    func acceptRow(_ record: EPFRecord)
     /// Writes the row just bound.
     func writeRow() throws
     /// Commits what a full load wrote so far with a progress row, so a rerun resumes after `recordsDone`.
@@ -95,14 +99,14 @@ extension RecordLoading {
                 outcome.resumedRecords += 1
                 return
             }
-            if outcome.exportDate == nil, let column = binder.exportDateColumn, record.issues.isEmpty {
+            if outcome.exportDate == nil, let column = exportDateColumn, record.issues.isEmpty {
                 outcome.exportDate = EPFValues.integer(record.field(column))
             }
             if let reason = try bindRow(record) {
                 rejects?.write(record, reason: reason)
                 outcome.rejects += 1
             } else {
-                intake.accepted(record, binder: binder, rejects: rejects, outcome: &outcome)
+                acceptRow(record)
                 try writeRow()
                 attempts += 1
             }

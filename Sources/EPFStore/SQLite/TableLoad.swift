@@ -210,6 +210,13 @@ final class TableLoad {
     @inline(__always)
     func bindRow(_ record: EPFRecord) throws -> RejectReason? { try binder.bind(record, to: statement) }
 
+    var exportDateColumn: Int? { binder.exportDateColumn }
+
+    @inline(__always)
+    func acceptRow(_ record: EPFRecord) {
+        intake.accepted(record, binder: binder, rejects: rejects, outcome: &outcome)
+    }
+
     @inline(__always)
     func writeRow() throws {
         guard let statement else { return }
