@@ -29,9 +29,12 @@ let package = Package(
         // A thin libpq wrapper and PostgreSQL's binary COPY format.
         .target(name: "EPFPostgres", dependencies: ["CLibPQ"]),
         // Records -> rows: schema mapping, the import loop both stores share, the SQLite store, its bookkeeping.
-        .target(name: "EPFStore", dependencies: ["EPFFormat", "EPFSQLite", "JSONText"]),
-        // The same loads into PostgreSQL, behind the store's shared import loop (ImportPass).
-        .target(name: "EPFPostgresStore", dependencies: ["EPFStore", "EPFFormat", "EPFPostgres", "JSONText"]),
+        // Its third room, PostgreSQL/, is a module of its own (EPFPostgresStore) so that what reads the database
+        // (EPFQuery, EPFServer, EPFFetch) does not depend on libpq.
+        .target(name: "EPFStore", dependencies: ["EPFFormat", "EPFSQLite", "JSONText"], exclude: ["PostgreSQL"]),
+        // The same loads into PostgreSQL, behind the store's shared import loop (ImportPass); only epf links it.
+        .target(name: "EPFPostgresStore", dependencies: ["EPFStore", "EPFFormat", "EPFPostgres", "JSONText"],
+                path: "Sources/EPFStore/PostgreSQL"),
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
         .target(name: "EPFQuery", dependencies: ["EPFSQLite", "EPFStore", "JSONText"]),
         // Mirrors Apple's feed server: listings, verified, resumable, multi-connection downloads (libcurl).
