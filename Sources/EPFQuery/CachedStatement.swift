@@ -33,7 +33,7 @@ final class CachedStatement {
     }
 }
 
-extension QueryEngine {
+extension ReadSession {
     /// The cached statement for `sql`, prepared on first use, with its bindings cleared.
     /// Throws `QueryError.sqlite` when SQLite cannot prepare it.
     func cachedStatement(_ sql: String) throws -> CachedStatement {

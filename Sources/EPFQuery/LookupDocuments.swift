@@ -207,7 +207,7 @@ private final class DocumentPipeline: @unchecked Sendable {
             return
         }
         while let index = take() {
-            store(index, Result { try engine.documents(for: batches[index]) })
+            store(index, Result { try engine.lookups.documents(for: batches[index]) })
         }
     }
 

@@ -49,7 +49,7 @@ public struct LookupResult {
     public let items: [LookupItem]
     /// Arguments that were not a valid ID or link, or whose ID is in no table, as given.
     public let invalidIds: [String]
-    /// Of the ids not found, those that left the store (lookup only; see `QueryEngine.removal(of:)`).
+    /// Of the ids not found, those that left the store (lookup only; see `ChangeQueries.removal(of:argument:)`).
     public var removedIds: [RemovedItem] = []
 
     /// `{"resultCount": N, "results": [...], "invalidIds": [...]}` like Apple's Lookup API, plus

@@ -37,7 +37,7 @@ extension EPFRoutes {
             }
             lookup.country = try AppleParameters.country(request)
             lookup.language = try AppleParameters.language(request)
-            return try withEngine { try $0.appleLookup(lookup) }
+            return try withEngine { try $0.apple.lookup(lookup) }
         }
     }
 
@@ -78,7 +78,7 @@ extension EPFRoutes {
             }
             search.country = try AppleParameters.country(request)
             search.language = try AppleParameters.language(request)
-            return try withEngine { try $0.appleSearch(search) }
+            return try withEngine { try $0.apple.search(search) }
         }
     }
 

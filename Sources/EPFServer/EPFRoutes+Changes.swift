@@ -2,7 +2,7 @@ import EPFQuery
 import HTTPTransport
 
 /// `GET /v1/changes?since=YYYY-MM-DD[&kind=app][&limit=N][&cursor=C]`: the ids the exports since a date removed,
-/// added or updated, one page at a time (see `QueryEngine.changes`).
+/// added or updated, one page at a time (see `ChangeQueries.page`).
 extension EPFRoutes {
     /// Changes per page when `limit` is not given.
     static let defaultChangesPage = 1000
@@ -14,15 +14,15 @@ extension EPFRoutes {
         let kind = try Self.optional(request, "kind")
         var limit = Self.defaultChangesPage
         if let text = request.parameter("limit") {
-            guard text.utf8.count <= 6, let number = Int(text), (1...QueryEngine.maximumChangesPage).contains(number)
+            guard text.utf8.count <= 6, let number = Int(text), (1...ChangeQueries.maximumChangesPage).contains(number)
             else {
                 throw RouteError.badParameter("limit", "must be a whole number from 1 to "
-                                              + "\(QueryEngine.maximumChangesPage), got '\(text.prefix(40))'")
+                                              + "\(ChangeQueries.maximumChangesPage), got '\(text.prefix(40))'")
             }
             limit = number
         }
         let cursor = try Self.optional(request, "cursor")
-        let page = try withEngine { try $0.changes(since: since, kind: kind, limit: limit, cursor: cursor) }
+        let page = try withEngine { try $0.changes.page(since: since, kind: kind, limit: limit, cursor: cursor) }
         return json(page.json)
     }
 }

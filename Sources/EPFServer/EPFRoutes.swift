@@ -177,7 +177,7 @@ public final class EPFRoutes: HTTPResponder {
         let country = try Self.optional(request, "country")
         let language = try Self.optional(request, "lang")
         guard var body = try withEngine({
-            try $0.entityJSON(kind: kind, id: id, country: country, language: language)
+            try $0.lookups.entityJSON(kind: kind, id: id, country: country, language: language)
         }) else {
             throw RouteError(status: 404, message: "no \(kind.rawValue) with id \(id)")
         }
@@ -211,7 +211,7 @@ public final class EPFRoutes: HTTPResponder {
         let country = try Self.optional(request, "country")
         let language = try Self.optional(request, "lang")
         let result = try withEngine {
-            try $0.lookup(arguments, country: country, language: language, storedDocuments: true)
+            try $0.lookups.lookup(arguments, country: country, language: language, storedDocuments: true)
         }
         return json(result.json)
     }
@@ -223,7 +223,7 @@ public final class EPFRoutes: HTTPResponder {
         guard StoreLink.parse(link) != nil else {
             throw RouteError.badParameter("url", "not a store link or Apple ID: '\(link.prefix(200))'")
         }
-        guard let value = try withEngine({ try $0.resolve(link) }) else {
+        guard let value = try withEngine({ try $0.lookups.resolve(link) }) else {
             throw RouteError(status: 404, message: "no entry for '\(link.prefix(200))'")
         }
         return json(value)
@@ -260,25 +260,25 @@ public final class EPFRoutes: HTTPResponder {
             limit = number
         }
         let country = try Self.optional(request, "country")
-        let result = try withEngine { try $0.search(term: term, entity: entity, country: country, limit: limit) }
+        let result = try withEngine { try $0.search.matches(term: term, entity: entity, country: country, limit: limit) }
         return json(result.json)
     }
 
     private func prices(_ idText: String) throws -> HTTPResponse {
         let id = try Self.positiveID(idText)
-        guard let list = try withEngine({ try $0.prices(id: id) }), list.kind == .software else {
+        guard let list = try withEngine({ try $0.catalogue.prices(id: id) }), list.kind == .software else {
             throw RouteError(status: 404, message: "no software with id \(id)")
         }
         return json(list.json)
     }
 
     private func storefronts() throws -> HTTPResponse {
-        let rows = try withEngine { try $0.storefronts() }
+        let rows = try withEngine { try $0.catalogue.storefronts() }
         return json(.object([("resultCount", .int(Int64(rows.count))), ("results", .array(rows.map(\.json)))]))
     }
 
     private func genres() throws -> HTTPResponse {
-        let rows = try withEngine { try $0.genres() }
+        let rows = try withEngine { try $0.catalogue.genres() }
         return json(.object([("resultCount", .int(Int64(rows.count))), ("results", .array(rows.map(\.json)))]))
     }
 

@@ -113,6 +113,6 @@ final class ServedDatabase {
         if let side, let milliseconds = (try? StoreBookkeeping.newestExportDate(side)) ?? nil {
             return milliseconds
         }
-        return (try? engine?.dataExportDate()) ?? nil
+        return (try? engine?.catalogue.dataExportDate()) ?? nil
     }
 }

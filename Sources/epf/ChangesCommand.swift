@@ -39,7 +39,7 @@ enum ChangesCommand: Command {
         guard positionals.isEmpty else { throw UsageError("unexpected argument '\(positionals[0])'") }
         guard !(csv && json) else { throw UsageError("choose one of --csv and --json") }
         guard let since else { throw UsageError("--since DATE is required (YYYY-MM-DD)") }
-        _ = try QueryCLI.run { try QueryEngine.changesSince(since, kind: kind) }
+        _ = try QueryCLI.run { try ChangeQueries.changesSince(since, kind: kind) }
         var rows: [[String]] = []
         var first = true
         if json { Output.shared.write("[") }
@@ -48,7 +48,7 @@ enum ChangesCommand: Command {
             let engine = try QueryEngine(databasePath: path)
             var cursor: String?
             repeat {
-                let page = try engine.changes(since: since, kind: kind, limit: QueryEngine.maximumChangesPage,
+                let page = try engine.changes.page(since: since, kind: kind, limit: ChangeQueries.maximumChangesPage,
                                               cursor: cursor)
                 for change in page.changes {
                     let fields = [EPFValues.isoDate(milliseconds: change.exportDate), change.change, change.kind,

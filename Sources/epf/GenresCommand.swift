@@ -37,7 +37,7 @@ enum GenresCommand: Command {
         if let text = positionals.first {
             guard let id = Int64(text), id >= 0 else { throw UsageError("'\(text)' is not a genre id") }
             let answer = try QueryCLI.run {
-                try QueryEngine(databasePath: path).genreApps(id: id, country: country, limit: limit)
+                try QueryEngine(databasePath: path).catalogue.genreApps(id: id, country: country, limit: limit)
             }
             guard let answer else {
                 printError("epf genres: no genre \(id)")
@@ -55,7 +55,7 @@ enum GenresCommand: Command {
             }, width: width, rightAligned: [0, 1], boldHeader: true)
             return .ok
         }
-        let genres = try QueryCLI.run { try QueryEngine(databasePath: path).genres() }
+        let genres = try QueryCLI.run { try QueryEngine(databasePath: path).catalogue.genres() }
         if json {
             QueryCLI.writeJSON(.array(genres.map(\.json)))
             return .ok

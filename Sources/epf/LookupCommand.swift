@@ -44,7 +44,7 @@ enum LookupCommand: Command {
         guard !items.isEmpty else { throw UsageError("give at least one Apple ID or store link") }
         let result = try QueryCLI.run {
             let engine = try QueryEngine(databasePath: path)
-            return try engine.lookup(items, country: country, language: language, allPrices: country == nil)
+            return try engine.lookups.lookup(items, country: country, language: language, allPrices: country == nil)
         }
         if json {
             QueryCLI.writeJSON(result.json)

@@ -32,7 +32,7 @@ enum PricesCommand: Command {
             throw UsageError("'\(items[0])' is not an Apple ID or store link")
         }
         let list = try QueryCLI.run {
-            try QueryEngine(databasePath: path).prices(id: link.id)
+            try QueryEngine(databasePath: path).catalogue.prices(id: link.id)
         }
         guard let list else {
             printError("epf prices: not found: \(items[0])")

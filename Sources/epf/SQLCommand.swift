@@ -40,7 +40,7 @@ enum SQLCommand: Command {
             let engine = try QueryEngine(databasePath: path)
             if csv {
                 var columnNames: [String] = []
-                try engine.streamSQL(text, columns: { names in
+                try engine.sql.stream(text, columns: { names in
                     columnNames = names
                     Output.shared.write(names.map(csvField).joined(separator: ",") + "\r\n")
                 }, row: { values in
@@ -51,7 +51,7 @@ enum SQLCommand: Command {
             } else if json {
                 var columnNames: [String] = []
                 var first = true
-                try engine.streamSQL(text, columns: { names in
+                try engine.sql.stream(text, columns: { names in
                     columnNames = names
                     Output.shared.write("[")
                 }, row: { values in
@@ -63,7 +63,7 @@ enum SQLCommand: Command {
                 })
                 Output.shared.write(first ? "]\n" : "\n]\n")
             } else {
-                let result = try engine.sql(text)
+                let result = try engine.sql.run(text)
                 printTable(header: result.columns, rows: result.rows.map { $0.map { plain($0, null: "NULL") } },
                            width: terminalWidth(), rightAligned: numericColumns(result), boldHeader: true)
             }

@@ -48,7 +48,7 @@ enum SearchCommand: Command {
         let term = words.joined(separator: " ")
         let (result, indexed) = try QueryCLI.run {
             let engine = try QueryEngine(databasePath: path)
-            return (try engine.search(term: term, entity: entity, country: country, limit: limit),
+            return (try engine.search.matches(term: term, entity: entity, country: country, limit: limit),
                     engine.hasTable("epf_search"))
         }
         if json {

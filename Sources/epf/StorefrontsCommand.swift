@@ -24,7 +24,7 @@ enum StorefrontsCommand: Command {
         guard try arguments.finish().isEmpty else { throw UsageError("storefronts takes no arguments") }
         let (rows, present) = try QueryCLI.run {
             let engine = try QueryEngine(databasePath: path)
-            return (try engine.storefronts(), engine.hasTable("storefront"))
+            return (try engine.catalogue.storefronts(), engine.hasTable("storefront"))
         }
         if json {
             QueryCLI.writeJSON(.array(rows.map(\.json)))

@@ -41,35 +41,35 @@ import Testing
         #expect(try connection.scalar("SELECT count(*) FROM \(LookupDocuments.table)")
                 == .integer(Int64(ids.count)))
         for id in ids {
-            let document = try stored.entityJSON(kind: .software, id: id, country: nil, language: nil)
-            let built = try tables.entity(kind: .software, id: id, country: nil, language: nil)?.serialized()
+            let document = try stored.lookups.entityJSON(kind: .software, id: id, country: nil, language: nil)
+            let built = try tables.lookups.entity(kind: .software, id: id, country: nil, language: nil)?.serialized()
             #expect(document != nil)
             #expect(document == built, "app \(id)")
             // Re-targeted to a country (priced there or not, alpha-2 or alpha-3): still the tables' answer.
             for country in ["gb", "JP", "deu", "br", "us"] {
-                let forCountry = try stored.entityJSON(kind: .software, id: id, country: country, language: nil)
-                let fromTables = try tables.entity(kind: .software, id: id, country: country, language: nil)
+                let forCountry = try stored.lookups.entityJSON(kind: .software, id: id, country: country, language: nil)
+                let fromTables = try tables.lookups.entity(kind: .software, id: id, country: country, language: nil)
                 #expect(forCountry == fromTables?.serialized(), "app \(id) in \(country)")
             }
         }
         #expect(throws: QueryError.self) {
-            try stored.entityJSON(kind: .software, id: ids[0], country: "zz", language: nil)
+            try stored.lookups.entityJSON(kind: .software, id: ids[0], country: "zz", language: nil)
         }
         // The Lookup API shape with several ids (and one unknown) is the same from documents as from the tables.
         let arguments = ids.prefix(5).map(String.init) + ["999"]
-        let fromDocuments = try stored.lookup(arguments, country: nil, language: nil, storedDocuments: true)
-        let fromTables = try tables.lookup(arguments, country: nil, language: nil)
+        let fromDocuments = try stored.lookups.lookup(arguments, country: nil, language: nil, storedDocuments: true)
+        let fromTables = try tables.lookups.lookup(arguments, country: nil, language: nil)
         #expect(fromDocuments.items.allSatisfy { if case .serialized = $0.value { true } else { false } })
         #expect(fromDocuments.json.serialized() == fromTables.json.serialized())
         #expect(fromDocuments.invalidIds == ["999"])
         let links = ids.prefix(3).map { "https://apps.apple.com/fr/app/x/id\($0)" } + arguments
-        let withCountry = try stored.lookup(links, country: nil, language: nil, storedDocuments: true)
-        let linksFromTables = try tables.lookup(links, country: nil, language: nil)
+        let withCountry = try stored.lookups.lookup(links, country: nil, language: nil, storedDocuments: true)
+        let linksFromTables = try tables.lookups.lookup(links, country: nil, language: nil)
         #expect(withCountry.json.serialized() == linksFromTables.json.serialized())
         // The price country of the re-targeted items (those without a country name none, see `lookup`).
         #expect(withCountry.items.prefix(3).map(\.country) == linksFromTables.items.prefix(3).map(\.country))
         // Without asking for them, callers get objects they can read.
-        let readable = try stored.lookup(arguments, country: nil, language: nil)
+        let readable = try stored.lookups.lookup(arguments, country: nil, language: nil)
         #expect(readable.items.first?.value["trackId"] != nil)
         return ids.count
     }
@@ -102,7 +102,7 @@ import Testing
         let writer = try SQLiteConnection(path: database, mode: .readWrite)
         let id = try #require(try writer.scalar("SELECT min(application_id) FROM application"))
         guard case .integer(let appId) = id else { Issue.record("no app"); return }
-        let before = try #require(try engine.entityJSON(kind: .software, id: appId, country: nil, language: nil))
+        let before = try #require(try engine.lookups.entityJSON(kind: .software, id: appId, country: nil, language: nil))
         #expect(String(decoding: before, as: UTF8.self).contains("\"trackId\":\(appId)"))
 
         // A table change as an import commits it: data and a ledger entry in one transaction. The documents
@@ -114,7 +114,7 @@ import Testing
                 'applied')
                 """)
         }
-        let after = try #require(try engine.entityJSON(kind: .software, id: appId, country: nil, language: nil))
+        let after = try #require(try engine.lookups.entityJSON(kind: .software, id: appId, country: nil, language: nil))
         #expect(String(decoding: after, as: UTF8.self).contains("\"trackName\":\"Renamed In Place\""))
         let stored = try writer.scalar(
             "SELECT body FROM \(LookupDocuments.table) WHERE application_id = \(appId)")
@@ -135,7 +135,7 @@ import Testing
         let id = try #require(try writer.scalar("SELECT min(application_id) FROM application"))
         guard case .integer(let appId) = id else { Issue.record("no app"); return }
         let engine = try QueryEngine(databasePath: database)
-        let answer = try #require(try engine.entityJSON(kind: .software, id: appId, country: nil, language: nil))
+        let answer = try #require(try engine.lookups.entityJSON(kind: .software, id: appId, country: nil, language: nil))
         #expect(String(decoding: answer, as: UTF8.self).contains("\"screenshotUrls\""))
         // The next import that applies anything rebuilds every document in the current format.
         var incremental = options
@@ -157,7 +157,7 @@ import Testing
         let engine = try QueryEngine(databasePath: database)
         let id = try #require(try connection.scalar("SELECT min(application_id) FROM application"))
         guard case .integer(let appId) = id else { Issue.record("no app"); return }
-        #expect(try engine.entityJSON(kind: .software, id: appId, country: nil, language: nil) != nil)
+        #expect(try engine.lookups.entityJSON(kind: .software, id: appId, country: nil, language: nil) != nil)
     }
 
     @Test func importChangesDecideWhatIsRebuilt() {
@@ -190,7 +190,7 @@ import Testing
     static func find(_ text: String, _ needle: String, from: Int = 0, to: Int? = nil, anchor: Int = 0) -> Int? {
         let bytes = Array(text.utf8)
         return bytes.withUnsafeBytes {
-            QueryEngine.find(Array(needle.utf8), in: $0, from: from, to: to ?? bytes.count, anchor: anchor)?.lowerBound
+            LookupQueries.find(Array(needle.utf8), in: $0, from: from, to: to ?? bytes.count, anchor: anchor)?.lowerBound
         }
     }
 

@@ -10,7 +10,7 @@ import Testing
         let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
-        let result = try engine.lookup(["364709193", "500000001", "500000002", "600000001", "800000001",
+        let result = try engine.lookups.lookup(["364709193", "500000001", "500000002", "600000001", "800000001",
                                         "284417353"], country: "us", language: nil)
         #expect(result.items.map(\.kind) == [.software, .album, .ebook, .song, .video, .artist])
         #expect(result.invalidIds.isEmpty)
@@ -26,27 +26,27 @@ import Testing
         let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
-        let song = try engine.lookup(["https://itunes.apple.com/fr/album/x/id500000001?i=600000001"],
+        let song = try engine.lookups.lookup(["https://itunes.apple.com/fr/album/x/id500000001?i=600000001"],
                                      country: nil, language: nil)
         #expect(song.items.map(\.kind) == [.song])
-        let app = try engine.lookup(["https://apps.apple.com/jp/app/x/id562148264"], country: nil, language: nil)
+        let app = try engine.lookups.lookup(["https://apps.apple.com/jp/app/x/id562148264"], country: nil, language: nil)
         #expect(app.items.first?.value["formattedPrice"] == .string("¥120"))
         #expect(app.items.first?.country == "jp")
         #expect(app.items.first?.value["trackViewUrl"]
                 == .string("http://itunes.apple.com/jp/app/baby-snap-date/id562148264?uo=5"))
-        let overridden = try engine.lookup(["https://apps.apple.com/jp/app/x/id562148264"], country: "GB",
+        let overridden = try engine.lookups.lookup(["https://apps.apple.com/jp/app/x/id562148264"], country: "GB",
                                            language: nil)
         #expect(overridden.items.first?.value["formattedPrice"] == .string("£0.79"))
-        #expect(try engine.resolve("https://apps.apple.com/us/app/ibooks/id364709193")?.jsonText
+        #expect(try engine.lookups.resolve("https://apps.apple.com/us/app/ibooks/id364709193")?.jsonText
                 == #"{"id":364709193,"kind":"software","country":"us"}"#)
-        #expect(try engine.resolve("http://x/app/id1") == nil)
+        #expect(try engine.lookups.resolve("http://x/app/id1") == nil)
     }
 
     @Test func unknownIDsAreInvalidAndFoundOnesStillAnswer() throws {
         let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
-        let result = try engine.lookup(["1", "364709193", "not-an-id", "https://apps.apple.com/us/app/x/id2"],
+        let result = try engine.lookups.lookup(["1", "364709193", "not-an-id", "https://apps.apple.com/us/app/x/id2"],
                                        country: nil, language: nil)
         #expect(result.items.map(\.id) == [364709193])
         #expect(result.invalidIds == ["1", "not-an-id", "https://apps.apple.com/us/app/x/id2"])
@@ -59,7 +59,7 @@ import Testing
         let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
-        let result = try engine.lookup(["364709193"], country: "us", language: nil)
+        let result = try engine.lookups.lookup(["364709193"], country: "us", language: nil)
         let json = try #require(try parseJSON(result.json.serialized()) as? [String: Any])
         let app = try #require((json["results"] as? [[String: Any]])?.first)
         #expect(app["wrapperType"] as? String == "software")
@@ -87,12 +87,12 @@ import Testing
         #expect(app["artworkUrl100"] as? String == "http://a1.mzstatic.com/small.png")
         #expect(app["artworkUrl512"] as? String == "http://a1.mzstatic.com/large.png")
         #expect(app["trackViewUrl"] as? String == "http://itunes.apple.com/us/app/ibooks/id364709193?uo=5")
-        let paid = try engine.lookup(["562148264"], country: "us", language: nil)
+        let paid = try engine.lookups.lookup(["562148264"], country: "us", language: nil)
         let paidJSON = try #require(try parseJSON(paid.items[0].value.serialized()) as? [String: Any])
         #expect((paidJSON["price"] as? NSNumber)?.doubleValue == 0.99)
         #expect(paidJSON["formattedPrice"] as? String == "$0.99")
         #expect(paidJSON["releaseDate"] as? String == "2012-01-01T00:00:00Z")
-        let time = try engine.lookup(["700000001"], country: "us", language: nil)
+        let time = try engine.lookups.lookup(["700000001"], country: "us", language: nil)
         #expect(time.items[0].value["releaseDate"] == .string("2012-09-25T10:00:00Z"))
     }
 
@@ -100,18 +100,18 @@ import Testing
         let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
-        let result = try engine.lookup(["562148264"], country: nil, language: nil, allPrices: true)
+        let result = try engine.lookups.lookup(["562148264"], country: nil, language: nil, allPrices: true)
         let prices = try #require(result.items.first?.value["prices"]?.arrayValue)
         let formatted = prices.map {
             "\($0["country"]?.stringValue ?? "?") \($0["formattedPrice"]?.stringValue ?? "")"
         }
         #expect(formatted == ["de 0,99 €", "fr 1.234,50 €", "gb £0.79", "jp ¥120", "kr ₩1,200", "us $0.99"])
-        let list = try #require(try engine.prices(id: 562148264))
+        let list = try #require(try engine.catalogue.prices(id: 562148264))
         #expect(list.kind == .software && list.title == "Baby Snap Date" && list.rows.count == 6)
         #expect(list.rows.first { $0.country == "jp" }?.price == "120")
         #expect(list.rows.first { $0.country == "us" }?.retailPrice == "0.990")
-        #expect(try engine.prices(id: 4242) == nil)
-        #expect(try engine.prices(id: 800000001)?.rows.isEmpty == true)
+        #expect(try engine.catalogue.prices(id: 4242) == nil)
+        #expect(try engine.catalogue.prices(id: 800000001)?.rows.isEmpty == true)
     }
 
     @Test func languageSelectsLocalisedDetail() throws {
@@ -119,32 +119,32 @@ import Testing
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         for code in ["fr", "FR", "fr-CA", "fr_FR"] {
-            let result = try engine.lookup(["364709193"], country: "fr", language: code)
+            let result = try engine.lookups.lookup(["364709193"], country: "fr", language: code)
             let value = try #require(result.items.first?.value)
             // "fr-CA" and "fr_FR" are not in the table: they fall back to "fr" (then to English).
             #expect(value["trackName"] == .string("iBooks (français)"), "\(code)")
             #expect(value["description"] == .string("Lire des livres."), "\(code)")
             #expect(value["releaseNotes"] == .string("Corrections"), "\(code)")
         }
-        let fallback = try engine.lookup(["364709193"], country: nil, language: "ja")
+        let fallback = try engine.lookups.lookup(["364709193"], country: nil, language: "ja")
         #expect(fallback.items.first?.value["releaseNotes"] == .string("Fixes"))
-        let english = try engine.entity(kind: .software, id: 364709193, country: nil, language: "en")
+        let english = try engine.lookups.entity(kind: .software, id: 364709193, country: nil, language: "en")
         #expect(english?["releaseNotes"] == .string("Fixes"))
-        #expect(throws: QueryError.self) { try engine.lookup(["1"], country: nil, language: "e n") }
-        #expect(throws: QueryError.self) { try engine.lookup(["1"], country: "zz", language: nil) }
+        #expect(throws: QueryError.self) { try engine.lookups.lookup(["1"], country: nil, language: "e n") }
+        #expect(throws: QueryError.self) { try engine.lookups.lookup(["1"], country: "zz", language: nil) }
     }
 
     @Test func entityByKindAndMissingTables() throws {
         let fixture = try CatalogueDatabase(extraSQL: "DROP TABLE video; DROP TABLE application_device_type;")
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
-        #expect(try engine.entity(kind: .video, id: 800000001, country: nil, language: nil) == nil)
-        let app = try engine.entity(kind: .software, id: 364709193, country: nil, language: nil)
+        #expect(try engine.lookups.entity(kind: .video, id: 800000001, country: nil, language: nil) == nil)
+        let app = try engine.lookups.entity(kind: .software, id: 364709193, country: nil, language: nil)
         #expect(app?["supportedDevices"] == nil)
         #expect(app?["formattedPrice"] == .string("Free"))
-        #expect(try engine.entity(kind: .artist, id: 364709193, country: nil, language: nil) == nil)
-        #expect(try engine.lookup(["800000001"], country: nil, language: nil).invalidIds == ["800000001"])
-        #expect(try engine.dataExportDate() == 1452074401007)
+        #expect(try engine.lookups.entity(kind: .artist, id: 364709193, country: nil, language: nil) == nil)
+        #expect(try engine.lookups.lookup(["800000001"], country: nil, language: nil).invalidIds == ["800000001"])
+        #expect(try engine.catalogue.dataExportDate() == 1452074401007)
     }
 
     /// Apps are read by one statement built for the columns present: an older table may lack some.
@@ -155,7 +155,7 @@ import Testing
             """)
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
-        let app = try #require(try engine.entity(kind: .software, id: 364709193, country: "us", language: nil))
+        let app = try #require(try engine.lookups.entity(kind: .software, id: 364709193, country: "us", language: nil))
         #expect(app["supportUrl"] == nil && app["fileSizeBytes"] == nil)
         #expect(app["trackName"] == .string("iBooks") && app["copyright"] == .string("© Apple"))
         #expect(app["artistId"] == .int(284417353) && app["artistViewUrl"] == nil)
@@ -190,7 +190,7 @@ import Testing
 
 @Suite struct SearchTests {
     func titles(_ engine: QueryEngine, _ term: String, entity: EntityKind? = nil) throws -> [String] {
-        try engine.search(term: term, entity: entity, country: nil, limit: 20).items.map {
+        try engine.search.matches(term: term, entity: entity, country: nil, limit: 20).items.map {
             $0.value["trackName"]?.stringValue ?? $0.value["collectionName"]?.stringValue
                 ?? $0.value["artistName"]?.stringValue ?? "?"
         }
@@ -241,7 +241,7 @@ import Testing
         let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
-        _ = try engine.search(term: term, entity: nil, country: nil, limit: 10)
+        _ = try engine.search.matches(term: term, entity: nil, country: nil, limit: 10)
     }
 
     @Test func hostileTitleIsFindable() throws {
@@ -249,18 +249,18 @@ import Testing
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         #expect(try titles(engine, "\"quotes\" AND( OR") == ["Angry \"Quotes\" AND( OR"])
-        #expect(QueryEngine.ftsQuery("a\"b c") == #""a""b" "c"*"#)
-        #expect(QueryEngine.ftsQuery("  - * ") == nil)
-        #expect(QueryEngine.ftsQuery("a\u{0}b")?.contains("\u{0}") == false)
-        #expect(QueryEngine.ftsQuery("a\"\u{301}b") == "\"a\"\"\u{301}b\"*")
+        #expect(SearchQueries.ftsQuery("a\"b c") == #""a""b" "c"*"#)
+        #expect(SearchQueries.ftsQuery("  - * ") == nil)
+        #expect(SearchQueries.ftsQuery("a\u{0}b")?.contains("\u{0}") == false)
+        #expect(SearchQueries.ftsQuery("a\"\u{301}b") == "\"a\"\"\u{301}b\"*")
     }
 
     @Test func withoutIndexSearchFindsNothing() throws {
         let fixture = try CatalogueDatabase(index: false)
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
-        #expect(try engine.search(term: "ibooks", entity: nil, country: nil, limit: 5).items.isEmpty)
-        #expect(throws: QueryError.self) { try engine.search(term: "x", entity: nil, country: nil, limit: 0) }
+        #expect(try engine.search.matches(term: "ibooks", entity: nil, country: nil, limit: 5).items.isEmpty)
+        #expect(throws: QueryError.self) { try engine.search.matches(term: "x", entity: nil, country: nil, limit: 0) }
     }
 
     @Test func rebuildReplacesTheIndex() throws {
@@ -282,19 +282,19 @@ import Testing
             extraSQL: "INSERT INTO application_popularity_per_genre VALUES (1, 143441, 36, 700000001, 7)")
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
-        let tree = try engine.genres()
+        let tree = try engine.catalogue.genres()
         #expect(tree.map(\.name) == ["App Store", "Books", "Games", "Action", "Reference"])
         #expect(tree.map(\.depth) == [0, 1, 1, 2, 1])
-        let games = try #require(try engine.genreApps(id: 6014, country: nil, limit: 10))
+        let games = try #require(try engine.catalogue.genreApps(id: 6014, country: nil, limit: 10))
         #expect(games.apps.map(\.id) == [700000003, 562148264, 700000001])
         #expect(games.apps.map(\.rank) == [1, 2, nil])
         #expect(games.total == 3 && games.country == "us")
-        let japan = try #require(try engine.genreApps(id: 6014, country: "jp", limit: 2))
+        let japan = try #require(try engine.catalogue.genreApps(id: 6014, country: "jp", limit: 2))
         #expect(japan.apps.map(\.id) == [562148264, 700000001] && japan.apps.allSatisfy { $0.rank == nil })
-        #expect(try engine.genreApps(id: 1, country: nil, limit: 10) == nil)
-        let overall = try #require(try engine.genreApps(id: 36, country: "us", limit: 10))
+        #expect(try engine.catalogue.genreApps(id: 1, country: nil, limit: 10) == nil)
+        let overall = try #require(try engine.catalogue.genreApps(id: 36, country: "us", limit: 10))
         #expect(overall.apps.map(\.id) == [700000001] && overall.apps.first?.rank == 7 && overall.total == 1)
-        let storefronts = try engine.storefronts()
+        let storefronts = try engine.catalogue.storefronts()
         #expect(storefronts.map(\.country) == ["de", "fr", "gb", "jp", "kr", "us"])
         #expect(storefronts.last?.json.jsonText
                 == #"{"storefrontId":143441,"country":"us","countryCode":"USA","name":"United States"}"#)
@@ -306,14 +306,14 @@ import Testing
         let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
-        let result = try engine.sql("SELECT application_id, title, NULL AS n, 1.5 AS r FROM application "
+        let result = try engine.sql.run("SELECT application_id, title, NULL AS n, 1.5 AS r FROM application "
                                     + "ORDER BY application_id LIMIT 2; -- trailing comment")
         #expect(result.columns == ["application_id", "title", "n", "r"])
         #expect(result.rows.first == [.integer(364709193), .text("iBooks"), .null, .real(1.5)])
         #expect(result.json.arrayValue?.first?.jsonText
                 == #"{"application_id":364709193,"title":"iBooks","n":null,"r":1.5}"#)
-        #expect(try engine.sql("SELECT 1 UNION ALL SELECT 2", maxRows: 1).truncated)
-        #expect(try engine.sql("PRAGMA table_info(application)").rows.count == 17)
+        #expect(try engine.sql.run("SELECT 1 UNION ALL SELECT 2", maxRows: 1).truncated)
+        #expect(try engine.sql.run("PRAGMA table_info(application)").rows.count == 17)
     }
 
     @Test(arguments: [
@@ -329,13 +329,13 @@ import Testing
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
         do {
-            _ = try engine.sql(sql)
+            _ = try engine.sql.run(sql)
             Issue.record("expected a refusal for \(sql)")
         } catch let error as QueryError {
             if case .refused = error {} else { Issue.record("expected .refused for \(sql), got \(error)") }
         }
-        #expect(try engine.sql("SELECT count(*) FROM application").rows == [[.integer(7)]])
-        #expect(try engine.sql("PRAGMA writable_schema").rows == [[.integer(0)]])
+        #expect(try engine.sql.run("SELECT count(*) FROM application").rows == [[.integer(7)]])
+        #expect(try engine.sql.run("PRAGMA writable_schema").rows == [[.integer(0)]])
         #expect(!FileManager.default.fileExists(atPath: "/tmp/epf-should-not-exist.db"))
     }
 
@@ -343,8 +343,8 @@ import Testing
         let fixture = try CatalogueDatabase()
         defer { fixture.remove() }
         let engine = try QueryEngine(databasePath: fixture.path)
-        #expect(throws: QueryError.self) { try engine.sql("SELEC 1") }
-        #expect(throws: QueryError.self) { try engine.sql("SELECT * FROM nope") }
-        #expect(throws: QueryError.self) { try engine.sql("   -- nothing") }
+        #expect(throws: QueryError.self) { try engine.sql.run("SELEC 1") }
+        #expect(throws: QueryError.self) { try engine.sql.run("SELECT * FROM nope") }
+        #expect(throws: QueryError.self) { try engine.sql.run("   -- nothing") }
     }
 }

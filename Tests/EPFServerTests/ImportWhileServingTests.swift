@@ -154,17 +154,17 @@ struct StoredDocumentsHTTPTests {
             try client.send(request("/v1/apps/\(id)"))
             let response = try client.readResponse()
             #expect(response.status == 200)
-            let expected = try #require(try tables.entity(kind: .software, id: id, country: nil, language: nil))
+            let expected = try #require(try tables.lookups.entity(kind: .software, id: id, country: nil, language: nil))
             #expect(response.body == expected.serialized() + [UInt8(ascii: "\n")], "app \(id)")
             try client.send(request("/v1/apps/\(id)?country=jp"))
             let inJapan = try client.readResponse()
-            let expectedInJapan = try #require(try tables.entity(kind: .software, id: id, country: "jp", language: nil))
+            let expectedInJapan = try #require(try tables.lookups.entity(kind: .software, id: id, country: "jp", language: nil))
             #expect(inJapan.body == expectedInJapan.serialized() + [UInt8(ascii: "\n")], "app \(id) in jp")
         }
         let arguments = ids.prefix(3).map(String.init) + ["42"]
         try client.send(request("/v1/lookup?id=" + arguments.joined(separator: ",")))
         let lookup = try client.readResponse()
-        let expected = try tables.lookup(arguments, country: nil, language: nil)
+        let expected = try tables.lookups.lookup(arguments, country: nil, language: nil)
         #expect(lookup.body == expected.json.serialized() + [UInt8(ascii: "\n")])
     }
 }

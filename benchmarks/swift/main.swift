@@ -192,11 +192,11 @@ func lookups(_ arguments: [String]) throws {
     var found = 0
     var bytes = 0
     for id in ids.prefix(count) {
-        _ = try engine.entityJSON(kind: .software, id: id, country: country, language: nil)
+        _ = try engine.lookups.entityJSON(kind: .software, id: id, country: country, language: nil)
     }
     let started = monotonicSeconds()
     for index in 0..<count {
-        if let body = try engine.entityJSON(kind: .software, id: ids[index % ids.count], country: country,
+        if let body = try engine.lookups.entityJSON(kind: .software, id: ids[index % ids.count], country: country,
                                             language: nil) {
             found += 1
             bytes += body.count

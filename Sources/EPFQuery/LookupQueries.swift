@@ -1,8 +1,42 @@
+import EPFSQLite
 import EPFStore
 import JSONText
 
+/// Lookups by Apple ID or store link; apps, collections, songs, videos and artists as Apple's Lookup objects;
+/// the stored lookup documents; whether a storefront sells an item.
+public final class LookupQueries: SessionReading {
+    let session: ReadSession
+    /// Where lookups find what left the store (`removedIds`); set by `QueryEngine`.
+    var changes: ChangeQueries?
+    /// The app lookup statement, prepared on first use and dropped when the schema changes.
+    var applicationLookup: ApplicationStatement?
+    /// An app's stored document and its price in one storefront (`storedDocument(_:country:)`), prepared on first
+    /// use and dropped when the schema changes.
+    var documentAndPrice: SQLiteStatement?
+    /// The screenshot columns of `application_detail` as a select list ("" when absent), read on first use.
+    var detailScreenshots: String?
+    /// The session's schema generation the three above were made for.
+    private var schemaGeneration = 0
+    /// Formatted prices by feed text and currency (see `formattedPrice`).
+    var priceFormats: [PriceKey: FormattedPrice] = [:]
+    /// `FormattedPrice.appMembers` by feed text and currency, for re-targeted stored documents.
+    var priceMembers: [PriceKey: [UInt8]] = [:]
+
+    init(session: ReadSession) { self.session = session }
+
+    /// Drops the statements kept across calls when the schema changed since they were made.
+    @inline(__always)
+    func dropStaleStatements() {
+        guard schemaGeneration != session.schemaGeneration else { return }
+        schemaGeneration = session.schemaGeneration
+        applicationLookup = nil
+        documentAndPrice = nil
+        detailScreenshots = nil
+    }
+}
+
 /// Lookups by Apple ID or store link, and link resolution.
-extension QueryEngine {
+extension LookupQueries {
     /// Looks up Apple IDs and store links in every entity table.
     ///
     /// Each argument is an ID or a link (see `StoreLink.parse`). A link's kind is tried alone first; a bare ID
@@ -37,7 +71,9 @@ extension QueryEngine {
                 } else {
                     items += try found.map { try markingAvailability($0, country: chosen) }
                 }
-                if found.isEmpty, let removal = try removal(of: link, argument: argument) { removed.append(removal) }
+                if found.isEmpty, let removal = try changes?.removal(of: link, argument: argument) {
+                    removed.append(removal)
+                }
             }
             return LookupResult(items: items, invalidIds: invalid, removedIds: removed)
         }

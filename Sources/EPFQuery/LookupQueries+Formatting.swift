@@ -1,7 +1,7 @@
 import JSONText
 
 /// Formatting helpers of Lookup objects that need no database: genre and device lists, dates, view URLs.
-extension QueryEngine {
+extension LookupQueries {
     /// Comma-separated integers (as `group_concat` writes them) in order; anything else is skipped.
     /// Genre ids from a list like "6016,6014p" ('p' marks a primary genre): primary genres first, each part in
     /// ascending order.
@@ -90,7 +90,7 @@ struct FormattedPrice {
     var currency: String
 
     /// `"price":N,"formattedPrice":"…","currency":"…"`: the members an app's object has, serialized once for
-    /// re-targeting stored documents (see `QueryEngine.storedDocument(_:country:)`).
+    /// re-targeting stored documents (see `LookupQueries.storedDocument(_:country:)`).
     var appMembers: [UInt8] {
         JSONValue.object([("price", .decimal(number)), ("formattedPrice", .string(formatted)),
                           ("currency", .string(currency))]).serialized().dropFirst().dropLast().map { $0 }

@@ -2,7 +2,7 @@ import EPFStore
 import JSONText
 
 /// An app's `application_detail` row in one language: localized texts and screenshots, with English as fallback.
-extension QueryEngine {
+extension LookupQueries {
     /// One `application_detail` row.
     struct Detail {
         var code: String
@@ -57,6 +57,7 @@ extension QueryEngine {
 
     /// The eight screenshot columns as a select list, empty when the table lacks any of them (an old header).
     func detailScreenshotColumns() throws -> String {
+        dropStaleStatements()
         if let detailScreenshots { return detailScreenshots }
         let names = (1...4).map { "screenshot_url_\($0)" } + (1...4).map { "ipad_screenshot_url_\($0)" }
         let present = try columnNames("application_detail")

@@ -1,18 +1,25 @@
 import EPFSQLite
 import EPFStore
 
+/// Read-only SQL through the session's connection (its authorizer denies everything but reading).
+public final class SQLQueries: SessionReading {
+    let session: ReadSession
+
+    init(session: ReadSession) { self.session = session }
+}
+
 /// Read-only SQL for analysts.
-extension QueryEngine {
+extension SQLQueries {
     /// Runs one read-only SQL statement and returns up to `maxRows` rows.
     ///
     /// Throws `QueryError.refused` for anything that is not a single read-only statement (writes, ATTACH,
     /// `PRAGMA x = y`, VACUUM, several statements): the connection is read-only and the authorizer denies
     /// them, so nothing changes. Throws `QueryError.sqlite` for syntax errors and missing tables.
-    public func sql(_ text: String, maxRows: Int? = nil) throws -> SQLResult {
+    public func run(_ text: String, maxRows: Int? = nil) throws -> SQLResult {
         var rows: [[SQLValue]] = []
         var columns: [String] = []
         var truncated = false
-        try streamSQL(text, columns: { columns = $0 }, row: { values in
+        try stream(text, columns: { columns = $0 }, row: { values in
             if let maxRows, rows.count >= maxRows {
                 truncated = true
                 return false
@@ -25,8 +32,8 @@ extension QueryEngine {
 
     /// Runs one read-only SQL statement, handing over the column names, then each row until `row` returns false.
     ///
-    /// Same refusals as `sql(_:maxRows:)`.
-    public func streamSQL(_ text: String, columns: ([String]) throws -> Void,
+    /// Same refusals as `run(_:maxRows:)`.
+    public func stream(_ text: String, columns: ([String]) throws -> Void,
                           row: ([SQLValue]) throws -> Bool) throws {
         let statement: SQLiteStatement
         do {

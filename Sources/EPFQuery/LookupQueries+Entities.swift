@@ -3,7 +3,7 @@ import EPFStore
 import JSONText
 
 /// Lookup objects built from the tables: apps, collections, songs, videos, artists, and their prices.
-extension QueryEngine {
+extension LookupQueries {
     /// An app as a lookup object. With `storedDocuments` a default object (no language, not every price) may be
     /// the lookup document the importer stored, re-targeted to the country (see `LookupDocuments`).
     func application(_ id: Int64, country: String?, language: String?, allPrices: Bool,
@@ -128,6 +128,7 @@ extension QueryEngine {
     /// The statement that reads an app and everything its Lookup object shows in one step, or nil without
     /// an `application` table. Built once for the tables and columns present (see `ApplicationStatement`).
     func applicationStatement() throws -> ApplicationStatement? {
+        dropStaleStatements()
         if let applicationLookup { return applicationLookup }
         guard tables.contains("application") else { return nil }
         let columns = try columnNames("application")

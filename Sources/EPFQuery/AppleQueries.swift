@@ -1,7 +1,7 @@
 import EPFStore
 import JSONText
 
-/// What one request to Apple's `/lookup` asks for (see `QueryEngine.appleLookup`). Values are checked by the
+/// What one request to Apple's `/lookup` asks for (see `AppleQueries.lookup`). Values are checked by the
 /// caller: ids are digits, the country an alpha-2 code, the language normalized, the limit 1 ... 200.
 public struct AppleLookupRequest: Sendable {
     /// The kinds of key Apple's lookup takes, by parameter name.
@@ -41,7 +41,7 @@ public struct AppleLookupRequest: Sendable {
     public init() {}
 }
 
-/// What one request to Apple's `/search` asks for (see `QueryEngine.appleSearch`).
+/// What one request to Apple's `/search` asks for (see `AppleQueries.search`).
 public struct AppleSearchRequest: Sendable {
     /// The search term as sent.
     public var term: String
@@ -83,11 +83,24 @@ public enum AppleLookupError: Error, CustomStringConvertible, Sendable {
 }
 
 /// Apple's Lookup and Search API over the catalogue: items in Apple's shape, related items, match feed keys.
-extension QueryEngine {
+public final class AppleQueries: SessionReading {
+    let session: ReadSession
+    let lookups: LookupQueries
+    let textSearch: SearchQueries
+
+    init(session: ReadSession, lookups: LookupQueries, search: SearchQueries) {
+        self.session = session
+        self.lookups = lookups
+        textSearch = search
+    }
+}
+
+/// Apple's Lookup and Search API over the catalogue: items in Apple's shape, related items, match feed keys.
+extension AppleQueries {
     /// The items `request` names, each followed by its related items of `request.entity`, as objects of Apple's
     /// `results`. Unknown ids and keys are left out. Throws `QueryError.badArgument` (`country`) for a country
     /// with no storefront in the data, and `AppleLookupError.matchFeedMissing` for a match key without its table.
-    public func appleLookup(_ request: AppleLookupRequest) throws -> [JSONValue] {
+    public func lookup(_ request: AppleLookupRequest) throws -> [JSONValue] {
         return try reading {
             try checkStorefront(request.country)
             var results: [JSONValue] = []
@@ -95,7 +108,7 @@ extension QueryEngine {
             var listed = ListedIDs()
             for (key, value) in request.keys {
                 for found in try resolve(key, value) where !listed.contains(found.id) {
-                    guard let item = try soldOrNil(appleItem(found.table, id: found.id, request),
+                    guard let item = try lookups.soldOrNil(appleItem(found.table, id: found.id, request),
                                                    country: request.country) else { continue }
                     listed.insert(found.id)
                     results.append(Self.appleValue(item.value))
@@ -111,18 +124,18 @@ extension QueryEngine {
     /// The results of `request`: ranked matches of the kinds and entity asked for, explicit ones left out when
     /// asked, after `offset`, at most `limit`. Throws `QueryError.badArgument` (`country`) for a country with
     /// no storefront in the data.
-    public func appleSearch(_ request: AppleSearchRequest) throws -> [JSONValue] {
+    public func search(_ request: AppleSearchRequest) throws -> [JSONValue] {
         var kinds = request.kinds
         if let entity = request.entity { kinds = kinds.map { $0.intersection(entity.kinds) } ?? entity.kinds }
         return try reading {
             try checkStorefront(request.country)
             var results: [JSONValue] = []
             var skipped = 0
-            for rowid in try rankedMatches(term: request.term, kinds: kinds, column: request.column) {
+            for rowid in try textSearch.rankedMatches(term: request.term, kinds: kinds, column: request.column) {
                 guard results.count < request.limit else { break }
                 // An item the storefront does not sell is not ranked at all (Apple leaves it out).
-                guard let (kind, id) = try searchHit(rowid),
-                      let item = try soldOrNil(item(kind: kind, id: id, country: request.country,
+                guard let (kind, id) = try textSearch.searchHit(rowid),
+                      let item = try lookups.soldOrNil(lookups.item(kind: kind, id: id, country: request.country,
                                                     language: request.language, allPrices: false,
                                                     storedDocuments: true),
                                                country: request.country) else { continue }
@@ -197,7 +210,7 @@ extension QueryEngine {
         let sources = Self.matchSources(key)
         var loaded: [MatchSource] = []
         for source in sources where tables.contains(source.table) {
-            let columns = try columnNames(source.table)
+            let columns = try lookups.columnNames(source.table)
             if columns.contains(source.column) && columns.contains(source.idColumn) { loaded.append(source) }
         }
         guard !loaded.isEmpty else {
@@ -221,14 +234,14 @@ extension QueryEngine {
     /// unique across kinds, so one read answers an app id.
     func appleItem(_ table: CatalogueTable?, id: Int64, _ request: AppleLookupRequest) throws -> LookupItem? {
         if table == nil || table == .application,
-           let app = try application(id, country: request.country, language: request.language, allPrices: false,
+           let app = try lookups.application(id, country: request.country, language: request.language, allPrices: false,
                                      storedDocuments: true) {
             return app
         }
         let candidates = table.map { [$0] } ?? CatalogueTable.allCases.filter { $0 != .application }
         for candidate in candidates where candidate != .application {
-            guard let kind = try exists(candidate, id: id) else { continue }
-            return try item(kind: kind, id: id, country: request.country, language: request.language,
+            guard let kind = try lookups.exists(candidate, id: id) else { continue }
+            return try lookups.item(kind: kind, id: id, country: request.country, language: request.language,
                             allPrices: false, storedDocuments: true)
         }
         return nil
@@ -276,8 +289,8 @@ extension QueryEngine {
                   tables.contains(relation.join), tables.contains(relation.table.name) else { continue }
             // A collection is an album or a book: both relations read the same rows, so read them once.
             if kind == .ebook, entity.kinds.contains(.album) { continue }
-            let joinColumns = try columnNames(relation.join)
-            let childColumns = try columnNames(relation.table.name)
+            let joinColumns = try lookups.columnNames(relation.join)
+            let childColumns = try lookups.columnNames(relation.table.name)
             let order: String
             if request.recent, childColumns.contains("itunes_release_date") {
                 order = "c.itunes_release_date DESC, r.\(relation.child) DESC"
@@ -304,8 +317,8 @@ extension QueryEngine {
                 }
                 for id in ids where items.count < request.limit {
                     let childKind = relation.table == .collection
-                        ? collectionKind(mediaType: try collectionMediaType(id)) : relation.table.defaultKind
-                    guard let child = try soldOrNil(self.item(kind: childKind, id: id, country: request.country,
+                        ? lookups.collectionKind(mediaType: try collectionMediaType(id)) : relation.table.defaultKind
+                    guard let child = try lookups.soldOrNil(lookups.item(kind: childKind, id: id, country: request.country,
                                                               language: request.language, allPrices: false,
                                                               storedDocuments: true),
                                                     country: request.country),

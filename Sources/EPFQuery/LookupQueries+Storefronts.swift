@@ -2,7 +2,7 @@ import JSONText
 
 /// Whether a storefront sells an item. In the EPF a price row is what says so: an item with no row in a
 /// storefront's price table is not sold there (Apple's API then answers `resultCount: 0`).
-extension QueryEngine {
+extension LookupQueries {
     /// Whether the storefront of `country` (normalized alpha-2) sells `item`: true when the item shows a price
     /// there or its price table has a row for it there, false when the table has none; nil when that cannot be
     /// told (artists have no price; the price table or the storefront table is not loaded, or has no storefront

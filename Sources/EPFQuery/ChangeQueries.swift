@@ -24,7 +24,7 @@ public struct ChangeRecord: Sendable, Equatable {
     }
 }
 
-/// One page of `QueryEngine.changes`.
+/// One page of `ChangeQueries.page`.
 public struct ChangePage: Sendable {
     /// The changes, in order of export date, then of recording.
     public let changes: [ChangeRecord]
@@ -38,7 +38,7 @@ public struct ChangePage: Sendable {
     }
 }
 
-/// An id a lookup did not find because it left the store (see `QueryEngine.lookup`).
+/// An id a lookup did not find because it left the store (see `LookupQueries.lookup`).
 public struct RemovedItem: Sendable, Equatable {
     /// The Apple ID.
     public let id: Int64
@@ -56,8 +56,15 @@ public struct RemovedItem: Sendable, Equatable {
     }
 }
 
+/// The ids full exports removed or added, paged (`epf_changes`).
+public final class ChangeQueries: SessionReading {
+    let session: ReadSession
+
+    init(session: ReadSession) { self.session = session }
+}
+
 /// The changes table: what changed since a date, and whether an id that is not found was removed.
-extension QueryEngine {
+extension ChangeQueries {
     /// Most changes one page may hold.
     public static let maximumChangesPage = 10_000
 
@@ -66,7 +73,7 @@ extension QueryEngine {
     /// `nextCursor`). The order is stable: by export date, then by the order the changes were recorded, so
     /// following the cursors lists every change once. A database without changes gives an empty page.
     /// Throws `QueryError.badArgument` naming `since`, `kind`, `limit` or `cursor` for a bad value.
-    public func changes(since: String, kind: String?, limit: Int, cursor: String?) throws -> ChangePage {
+    public func page(since: String, kind: String?, limit: Int, cursor: String?) throws -> ChangePage {
         let sinceMilliseconds = try Self.changesSince(since, kind: kind)
         guard (1...Self.maximumChangesPage).contains(limit) else {
             throw QueryError.badArgument(name: "limit",

@@ -1,8 +1,19 @@
 import EPFSQLite
 import EPFStore
 
+/// Full-text search over titles and artist and seller names (`epf_search`).
+public final class SearchQueries: SessionReading {
+    let session: ReadSession
+    let lookups: LookupQueries
+
+    init(session: ReadSession, lookups: LookupQueries) {
+        self.session = session
+        self.lookups = lookups
+    }
+}
+
 /// Full-text search over titles and artist/seller names.
-extension QueryEngine {
+extension SearchQueries {
     /// Full-text search over titles and artist/seller names, ranked: exact title first, then bm25.
     ///
     /// The bm25 is FTS5's without the IDF factor (see `SQLiteConnection.registerSearchRankFunction`): the
@@ -15,7 +26,7 @@ extension QueryEngine {
     /// storefront (default "us"). A term with no letters or digits gives no results. Throws
     /// `QueryError.badArgument` for an unknown country or a limit outside 1...1000; returns no results
     /// when the database has no search index (`epf_search`).
-    public func search(term: String, entity: EntityKind?, country: String?, limit: Int) throws -> LookupResult {
+    public func matches(term: String, entity: EntityKind?, country: String?, limit: Int) throws -> LookupResult {
         guard (1...1000).contains(limit) else {
             throw QueryError.badArgument(name: "limit", message: "must be from 1 to 1000, got \(limit)")
         }
@@ -24,7 +35,7 @@ extension QueryEngine {
             var items: [LookupItem] = []
             for rowid in try rankedMatches(term: term, kinds: entity.map { [$0] }, column: nil).prefix(limit) {
                 guard let (kind, id) = try searchHit(rowid) else { continue }
-                if let item = try item(kind: kind, id: id, country: country, language: nil, allPrices: false) {
+                if let item = try lookups.item(kind: kind, id: id, country: country, language: nil, allPrices: false) {
                     items.append(item)
                 }
             }
@@ -39,9 +50,9 @@ extension QueryEngine {
         guard let match = Self.ftsQuery(term), tables.contains("epf_search"), kinds?.isEmpty != true else {
             return []
         }
-        if !rankFunctionRegistered {
+        if !session.rankFunctionRegistered {
             try connection.registerSearchRankFunction()
-            rankFunctionRegistered = true
+            session.rankFunctionRegistered = true
         }
         // Kind names are the enum's raw values, never user text.
         let filter = kinds.map { set in

@@ -8,7 +8,7 @@ import EPFStore
 import JSONText
 
 /// Stored lookup documents: reading them, re-targeting them to a country, and building them for the importer.
-extension QueryEngine {
+extension LookupQueries {
     /// A stored document made for a country, or why there is none.
     enum CountryDocument {
         /// The document for the country; `priced` when it shows a price in that storefront.
@@ -117,6 +117,7 @@ extension QueryEngine {
     /// statement cache: it runs on every lookup with a country, where hashing its SQL text would cost more than
     /// the read.
     private func documentAndPriceStatement() throws -> SQLiteStatement? {
+        dropStaleStatements()
         if let documentAndPrice { return documentAndPrice }
         guard tables.contains("application_price") else { return nil }
         do {

@@ -2,8 +2,19 @@ import EPFSQLite
 import EPFStore
 import JSONText
 
+/// Prices in every storefront, the storefronts, the genre tree and a genre's top apps, the data's export date.
+public final class CatalogueQueries: SessionReading {
+    let session: ReadSession
+    let lookups: LookupQueries
+
+    init(session: ReadSession, lookups: LookupQueries) {
+        self.session = session
+        self.lookups = lookups
+    }
+}
+
 /// Catalogue listings: an item's prices, storefronts, the genre tree, a genre's apps, the export date.
-extension QueryEngine {
+extension CatalogueQueries {
     /// The price of an item in every storefront, nil when the ID is in no table and has no prices.
     ///
     /// Tries apps, then collections, songs and videos. Rows are sorted by country code.
@@ -11,8 +22,8 @@ extension QueryEngine {
         try reading {
             var fallback: (EntityKind, String?)?
             for table in CatalogueTable.allCases where table.priceTable != nil {
-                let kind = try exists(table, id: id)
-                let rows = try priceRows(of: table, id: id)
+                let kind = try lookups.exists(table, id: id)
+                let rows = try lookups.priceRows(of: table, id: id)
                 if kind != nil || !rows.isEmpty {
                     let resolved = kind ?? table.defaultKind
                     let title = try self.title(table, id: id)
@@ -21,7 +32,7 @@ extension QueryEngine {
                 }
             }
             if let fallback { return PriceList(id: id, kind: fallback.0, title: fallback.1, rows: []) }
-            if let kind = try exists(.artist, id: id) {
+            if let kind = try lookups.exists(.artist, id: id) {
                 return PriceList(id: id, kind: kind, title: try title(.artist, id: id), rows: [])
             }
             return nil
@@ -143,12 +154,12 @@ extension QueryEngine {
     /// prices or details) once. Cached until another connection commits. Nil when no table has rows.
     public func dataExportDate() throws -> Int64? {
         try reading {
-            if let cached = exportDateCache { return cached }
+            if let cached = session.exportDateCache { return cached }
             var newest: Int64?
             if StoreBookkeeping.isImported(tableNames: tables),
                let number = try StoreBookkeeping.newestExportDate(connection) {
                 // The importer's per-table summary: no need to scan the tables themselves.
-                exportDateCache = .some(number)
+                session.exportDateCache = .some(number)
                 return number
             }
             for table in ["application", "collection", "song", "video", "artist", "storefront", "genre"]
@@ -157,7 +168,7 @@ extension QueryEngine {
                       case .integer(let number) = value else { continue }
                 newest = max(newest ?? number, number)
             }
-            exportDateCache = .some(newest)
+            session.exportDateCache = .some(newest)
             return newest
         }
     }
