@@ -14,6 +14,8 @@ enum AppleParametersHarness {
     nonisolated(unsafe) static let fixture: (database: CatalogueDatabase, routes: EPFRoutes)? = {
         do {
             let database = try CatalogueDatabase()
+            // The fuzzer ends by exit(): remove the database then, not only when a test harness is torn down.
+            atexit { AppleParametersHarness.fixture?.database.remove() }
             var configuration = EPFServerConfiguration(databasePath: database.path)
             configuration.responseCacheEntries = 0
             return (database, try EPFRoutes(configuration: configuration))

@@ -5,8 +5,12 @@ import Foundation
 /// The parsers `epf fetch` and `epf import` run on what a feed server sends: `.md5` sidecars (both parsers) and
 /// Apache "Index of" listings.
 enum FetchListingHarness {
-    /// One sidecar file per process, rewritten for every input (`FeedInput.parseSidecar` reads a path).
-    static let sidecarPath = NSTemporaryDirectory() + "/epf-fuzz-\(getpid()).md5"
+    /// One sidecar file per process, rewritten for every input (`FeedInput.parseSidecar` reads a path), removed
+    /// when the process exits.
+    static let sidecarPath: String = {
+        atexit { unlink(FetchListingHarness.sidecarPath) }
+        return NSTemporaryDirectory() + "/epf-fuzz-\(getpid()).md5"
+    }()
 
     static func run(_ data: UnsafeRawBufferPointer) throws(FuzzFailure) {
         let text = String(decoding: data, as: UTF8.self)
