@@ -337,18 +337,38 @@ def feed_of(table):
 
 
 def cached(key, make):
-    """Runs make(directory) once per key; the directory holds meta.json when complete."""
+    """Runs make(directory) once per key; the directory holds meta.json when complete.
+
+    Paths inside the directory are stored relative to it, so a cache reached through another path (a symlink
+    shared by worktrees, a moved checkout) still finds its files; older caches with absolute paths are re-rooted.
+    """
     directory = os.path.join(INPUTS, key)
     meta_path = os.path.join(directory, "meta.json")
     if os.path.exists(meta_path):
         with open(meta_path) as f:
-            return json.load(f)
+            return {name: rooted(value, directory, key) for name, value in json.load(f).items()}
     fresh_dir(directory)
     log(f"preparing input {key}")
     meta = make(directory)
+    stored = {name: os.path.relpath(value, directory)
+              if isinstance(value, str) and value.startswith(directory + os.sep) else value
+              for name, value in meta.items()}
     with open(meta_path, "w") as f:
-        json.dump(meta, f)
+        json.dump(stored, f)
     return meta
+
+
+def rooted(value, directory, key):
+    """A path of a cached input's meta.json as it is now: relative ones under `directory`; an absolute one that no
+    longer exists but lies in a directory named `key` (written by an older harness elsewhere) moved under it."""
+    if not isinstance(value, str) or "/" not in value:
+        return value
+    if not os.path.isabs(value):
+        return os.path.join(directory, value)
+    marker = os.sep + key + os.sep
+    if not os.path.exists(value) and marker in value:
+        return os.path.join(directory, value.split(marker, 1)[1])
+    return value
 
 
 def generate_with_epf(epf, table, directory, rows=None, nbytes=None, layout="v3"):
