@@ -41,11 +41,6 @@ public struct EPFTable: Sendable, Equatable {
     /// Positions of the primary key columns in `columns`.
     public var keyIndices: [Int] { primaryKey.compactMap { columns.firstIndex(of: $0) } }
 
-    /// How a column's values are checked and stored; nil for a column this table does not have.
-    public func type(of column: String) -> EPFColumnType? {
-        columns.firstIndex(of: column).map { EPFColumnType(declared: types[$0]) }
-    }
-
     /// The header a clean full-export file of this table carries.
     public var cleanHeader: EPFHeader {
         EPFHeader(columns: columns, primaryKey: primaryKey, dbTypes: types, exportMode: .full)

@@ -26,11 +26,18 @@ extension LookupQueries {
     /// `"availableInStorefront": true` or `false` with `"price": null`; unchanged when that cannot be told.
     func markingAvailability(_ item: LookupItem, country: String?) throws -> LookupItem {
         guard let country, let sold = try sells(item, country: country) else { return item }
+        if sold, case .serialized(var bytes) = item.value, bytes.last == UInt8(ascii: "}"), bytes.count > 2 {
+            // The common case on `/v1/apps/{id}?country=`: a priced stored document gets one constant member.
+            bytes.insert(contentsOf: Self.soldMember, at: bytes.count - 1)
+            return LookupItem(id: item.id, kind: item.kind, value: .serialized(bytes), country: item.country)
+        }
         var members: [(String, JSONValue)] = [("availableInStorefront", .bool(sold))]
         if !sold { members.append(("price", .null)) }
         return LookupItem(id: item.id, kind: item.kind, value: Self.appending(members, to: item.value),
                           country: item.country)
     }
+
+    private static let soldMember = Array(#","availableInStorefront":true"#.utf8)
 
     /// An object with `members` added at its end; a serialized object gets them spliced in before its closing
     /// brace. Anything else is returned as it is.
