@@ -78,13 +78,23 @@ enum ImportRunner {
                                        "Do not refuse (exit 73) when the database's filesystem has less free space "
                                            + "than the import is estimated to need (uncompressed input x 3, see "
                                            + "docs/import.md).")
+        static let storefronts = TextOption(
+            "storefronts", "LIST",
+            "Keep only these storefronts' rows in every price and popularity table: ISO codes (us, gbr) or EPF "
+                + "storefront ids (143441), comma-separated; 'all' keeps every storefront. Rows of other storefronts "
+                + "are left out while parsing. The database remembers the selection: later imports apply it, and "
+                + "one giving another is refused unless --force reloads a full export (docs/import.md).")
+        static let languages = TextOption(
+            "languages", "LIST",
+            "Keep only these languages' rows in application_detail and the *_translation tables (en keeps EN, "
+                + "en_GB ...), comma-separated; 'all' keeps every language. Remembered like --storefronts.")
         static let json = CommonOptions.json("Print the summary as JSON.")
         static let quiet = Flag("quiet", "No progress lines.")
 
         /// In the order `--help` lists them.
         static let listed: [any DeclaredOption] = [
             CommonOptions.importDatabase, CommonOptions.schema, only, skip, dryRun, force, allowCountMismatch,
-            maxRejects, rejectsDirectory, badValues, checkpointRecords, pageSize, CommonOptions.decompressionThreads,
+            maxRejects, rejectsDirectory, badValues, storefronts, languages, checkpointRecords, pageSize, CommonOptions.decompressionThreads,
             noReadAhead, noDocuments, noSpaceCheck, json, quiet,
         ]
     }
@@ -116,6 +126,12 @@ enum ImportRunner {
                 throw UsageError("--\(option.help.name) must be 'null' or 'reject', got '\(text)'")
             }
             options.badValues = policy
+        }
+        do {
+            options.selectionRequest = try RowSelection.Request(storefronts: try arguments.read(Options.storefronts),
+                                                                languages: try arguments.read(Options.languages))
+        } catch let error as ImportError {
+            throw UsageError(error.description)
         }
         return options
     }
@@ -182,7 +198,9 @@ enum ImportRunner {
         switch error {
         case .locked: return CommandFailure(.tempFail, error.description)
         case .missingInput, .noTables: return CommandFailure(.noInput, error.description)
-        case .badOption: return UsageError(error.description)
+        // Found once the database is open (a --storefronts the database contradicts): the message says what to
+        // do, the usage text would bury it.
+        case .badOption: return CommandFailure(.usage, error.description)
         case .io, .noSpace: return CommandFailure(.cannotCreate, error.description)
         }
     }
@@ -218,6 +236,10 @@ enum ImportRunner {
             printTable(header: ["status", "table", "mode", "records", "rows", "rejects", "repaired", "dupes",
                                 "seconds", "rows/s"],
                        rows: rows, rightAligned: [3, 4, 5, 6, 7, 8, 9])
+        }
+        for outcome in report.outcomes where outcome.leftOut > 0 {
+            say("left out  \(outcome.table): \(outcome.leftOut) records of storefronts or languages the database "
+                + "does not keep")
         }
         for outcome in report.outcomes {
             for warning in outcome.warnings { printError("warning: \(outcome.table): \(warning)") }

@@ -67,6 +67,11 @@ enum StatusCommand: Command {
             [table.name, "\(table.rows)", table.exportDate.map { EPFValues.isoTimestamp(milliseconds: $0) } ?? "-",
              table.mode ?? "-", table.updated ?? "-"]
         }, rightAligned: [1])
+        if !status.selection.keepsEverything {
+            say()
+            say("keeps only: storefronts \(RowSelection.describe(status.selection.storefronts)); languages "
+                + "\(RowSelection.describe(status.selection.languages)) (--storefronts, --languages)")
+        }
         if let mixed = status.mixedExports {
             say()
             for line in mixed.lines { say(line) }

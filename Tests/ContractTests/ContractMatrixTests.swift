@@ -55,9 +55,10 @@ enum ContractPostgres {
 
 /// The import contract as a randomized, model-checked matrix: seeded sequences of full and incremental exports with
 /// EPF-FORMAT.md's dirt in any file, imported by the built `epf` into SQLite and PostgreSQL. After every export
-/// both stores must hold exactly the model's rows, and `epf import` must exit and count rejects and repairs as the
-/// model says; on SQLite, `epf changes` must list the model's changes and `epf lookup` answer as the model says for a
-/// present, a removed and an unknown id.
+/// both stores must hold exactly the model's rows, and `epf import` must exit and count rejects, repairs and rows
+/// left out by the selection (`--storefronts`, `--languages`, given to some sequences) as the model says; on
+/// SQLite, `epf changes` must list the model's changes and `epf lookup` answer as the model says for a present, a
+/// removed and an unknown id.
 @Suite struct ContractMatrixTests {
     /// Runs the sequences a few at a time (each mostly waits for the epf processes it starts and for PostgreSQL),
     /// then records one issue per broken sequence.
@@ -88,32 +89,36 @@ enum ContractPostgres {
     static func run(seed: UInt64, postgres: String) throws -> String? {
         var planner = ExportPlanner(seed: seed)
         let exports = planner.sequence()
+        var selectionPlanner = SelectionPlanner(seed: seed)
+        let requests = selectionPlanner.requests(count: exports.count)
         let scratch = try TemporaryDirectory(prefix: "epf-contract")
         let database = scratch.file("epf.sqlite")
         let schema = "contract_\(seed)_\(UInt32.random(in: 0...UInt32.max))"
         defer { try? PostgresConnection(url: postgres).execute("DROP SCHEMA IF EXISTS \(schema) CASCADE") }
         var model = ContractModel()
-        for export in exports {
+        for (export, request) in zip(exports, requests) {
             let paths = try FeedWriter.write(export, under: scratch.url)
-            let expected = model.apply(export)
+            let expected = model.apply(export, request: request)
             var problems: [String] = []
 
-            let sqlite = try BuiltEPF.run(["import"] + paths + ["--db", database, "--json", "--quiet"],
-                                          in: scratch.path)
+            let sqlite = try BuiltEPF.run(["import"] + paths + request.arguments
+                                              + ["--db", database, "--json", "--quiet"], in: scratch.path)
             problems += Self.reportProblems(sqlite, expected, store: "SQLite")
             problems += try Self.rowProblems(SQLiteReader(path: database), model, store: "SQLite")
             problems += try Self.changeProblems(database: database, model, in: scratch.path)
             problems += try Self.lookupProblems(database: database, model, seed: seed, in: scratch.path)
 
-            let pg = try BuiltEPF.run(["import"] + paths + ["--db", postgres, "--schema", schema, "--json", "--quiet",
-                                                            "--rejects-dir", scratch.file("pg.rejects")],
-                                      in: scratch.path)
+            let pg = try BuiltEPF.run(["import"] + paths + request.arguments
+                                          + ["--db", postgres, "--schema", schema, "--json", "--quiet",
+                                             "--rejects-dir", scratch.file("pg.rejects")], in: scratch.path)
             problems += Self.reportProblems(pg, expected, store: "PostgreSQL")
             problems += try Self.rowProblems(try PostgresReader(url: postgres, schema: schema), model,
                                              store: "PostgreSQL")
 
             if !problems.isEmpty {
-                let history = exports.prefix(export.number).map(\.summary).joined(separator: "\n  ")
+                let history = zip(exports, requests).prefix(export.number).map { export, request in
+                    export.summary + (request.arguments.isEmpty ? "" : " " + request.arguments.joined(separator: " "))
+                }.joined(separator: "\n  ")
                 let files = paths.joined(separator: ", ")
                 return """
                     contract sequence \(seed) broke at export \(export.number) (files: \(files))
@@ -135,6 +140,12 @@ enum ContractPostgres {
             problems.append("\(store): epf import exited \(run.status), the model says \(expected.status); "
                             + "stderr: \(run.stderr.prefix(600))")
         }
+        if expected.selectionRefused {
+            if !run.stderr.contains("loaded with another selection") {
+                problems.append("\(store): the model says the selection is refused; stderr: \(run.stderr.prefix(600))")
+            }
+            return problems
+        }
         guard let report = try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any],
               let outcomes = report["outcomes"] as? [[String: Any]] else {
             return problems + ["\(store): no JSON report: \(run.stdout.prefix(300)) \(run.stderr.prefix(600))"]
@@ -152,6 +163,9 @@ enum ContractPostgres {
                 } else if rejects != counts.rejects || repaired != counts.repaired {
                     problems.append("\(store): \(table) rejected \(rejects) and repaired \(repaired), the model says "
                                     + "\(counts.rejects) and \(counts.repaired)")
+                } else if outcome["leftOut"] as? Int != expected.leftOut[table] ?? 0 {
+                    problems.append("\(store): \(table) left out \(outcome["leftOut"] ?? "?") records, the model "
+                                    + "says \(expected.leftOut[table] ?? 0)")
                 }
             } else if expected.refused.contains(table) {
                 if status == "applied" { problems.append("\(store): \(table) applied, the model says refused") }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One change the change log must hold (kind `app`: the only tracked table the matrix writes).
 struct ModelChange: Hashable, Comparable {
     let exportDate: Int64
@@ -17,6 +19,10 @@ struct ExpectedImport {
     var applied: [String: (rejects: Int, repaired: Int)] = [:]
     /// Tables that must be refused.
     var refused: Set<String> = []
+    /// Per applied table, the records left out because the database does not keep their storefront or language.
+    var leftOut: [String: Int] = [:]
+    /// The import asks for another selection than the database's, which holds tables: refused whole (exit 64).
+    var selectionRefused = false
 }
 
 /// The database an export sequence must leave, computed from the documented contract (docs/import.md), not from the
@@ -27,7 +33,11 @@ struct ExpectedImport {
 /// - a refused file (count mismatch, cut, wrong `.md5`) changes nothing;
 /// - the change log: a full replacing a table that existed records the ids it drops (`removed`) and adds
 ///   (`added`); an incremental into an existing table records each id it inserted (`added`) or updated (`updated`),
-///   the first change of an id in the file winning; a first load records nothing; nothing is recorded twice.
+///   the first change of an id in the file winning; a first load records nothing; nothing is recorded twice;
+/// - the selection (`--storefronts`, `--languages`): a record whose storefront id or language the database does not
+///   keep is left out (not stored, not rejected, not repaired), unless it is malformed (a stray field, invalid
+///   UTF-8, a NUL) or its value does not read as an id or a code; an import that asks for another selection than
+///   that of a database holding tables is refused whole (exit 64); without the options, the database's stays.
 struct ContractModel {
     struct Table {
         var exists = false
@@ -42,19 +52,35 @@ struct ContractModel {
     var tables: [String: Table] = [:]
     /// The change log, in the order it was recorded.
     var changes: [ModelChange] = []
+    /// The storefronts and (lower-case) languages the database keeps; nil keeps all.
+    var keptStorefronts: Set<Int64>?
+    var keptLanguages: Set<String>?
 
-    /// Applies one export and says what its import must report.
-    mutating func apply(_ export: PlannedExport) -> ExpectedImport {
+    /// Applies one export imported with `request`'s options and says what its import must report.
+    mutating func apply(_ export: PlannedExport, request: SelectionRequest = SelectionRequest()) -> ExpectedImport {
         var expected = ExpectedImport()
+        let storefronts = request.storefronts.map(\.kept) ?? keptStorefronts
+        let languages = request.languages.map(\.kept) ?? keptLanguages
+        if storefronts != keptStorefronts || languages != keptLanguages {
+            guard !tables.values.contains(where: \.exists) else {
+                expected.status = 64
+                expected.selectionRefused = true
+                return expected
+            }
+            keptStorefronts = storefronts
+            keptLanguages = languages
+        }
         for feed in export.feeds {
             for file in feed.files {
                 if feed.wrongMD5 || file.mustFail {
                     expected.refused.insert(file.table.name)
                     continue
                 }
-                let accepted = file.rows.compactMap(\.stored)
-                expected.applied[file.table.name] = (file.rows.filter(\.rejected).count,
-                                                     file.rows.filter { !$0.rejected }.map(\.repaired).reduce(0, +))
+                let kept = file.rows.filter { !leftOut($0, file.table) }
+                let accepted = kept.compactMap(\.stored)
+                expected.leftOut[file.table.name] = file.rows.count - kept.count
+                expected.applied[file.table.name] = (kept.filter(\.rejected).count,
+                                                     kept.filter { !$0.rejected }.map(\.repaired).reduce(0, +))
                 if export.full {
                     applyFull(file.table, accepted, exportDate: export.exportDate)
                 } else {
@@ -67,6 +93,26 @@ struct ContractModel {
     }
 
     private func key(_ table: TableSpec, _ row: [String?]) -> [String?] { table.key.map { row[$0] } }
+
+    /// Whether the selection leaves the row out (docs/import.md): decided on the value as written, for a row the
+    /// reader finds well formed.
+    private func leftOut(_ row: PlannedRow, _ table: TableSpec) -> Bool {
+        if row.dirt.contains(where: ["stray-0x01", "invalid-utf8", "nul-byte"].contains) { return false }
+        if let keptStorefronts, table.name != "storefront", let column = table.index(of: "storefront_id") {
+            let written = row.fields[column]
+            guard !written.isEmpty, written.allSatisfy({ (0x30...0x39).contains($0) }),
+                  let id = Int64(String(decoding: written, as: UTF8.self)) else { return false }
+            return !keptStorefronts.contains(id)
+        }
+        if let keptLanguages, table.name == "application_detail" || table.name.hasSuffix("_translation"),
+           let column = table.index(of: "language_code") {
+            let code = String(decoding: row.fields[column], as: UTF8.self).lowercased()
+                .replacingOccurrences(of: "_", with: "-")
+            guard !code.isEmpty else { return false }
+            return !keptLanguages.contains { code == $0 || code.hasPrefix($0 + "-") }
+        }
+        return false
+    }
 
     private mutating func applyFull(_ spec: TableSpec, _ accepted: [[String?]], exportDate: Int64) {
         var table = tables[spec.name] ?? Table()

@@ -40,6 +40,36 @@ package protocol ImportLedger: AnyObject {
     func recordSource(_ source: SourceIdentity, feedDate: String?, md5: String?) throws
     /// Records a refused table (best effort).
     func record(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity)
+    /// The value of an `epf_settings` row, nil when there is none.
+    func setting(_ name: String) throws -> String?
+    /// Sets (or, with nil, removes) an `epf_settings` row.
+    func setSetting(_ name: String, to value: String?) throws
+    /// True when the ledger shows any table applied.
+    func hasAppliedTables() throws -> Bool
+}
+
+extension ImportLedger {
+    /// The storefronts and languages an import keeps (`RowSelection.settle`): what `request` asks, else what the
+    /// database keeps; a new selection is recorded before any table is loaded. Throws `ImportError.badOption` for
+    /// a request the database's tables contradict (unless `force`).
+    package func settleSelection(_ request: RowSelection.Request, force: Bool) throws -> RowSelection {
+        let stored = try storedSelection()
+        let settled = try RowSelection.settle(request, stored: stored, databaseHasTables: try hasAppliedTables(),
+                                              force: force)
+        if settled.storefronts != stored.storefronts {
+            try setSetting(RowSelection.storefrontsSetting, to: settled.storedStorefronts)
+        }
+        if settled.languages != stored.languages {
+            try setSetting(RowSelection.languagesSetting, to: settled.storedLanguages)
+        }
+        return settled
+    }
+
+    /// The selection the database keeps.
+    package func storedSelection() throws -> RowSelection {
+        RowSelection(storedStorefronts: try setting(RowSelection.storefrontsSetting),
+                     storedLanguages: try setting(RowSelection.languagesSetting))
+    }
 }
 
 /// One table's load into one database: the database-specific part of an import (`TableLoad` for SQLite,
@@ -58,6 +88,19 @@ package protocol TableLoading: AnyObject {
     func finish(ledger: LedgerType?) -> TableOutcome
     /// Undoes what is not committed; the previous data stays.
     func abort()
+}
+
+extension ImportOptions {
+    /// Sets `rows`, the selection this import applies, through the store's ledger (`settleSelection`); without
+    /// one (a dry run) from the request alone.
+    package mutating func settleRows<Ledger: ImportLedger>(ledger: Ledger?) throws {
+        if let ledger {
+            rows = try ledger.settleSelection(selectionRequest, force: force)
+        } else {
+            rows = try RowSelection.settle(selectionRequest, stored: RowSelection(), databaseHasTables: false,
+                                           force: true)
+        }
+    }
 }
 
 extension TableLoad: TableLoading, PublishingLoad, RecordLoading {}

@@ -31,6 +31,11 @@ public struct ImportOptions: Sendable {
     /// Before writing, estimate the space the import needs and refuse when the database's filesystem lacks it
     /// (`SpaceCheck`); `--no-space-check` turns it off.
     public var spaceCheck = true
+    /// `--storefronts` and `--languages` as given (nil where not given: the database's selection stays).
+    public var selectionRequest = RowSelection.Request()
+    /// The selection this import applies: set by the importer from `selectionRequest` and what the database keeps
+    /// (`RowSelection.settle`).
+    public package(set) var rows = RowSelection()
     /// Told the path of every file read ahead (for tests).
     var readAheadStarted: (@Sendable (String) -> Void)?
 
@@ -77,6 +82,8 @@ public struct TableOutcome: Sendable, Codable {
     /// Rows an incremental added (the rest of `rows` were updates).
     public var insertedRows = 0
     public var rejects = 0
+    /// Records left out because the database does not keep their storefront or language (`RowSelection`).
+    public var leftOut = 0
     public var duplicates = 0
     /// Values stored as NULL because they were not of their column's type (the rows were kept); each is an
     /// entry in the rejects file.

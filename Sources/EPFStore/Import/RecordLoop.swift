@@ -26,6 +26,9 @@ package protocol RecordLoading: AnyObject {
     var options: ImportOptions { get }
     var mode: ExportMode { get }
     var fileColumns: [String] { get }
+    /// Leaves out the rows of storefronts and languages the database does not keep (`--storefronts`,
+    /// `--languages`); nil keeps every row.
+    var rowFilter: RowFilter? { get }
     var resume: (part: Int, records: Int)? { get }
     var phases: PhaseTimes { get set }
     var phasesCPU: PhaseCPU { get set }
@@ -58,8 +61,8 @@ package enum RecordLoop {
 }
 
 extension RecordLoading {
-    /// Loads the records of one part: skips what a resumed load already holds, binds and writes each record or
-    /// writes it to the rejects file, commits every `checkpointRecords` in a full load, reports progress, and
+    /// Loads the records of one part: skips what a resumed load already holds, leaves out what the row selection
+    /// does not keep, binds and writes each record or writes it to the rejects file, commits every `checkpointRecords` in a full load, reports progress, and
     /// verifies the part's record count. Problems of the data are recorded in the outcome; thrown errors are I/O,
     /// corrupt compression or database failures, which the caller turns into a failed outcome.
     package func loadRecords(_ reader: EPFTableReader, part: TableFile) throws {
@@ -102,7 +105,9 @@ extension RecordLoading {
             if outcome.exportDate == nil, let column = exportDateColumn, record.issues.isEmpty {
                 outcome.exportDate = EPFValues.integer(record.field(column))
             }
-            if let reason = try bindRow(record) {
+            if let rowFilter, record.issues.isEmpty, !rowFilter.keeps(record) {
+                outcome.leftOut += 1
+            } else if let reason = try bindRow(record) {
                 rejects?.write(record, reason: reason)
                 outcome.rejects += 1
             } else {

@@ -6,7 +6,8 @@ extension StoreStatus {
     /// object). Export dates appear twice, as ISO 8601 UTC (`exportDate`) and as EPF's milliseconds
     /// (`exportDateMs`); `exportDateFallback` stands in for the top-level date when no table has bookkeeping, and
     /// `extra` members are appended. `mixedExports` is null, or names the tables behind the newest full export
-    /// and what the next `epf sync` does about them.
+    /// and what the next `epf sync` does about them. `selection` holds the storefronts (`id`, `country`) and
+    /// languages the database keeps, each null when it keeps all.
     public func json(exportDateFallback: Int64? = nil, extra: [(String, JSONValue)] = []) -> JSONValue {
         func date(_ milliseconds: Int64?) -> JSONValue {
             milliseconds.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null
@@ -32,6 +33,13 @@ extension StoreStatus {
         let derived: [JSONValue] = derived.map { item in
             .object([("name", .string(item.name)), ("built", text(item.built)), ("current", .bool(item.current))])
         }
+        let storefronts: JSONValue = selection.storefronts.map { ids in
+            .array(ids.map { id in
+                .object([("id", .int(Int64(id))),
+                         ("country", AppleStorefronts.all.first { $0.id == id }.map { .string($0.linkCode) } ?? .null)])
+            })
+        } ?? .null
+        let languages: JSONValue = selection.languages.map { .array($0.map { .string($0) }) } ?? .null
         let newest = exportDate ?? exportDateFallback
         return .object([
             ("database", .string(database)),
@@ -41,6 +49,7 @@ extension StoreStatus {
             ("tables", .array(tables)),
             ("derived", .array(derived)),
             ("mixedExports", mixedExports?.json ?? .null),
+            ("selection", .object([("storefronts", storefronts), ("languages", languages)])),
             ("lastImport", imports.first ?? .null),
             ("lastImports", .array(imports)),
         ] + extra)

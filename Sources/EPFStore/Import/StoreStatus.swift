@@ -67,6 +67,8 @@ public struct StoreStatus: Sendable {
     public var derived: [Derived] = []
     /// Set when the tables come from more than one full export (see `MixedExports`).
     public var mixedExports: MixedExports?
+    /// The storefronts and languages the database keeps (`--storefronts`, `--languages`).
+    public var selection = RowSelection()
     package init(database: String, sizeBytes: Int64, tables: [Table], lastImports: [Import], derived: [Derived] = [],
                  mixedExports: MixedExports? = nil) {
         self.database = database
@@ -155,6 +157,17 @@ public struct StoreStatus: Sendable {
         }
         var status = StoreStatus(database: databasePath, sizeBytes: size, tables: tables, lastImports: imports,
                                  derived: derived)
+        if try connection.tableExists("epf_settings") {
+            func setting(_ name: String) throws -> String? {
+                if case .text(let value) = try connection.scalar("SELECT value FROM epf_settings WHERE name = ?1",
+                                                                 [.text(name)]) {
+                    return value
+                }
+                return nil
+            }
+            status.selection = RowSelection(storedStorefronts: try setting(RowSelection.storefrontsSetting),
+                                            storedLanguages: try setting(RowSelection.languagesSetting))
+        }
         if try connection.tableExists("epf_ledger") {
             var fulls: [MixedExports.TableFull] = []
             for row in try connection.query(MixedExports.lastFullsSQL(ledger: "epf_ledger")) where row.count == 6 {

@@ -9,8 +9,8 @@ import Foundation
 public final class PostgresImporter {
     /// Where the tables go.
     public let target: PostgresTarget
-    /// The options.
-    public let options: ImportOptions
+    /// The options (`rows` settled when the run starts).
+    public private(set) var options: ImportOptions
     private let progress: ((ImportProgress) -> Void)?
     private let selection: TableSelection
     private var phases = PhaseTimes()
@@ -47,6 +47,7 @@ public final class PostgresImporter {
             connection = opened
         }
         let ledger = connection.map { PostgresLedger(connection: $0, target: target) }
+        try options.settleRows(ledger: ledger)
         let rejectsDirectory = options.rejectsDirectory ?? defaultRejectsDirectory
         let pass = ImportPass<PostgresTableLoad>(options: options, ledger: ledger, selected: selected) {
             file, reader, source in

@@ -27,6 +27,25 @@ final class PostgresLedger: ImportLedger {
                               [source.path, String(source.size), String(source.mtime), file.location]) != nil
     }
 
+    func setting(_ name: String) throws -> String? {
+        try connection.scalar("SELECT value FROM \(table("epf_settings")) WHERE name = $1", [name])
+    }
+
+    func setSetting(_ name: String, to value: String?) throws {
+        if let value {
+            try connection.execute("""
+                INSERT INTO \(table("epf_settings")) (name, value, updated) VALUES ($1, $2, $3)
+                ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated = excluded.updated
+                """, [name, value, StoreDatabase.now()])
+        } else {
+            try connection.execute("DELETE FROM \(table("epf_settings")) WHERE name = $1", [name])
+        }
+    }
+
+    func hasAppliedTables() throws -> Bool {
+        try connection.scalar("SELECT 1 FROM \(table("epf_ledger")) WHERE outcome = 'applied' LIMIT 1") != nil
+    }
+
     func recordSource(_ source: SourceIdentity, feedDate: String?, md5: String?) throws {
         try connection.execute("""
             INSERT INTO \(table("epf_sources")) (source, size, mtime, md5, feed_date, finished, outcome)

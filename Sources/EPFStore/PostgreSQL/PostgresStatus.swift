@@ -52,6 +52,13 @@ extension StoreStatus {
         }
         var status = StoreStatus(database: target.display, sizeBytes: size, tables: tables, lastImports: imports,
                                  derived: [])
+        if try target.tableExists(connection, "epf_settings") {
+            func setting(_ name: String) throws -> String? {
+                try connection.scalar("SELECT value FROM \(target.qualified("epf_settings")) WHERE name = $1", [name])
+            }
+            status.selection = RowSelection(storedStorefronts: try setting(RowSelection.storefrontsSetting),
+                                            storedLanguages: try setting(RowSelection.languagesSetting))
+        }
         if try target.tableExists(connection, "epf_ledger") {
             let rows = try connection.query(MixedExports.lastFullsSQL(ledger: target.qualified("epf_ledger")))
             let fulls = rows.compactMap { row -> MixedExports.TableFull? in

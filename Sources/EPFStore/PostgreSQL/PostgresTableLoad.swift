@@ -49,6 +49,8 @@ final class PostgresTableLoad {
     var keyIndexes: [Int] = []
     var touchedApplicationIds: Set<Int64> { intake.touchedApplicationIds }
     let fileColumns: [String]
+    /// Leaves out the rows of storefronts and languages the database does not keep (nil: keeps every row).
+    let rowFilter: RowFilter?
     var failed = false
     /// Column types of the existing table an incremental goes into, by name (the file's may differ).
     var targetTypes: [String: String] = [:]
@@ -76,6 +78,7 @@ final class PostgresTableLoad {
         mode = header.exportMode ?? .full
         schema = KnownSchemas.resolve(table: file.table, header: header)
         fileColumns = header.columns
+        rowFilter = RowFilter(selection: options.rows, table: file.table, columns: header.columns)
         binder = RowBinder(schema: schema, fileColumns: header.columns.count, policy: options.badValues)
         writer = BinaryCopyWriter(kinds: schema.columns.prefix(binder.columnCount).map(PostgresTarget.kind))
         sink = CopyRowSink(writer: writer)

@@ -10,8 +10,8 @@ import Foundation
 public final class Importer {
     /// The database file.
     public let databasePath: String
-    /// The options.
-    public let options: ImportOptions
+    /// The options (`rows` settled when the run starts).
+    public private(set) var options: ImportOptions
     private let progress: ((ImportProgress) -> Void)?
     private let selection: TableSelection
     /// Derived data brought up to date after the tables (see `DerivedDataBuilder`).
@@ -74,6 +74,7 @@ public final class Importer {
         let opened = options.dryRun ? nil : try StoreDatabase.open(databasePath, pageSize: options.pageSize)
         let connection = opened?.connection
         let ledger = connection.map(Ledger.init)
+        try options.settleRows(ledger: ledger)
         if let connection {
             try dropLeftovers(connection)
             changes.stampBefore = try DerivedData.currentStamp(connection)

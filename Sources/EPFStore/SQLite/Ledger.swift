@@ -26,6 +26,31 @@ final class Ledger {
                                .text(file.location)]) != nil
     }
 
+    func setting(_ name: String) throws -> String? {
+        if case .text(let value) = try connection.scalar("SELECT value FROM epf_settings WHERE name = ?1",
+                                                         [.text(name)]) {
+            return value
+        }
+        return nil
+    }
+
+    func setSetting(_ name: String, to value: String?) throws {
+        let statement: SQLiteStatement
+        if let value {
+            statement = try connection.prepare("INSERT OR REPLACE INTO epf_settings (name, value, updated) "
+                                               + "VALUES (?1, ?2, ?3)")
+            try statement.bind([.text(name), .text(value), .text(StoreDatabase.now())])
+        } else {
+            statement = try connection.prepare("DELETE FROM epf_settings WHERE name = ?1")
+            try statement.bind([.text(name)])
+        }
+        try statement.step()
+    }
+
+    func hasAppliedTables() throws -> Bool {
+        try connection.scalar("SELECT 1 FROM epf_ledger WHERE outcome = 'applied' LIMIT 1") != nil
+    }
+
     /// Records a completely applied input file.
     func recordSource(_ source: SourceIdentity, feedDate: String?, md5: String?) throws {
         try connection.transaction {

@@ -66,6 +66,11 @@ public enum StoreDatabase {
         updated TEXT,
         repaired INTEGER
     );
+    CREATE TABLE IF NOT EXISTS epf_settings (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated TEXT NOT NULL
+    );
     """
 
     /// Opens (creating if needed) the database for writing, in WAL mode, with the bookkeeping tables.

@@ -35,6 +35,8 @@ final class TableLoad {
     /// The `application_id`s of the rows an incremental wrote (for derived data that is kept per app).
     var touchedApplicationIds: Set<Int64> { intake.touchedApplicationIds }
     private(set) var fileColumns: [String]
+    /// Leaves out the rows of storefronts and languages the database does not keep (nil: keeps every row).
+    let rowFilter: RowFilter?
     /// Records the ids a catalogue table's load removes, adds or updates (see `ChangeLog`).
     private var changeTracking: ChangeTracking?
     var failed = false
@@ -58,6 +60,7 @@ final class TableLoad {
         mode = header.exportMode ?? .full
         schema = KnownSchemas.resolve(table: file.table, header: header)
         fileColumns = header.columns
+        rowFilter = RowFilter(selection: options.rows, table: file.table, columns: header.columns)
         binder = RowBinder(schema: schema, fileColumns: header.columns.count, policy: options.badValues)
         rejectsPath = RecordIntake.rejectsPath(directory: rejectsDirectory, file: file)
         outcome = RecordIntake.startingOutcome(file: file, mode: mode, schema: schema, header: header)
