@@ -374,6 +374,11 @@ public final class SQLiteStatement {
         sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, index)
     }
 
+    /// A column as a double (SQLite converts text that reads as a number), nil when NULL.
+    public func double(at index: Int32) -> Double? {
+        sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_double(handle, index)
+    }
+
     /// A column as text, nil when NULL.
     public func text(at index: Int32) -> String? {
         guard let pointer = sqlite3_column_text(handle, index) else { return nil }

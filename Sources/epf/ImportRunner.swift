@@ -88,13 +88,18 @@ enum ImportRunner {
             "languages", "LIST",
             "Keep only these languages' rows in application_detail and the *_translation tables (en keeps EN, "
                 + "en_GB ...), comma-separated; 'all' keeps every language. Remembered like --storefronts.")
+        static let history = TextOption(
+            "history", "prices|none",
+            "prices: record every actual price change (old and new price, storefront, export) in "
+                + "epf_price_history, for epf prices --history and epf changes --kind price; remembered by the "
+                + "database until --history none (docs/import.md).")
         static let json = CommonOptions.json("Print the summary as JSON.")
         static let quiet = Flag("quiet", "No progress lines.")
 
         /// In the order `--help` lists them.
         static let listed: [any DeclaredOption] = [
             CommonOptions.importDatabase, CommonOptions.schema, only, skip, dryRun, force, allowCountMismatch,
-            maxRejects, rejectsDirectory, badValues, storefronts, languages, checkpointRecords, pageSize, CommonOptions.decompressionThreads,
+            maxRejects, rejectsDirectory, badValues, storefronts, languages, history, checkpointRecords, pageSize, CommonOptions.decompressionThreads,
             noReadAhead, noDocuments, noSpaceCheck, json, quiet,
         ]
     }
@@ -130,6 +135,7 @@ enum ImportRunner {
         do {
             options.selectionRequest = try RowSelection.Request(storefronts: try arguments.read(Options.storefronts),
                                                                 languages: try arguments.read(Options.languages))
+            options.historyRequest = try PriceHistory.request(try arguments.read(Options.history))
         } catch let error as ImportError {
             throw UsageError(error.description)
         }

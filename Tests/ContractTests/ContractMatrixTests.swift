@@ -105,6 +105,7 @@ enum ContractPostgres {
                                               + ["--db", database, "--json", "--quiet"], in: scratch.path)
             problems += Self.reportProblems(sqlite, expected, store: "SQLite")
             problems += try Self.rowProblems(SQLiteReader(path: database), model, store: "SQLite")
+            problems += try Self.historyProblems(SQLiteReader(path: database), model, store: "SQLite")
             problems += try Self.changeProblems(database: database, model, in: scratch.path)
             problems += try Self.lookupProblems(database: database, model, seed: seed, in: scratch.path)
 
@@ -112,8 +113,9 @@ enum ContractPostgres {
                                           + ["--db", postgres, "--schema", schema, "--json", "--quiet",
                                              "--rejects-dir", scratch.file("pg.rejects")], in: scratch.path)
             problems += Self.reportProblems(pg, expected, store: "PostgreSQL")
-            problems += try Self.rowProblems(try PostgresReader(url: postgres, schema: schema), model,
-                                             store: "PostgreSQL")
+            let pgReader = try PostgresReader(url: postgres, schema: schema)
+            problems += try Self.rowProblems(pgReader, model, store: "PostgreSQL")
+            problems += try Self.historyProblems(pgReader, model, store: "PostgreSQL")
 
             if !problems.isEmpty {
                 let history = zip(exports, requests).prefix(export.number).map { export, request in
@@ -215,6 +217,17 @@ enum ContractPostgres {
             }
         }
         return problems
+    }
+
+    /// The recorded price history must be the model's, line for line (the table may be missing while empty).
+    static func historyProblems(_ reader: some StoreReader, _ model: ContractModel, store: String) throws
+        -> [String] {
+        let have = (try reader.priceHistory() ?? []).sorted()
+        let want = model.priceHistory.sorted()
+        guard have != want else { return [] }
+        return ["\(store): epf_price_history holds \(have.count) changes, the model \(want.count); missing: "
+                + Self.difference(want, have).prefix(3).joined(separator: ", ") + "; unexpected: "
+                + Self.difference(have, want).prefix(3).joined(separator: ", ")]
     }
 
     /// A row as one comparable line: NULL as `∅`, values quoted so that CR LF and separators show.

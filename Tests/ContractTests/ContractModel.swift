@@ -55,6 +55,9 @@ struct ContractModel {
     /// The storefronts and (lower-case) languages the database keeps; nil keeps all.
     var keptStorefronts: Set<Int64>?
     var keptLanguages: Set<String>?
+    /// Whether imports record price history (`--history prices`, remembered), and what they recorded.
+    var recordsHistory = false
+    var priceHistory: [String] = []
 
     /// Applies one export imported with `request`'s options and says what its import must report.
     mutating func apply(_ export: PlannedExport, request: SelectionRequest = SelectionRequest()) -> ExpectedImport {
@@ -70,6 +73,7 @@ struct ContractModel {
             keptStorefronts = storefronts
             keptLanguages = languages
         }
+        if let history = request.history { recordsHistory = history }
         for feed in export.feeds {
             for file in feed.files {
                 if feed.wrongMD5 || file.mustFail {
@@ -117,6 +121,7 @@ struct ContractModel {
     private mutating func applyFull(_ spec: TableSpec, _ accepted: [[String?]], exportDate: Int64) {
         var table = tables[spec.name] ?? Table()
         let existed = table.exists
+        let before = table.rows
         let oldIDs = Set(table.rows.keys.compactMap { $0.first.flatMap { $0.flatMap { Int64($0) } } })
         table.rows = [:]
         table.list = []
@@ -129,12 +134,42 @@ struct ContractModel {
             for id in oldIDs.subtracting(newIDs).sorted() { record(exportDate, id, "removed") }
             for id in newIDs.subtracting(oldIDs).sorted() { record(exportDate, id, "added") }
         }
+        if existed { recordPrices(spec, before: before, after: table.rows, keys: nil, exportDate: exportDate) }
         tables[spec.name] = table
+    }
+
+    /// With history on, for a price table that existed: each key of `keys` (all keys of both sides when nil)
+    /// only after (`appeared`), only before (`disappeared`, a full only) or with another price or currency
+    /// (`changed`), compared as numbers.
+    private mutating func recordPrices(_ spec: TableSpec, before: [[String?]: [String?]], after: [[String?]: [String?]],
+                                       keys: Set<[String?]>?, exportDate: Int64) {
+        guard recordsHistory, spec.name == "application_price", let priceColumn = spec.index(of: "retail_price"),
+              let currencyColumn = spec.index(of: "currency_code"),
+              let storefrontColumn = spec.index(of: "storefront_id") else { return }
+        func line(_ row: [String?], _ change: String, old: [String?]?, new: [String?]?) -> String {
+            historyLine(["\(exportDate)", row[1], row[storefrontColumn], change, old?[priceColumn],
+                         new?[priceColumn], (new ?? old)?[currencyColumn]])
+        }
+        func number(_ text: String??) -> Double? { (text ?? nil).flatMap(Double.init) }
+        for key in keys ?? Set(before.keys).union(after.keys) {
+            switch (before[key], after[key]) {
+            case (nil, let new?): priceHistory.append(line(new, "appeared", old: nil, new: new))
+            case (let old?, nil) where keys == nil: priceHistory.append(line(old, "disappeared", old: old, new: nil))
+            case (let old?, let new?):
+                if number(old[priceColumn]) != number(new[priceColumn]) || old[currencyColumn] != new[currencyColumn] {
+                    priceHistory.append(line(new, "changed", old: old, new: new))
+                }
+            default: break
+            }
+        }
     }
 
     private mutating func applyIncremental(_ spec: TableSpec, _ accepted: [[String?]], exportDate: Int64) {
         var table = tables[spec.name] ?? Table()
         let tracking = spec.tracked && table.exists
+        let existed = table.exists
+        let before = table.rows
+        var touched: Set<[String?]> = []
         table.exists = true
         var noted: [Int64: String] = [:]
         var order: [Int64] = []
@@ -156,12 +191,14 @@ struct ContractModel {
                 change = "updated"
             }
             table.rows[rowKey] = row
+            touched.insert(rowKey)
             if tracking, let id = rowKey.first.flatMap({ $0.flatMap { Int64($0) } }), noted[id] == nil {
                 noted[id] = change
                 order.append(id)
             }
         }
         for id in order.sorted() { record(exportDate, id, noted[id] ?? "") }
+        if existed { recordPrices(spec, before: before, after: table.rows, keys: touched, exportDate: exportDate) }
         tables[spec.name] = table
     }
 

@@ -17,6 +17,8 @@ struct SelectionRequest {
     var storefronts: GivenSelection<Set<Int64>>?
     /// Lower-case codes, as docs/import.md compares them.
     var languages: GivenSelection<Set<String>>?
+    /// `--history prices` (true) or `--history none` (false); nil: not given.
+    var history: Bool?
     /// The options as written on the command line.
     var arguments: [String] = []
 }
@@ -42,8 +44,21 @@ struct SelectionPlanner {
     mutating func requests(count: Int) -> [SelectionRequest] {
         let storefronts = chance(0.33) ? subset(ExportPlanner.storefronts) : nil
         let languages = chance(0.33) ? Set(subset(ExportPlanner.languages).map { $0.lowercased() }) : nil
+        // Half the sequences record price history: from the first import, or from a later one (over a database
+        // that existed before), sometimes turned off and on again.
+        let historyFrom = chance(0.5) ? (chance(0.6) ? 0 : random.below(max(1, count))) : count
+        var recording = false
         return (0..<count).map { number in
             var request = SelectionRequest()
+            if number == historyFrom {
+                request.history = true
+                recording = true
+            } else if number > historyFrom && chance(0.12) {
+                recording.toggle()
+                request.history = recording
+            } else if recording && chance(0.3) {
+                request.history = true
+            }
             if number > 0 && chance(0.08) {
                 // Another selection than the database's: refused unless the database holds no table yet.
                 if chance(0.5) {
@@ -89,6 +104,7 @@ struct SelectionPlanner {
         case nil:
             break
         }
+        if let history = request.history { arguments += ["--history", history ? "prices" : "none"] }
         return arguments
     }
 

@@ -8,7 +8,26 @@ protocol StoreReader {
     /// Nil when the table does not exist; the rows in no particular order otherwise. Throws when a value has a type
     /// its column must not hold.
     func rows(of table: TableSpec) throws -> [[String?]]?
+    /// The price history (`epf_price_history`) as lines `export_date id storefront change old new currency`,
+    /// prices as numbers with three decimals; nil when the table does not exist.
+    func priceHistory() throws -> [String]?
 }
+
+/// A recorded price as the model writes it: three decimals, `∅` for NULL.
+func historyPrice(_ text: String?) -> String {
+    guard let text else { return "∅" }
+    guard let value = Double(text) else { return "?\(text)" }
+    return String(format: "%.3f", value)
+}
+
+/// One line of the price history, as both readers and the model spell it.
+func historyLine(_ values: [String?]) -> String {
+    guard values.count == 7 else { return "\(values)" }
+    return [values[0] ?? "∅", values[1] ?? "∅", values[2] ?? "∅", values[3] ?? "∅", historyPrice(values[4]),
+            historyPrice(values[5]), values[6] ?? "∅"].joined(separator: " ")
+}
+
+private let historyColumns = "export_date, id, storefront_id, change, old_price, new_price, currency"
 
 struct ReadError: Error, CustomStringConvertible {
     let description: String
@@ -16,6 +35,22 @@ struct ReadError: Error, CustomStringConvertible {
 
 struct SQLiteReader: StoreReader {
     let path: String
+
+    func priceHistory() throws -> [String]? {
+        let connection = try SQLiteConnection(path: path, mode: .readOnly)
+        guard try connection.tableExists("epf_price_history") else { return nil }
+        return try connection.query("SELECT \(historyColumns) FROM epf_price_history").map { row in
+            historyLine(row.map { value -> String? in
+                switch value {
+                case .null: return nil
+                case .integer(let number): return "\(number)"
+                case .text(let text): return text
+                case .real(let number): return "\(number)"
+                case .blob: return "blob"
+                }
+            })
+        }
+    }
 
     func rows(of table: TableSpec) throws -> [[String?]]? {
         let connection = try SQLiteConnection(path: path, mode: .readOnly)
@@ -49,6 +84,13 @@ final class PostgresReader: StoreReader {
     init(url: String, schema: String) throws {
         connection = try PostgresConnection(url: url)
         self.schema = schema
+    }
+
+    func priceHistory() throws -> [String]? {
+        guard try connection.query("SELECT to_regclass($1)::text", ["\"\(schema)\".epf_price_history"])
+            .first?.first ?? nil != nil else { return nil }
+        return try connection.query("SELECT export_date::text, id::text, storefront_id::text, change, old_price, "
+                                    + "new_price, currency FROM \"\(schema)\".epf_price_history").map(historyLine)
     }
 
     func rows(of table: TableSpec) throws -> [[String?]]? {

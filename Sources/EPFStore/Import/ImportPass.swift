@@ -91,12 +91,14 @@ package protocol TableLoading: AnyObject {
 }
 
 extension ImportOptions {
-    /// Sets `rows`, the selection this import applies, through the store's ledger (`settleSelection`); without
-    /// one (a dry run) from the request alone.
+    /// Sets `rows`, the selection this import applies, and `recordsPriceHistory` through the store's ledger
+    /// (`settleSelection`, `settleHistory`); without one (a dry run) from the requests alone.
     package mutating func settleRows<Ledger: ImportLedger>(ledger: Ledger?) throws {
         if let ledger {
             rows = try ledger.settleSelection(selectionRequest, force: force)
+            recordsPriceHistory = try ledger.settleHistory(historyRequest)
         } else {
+            recordsPriceHistory = historyRequest ?? false
             rows = try RowSelection.settle(selectionRequest, stored: RowSelection(), databaseHasTables: false,
                                            force: true)
         }

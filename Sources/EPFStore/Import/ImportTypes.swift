@@ -36,6 +36,11 @@ public struct ImportOptions: Sendable {
     /// The selection this import applies: set by the importer from `selectionRequest` and what the database keeps
     /// (`RowSelection.settle`).
     public package(set) var rows = RowSelection()
+    /// `--history prices` (true) or `--history none` (false); nil keeps what the database was told.
+    public var historyRequest: Bool?
+    /// Whether this import records price changes (`PriceHistory`): set by the importer from `historyRequest` and
+    /// the database's setting.
+    public package(set) var recordsPriceHistory = false
     /// Told the path of every file read ahead (for tests).
     var readAheadStarted: (@Sendable (String) -> Void)?
 

@@ -14,6 +14,8 @@ public struct PhaseTimes: Sendable, Codable, Equatable {
     public var indexes = 0.0
     /// Making tables visible: the final commit, renaming full loads into place, dropping the old tables.
     public var committing = 0.0
+    /// Of `committing`: recording price changes (`--history prices`).
+    public var priceHistory = 0.0
     /// Rebuilding the search index.
     public var searchIndex = 0.0
     /// Rebuilding derived data: the stored lookup documents.
@@ -35,6 +37,7 @@ public struct PhaseTimes: Sendable, Codable, Equatable {
         inserting += load.inserting
         indexes += load.indexes
         committing += load.committing
+        priceHistory += load.priceHistory
     }
 
     /// Sets `other` to what `total` leaves after the measured phases (never below 0).
@@ -54,6 +57,8 @@ public struct PhaseCPU: Sendable, Codable, Equatable {
     public var indexes = 0.0
     /// Final commits and swaps.
     public var committing = 0.0
+    /// Of `committing`: recording price changes (`--history prices`).
+    public var priceHistory = 0.0
     /// The search index.
     public var searchIndex = 0.0
     /// The lookup documents (and any other derived data).
@@ -71,6 +76,7 @@ public struct PhaseCPU: Sendable, Codable, Equatable {
         loading += load.loading
         indexes += load.indexes
         committing += load.committing
+        priceHistory += load.priceHistory
     }
 
     /// CPU seconds (user + system) the process has used so far (`getrusage(2)`; 0 if it fails).
@@ -85,6 +91,8 @@ public struct PhaseCPU: Sendable, Codable, Equatable {
 /// A phase of an import that both clocks measure (`PhaseTimes` and `PhaseCPU`).
 package enum Phase {
     case indexes, committing, searchIndex, lookupDocuments, checkpoint
+    /// Part of `committing`, also counted there.
+    case priceHistory
 
     var wall: WritableKeyPath<PhaseTimes, Double> {
         switch self {
@@ -93,6 +101,7 @@ package enum Phase {
         case .searchIndex: return \.searchIndex
         case .lookupDocuments: return \.lookupDocuments
         case .checkpoint: return \.checkpoint
+        case .priceHistory: return \.priceHistory
         }
     }
 
@@ -103,6 +112,7 @@ package enum Phase {
         case .searchIndex: return \.searchIndex
         case .lookupDocuments: return \.lookupDocuments
         case .checkpoint: return \.checkpoint
+        case .priceHistory: return \.priceHistory
         }
     }
 }

@@ -53,6 +53,10 @@ extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
         // The swap, in the same transaction: readers see the old table until the commit, then the new one.
         let retired = "epf_retired_\(schema.name)"
         try connection.execute("DROP TABLE IF EXISTS \(qualified(retired))")
+        let historyClock = PhaseClock()
+        try priceTracking?.recordFull(connection, staging: staging, exportDate: outcome.exportDate,
+                                      feedDate: file.feedDate)
+        historyClock.stop(.priceHistory, &phases, &phasesCPU)
         if try target.tableExists(connection, schema.name) {
             try connection.execute("ALTER TABLE \(qualified(schema.name)) RENAME TO \(quoted(retired))")
         }
@@ -98,7 +102,14 @@ extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
             }
             sql += " RETURNING (xmax = 0) AS inserted) SELECT count(*) FILTER (WHERE inserted) FROM r"
         }
+        let historyClock = PhaseClock()
+        try priceTracking?.beginIncremental(connection, incoming: incoming)
+        historyClock.stop(.priceHistory, &phases, &phasesCPU)
         outcome.insertedRows = try connection.scalar(sql).flatMap { Int($0) } ?? 0
+        let recordClock = PhaseClock()
+        try priceTracking?.finishIncremental(connection, incoming: incoming, exportDate: outcome.exportDate,
+                                             feedDate: file.feedDate)
+        recordClock.stop(.priceHistory, &phases, &phasesCPU)
         outcome.rows = attempts
         try ledger?.recordApplied(outcome, file: file, source: self.source)
         try commit(connection)

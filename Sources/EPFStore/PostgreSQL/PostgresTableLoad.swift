@@ -51,6 +51,8 @@ final class PostgresTableLoad {
     let fileColumns: [String]
     /// Leaves out the rows of storefronts and languages the database does not keep (nil: keeps every row).
     let rowFilter: RowFilter?
+    /// Records the price changes of a price table's load (see `PriceHistory`), with `--history prices`.
+    var priceTracking: PostgresPriceTracking?
     var failed = false
     /// Column types of the existing table an incremental goes into, by name (the file's may differ).
     var targetTypes: [String: String] = [:]
@@ -144,6 +146,8 @@ final class PostgresTableLoad {
     }
 
     private func prepare(_ connection: PostgresConnection) throws {
+        priceTracking = try PostgresPriceTracking(connection, target: target, table: schema.name,
+                                                  enabled: options.recordsPriceHistory)
         switch mode {
         case .full: try prepareFull(connection)
         case .incremental: try prepareIncremental(connection)

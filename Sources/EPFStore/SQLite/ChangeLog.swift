@@ -46,7 +46,7 @@ public enum ChangeLog {
 
     /// The date changes are recorded under: the file's `export_date`, else midnight of its feed date
     /// (`itunes20261120`), else now.
-    static func exportDate(_ exportDate: Int64?, feedDate: String?) -> Int64 {
+    package static func exportDate(_ exportDate: Int64?, feedDate: String?) -> Int64 {
         if let exportDate { return exportDate }
         if let feedDate, feedDate.utf8.count == 8 {
             let text = "\(feedDate.prefix(4))-\(feedDate.dropFirst(4).prefix(2))-\(feedDate.suffix(2))"

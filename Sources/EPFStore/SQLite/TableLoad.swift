@@ -39,6 +39,8 @@ final class TableLoad {
     let rowFilter: RowFilter?
     /// Records the ids a catalogue table's load removes, adds or updates (see `ChangeLog`).
     private var changeTracking: ChangeTracking?
+    /// Records the price changes of a price table's load (see `PriceHistory`), with `--history prices`.
+    private var priceTracking: PriceTracking?
     var failed = false
     var attempts = 0
     /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
@@ -90,6 +92,7 @@ final class TableLoad {
 
     private func prepare(_ connection: SQLiteConnection) throws {
         changeTracking = try ChangeTracking(connection, table: schema.name)
+        priceTracking = try PriceTracking(connection, table: schema.name, enabled: options.recordsPriceHistory)
         switch mode {
         case .full:
             try prepareFull(connection)
@@ -101,6 +104,7 @@ final class TableLoad {
             try transaction.begin(connection)
             try prepareIncremental(connection)
             try changeTracking?.beginIncremental(connection)
+            try priceTracking?.beginIncremental(connection)
         }
     }
 
@@ -299,6 +303,10 @@ final class TableLoad {
             try connection.execute("DROP TABLE IF EXISTS \(quoted(retired))")
             try changeTracking?.recordFull(connection, staging: staging, exportDate: outcome.exportDate,
                                            feedDate: file.feedDate)
+            let historyClock = PhaseClock()
+            try priceTracking?.recordFull(connection, staging: staging, exportDate: outcome.exportDate,
+                                          feedDate: file.feedDate)
+            historyClock.stop(.priceHistory, &phases, &phasesCPU)
             if try connection.tableExists(schema.name) {
                 try connection.execute("ALTER TABLE \(quoted(schema.name)) RENAME TO \(quoted(retired))")
             }
@@ -316,6 +324,9 @@ final class TableLoad {
         outcome.insertedRows = insertedRows
         try ledger?.recordApplied(outcome, file: file, source: source, on: connection)
         try changeTracking?.finishIncremental(connection, exportDate: outcome.exportDate, feedDate: file.feedDate)
+        let historyClock = PhaseClock()
+        try priceTracking?.finishIncremental(connection, exportDate: outcome.exportDate, feedDate: file.feedDate)
+        historyClock.stop(.priceHistory, &phases, &phasesCPU)
         try transaction.commit(connection)
     }
 
