@@ -20,7 +20,7 @@ enum FetchCommand: Command {
     line.
 
     OPTIONS:
-    \(optionsHelp(Options.listed))
+    \(optionsHelp(declaredOptions))
 
     EXIT STATUS:
       0 the mirror holds everything listed; 65 a file did not match its .md5 twice (named); 66 no full export at

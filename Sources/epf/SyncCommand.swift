@@ -18,7 +18,7 @@ enum SyncCommand: Command {
     applies the rest in order, and prints what it did. Safe to run every hour.
 
     OPTIONS:
-    \(optionsHelp([planOnly] + ImportRunner.Options.listed))
+    \(optionsHelp(declaredOptions))
 
     EXAMPLES:
       epf sync /srv/epf-mirror --db /srv/epf/epf.sqlite
