@@ -14,11 +14,13 @@ extension ImportCommand {
 }
 
 extension FetchCommand {
-    static var declaredOptions: [any DeclaredOption] { Options.listed }
+    static var declaredOptions: [any DeclaredOption] { Options.listed + [JobMetrics.fileOption] }
 }
 
 extension SyncCommand {
-    static var declaredOptions: [any DeclaredOption] { [planOnly] + ImportRunner.Options.listed }
+    static var declaredOptions: [any DeclaredOption] {
+        [planOnly] + ImportRunner.Options.listed + [JobMetrics.fileOption]
+    }
 }
 
 extension StatusCommand {
