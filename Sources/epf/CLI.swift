@@ -42,6 +42,8 @@ protocol Command {
     static var summary: String { get }
     /// The full `--help` text: usage line, options, examples.
     static var help: String { get }
+    /// The options the command reads, in the order `--help` lists them (see `CommandOptions.swift`).
+    static var declaredOptions: [any DeclaredOption] { get }
     /// Runs with the arguments after the command name; returns the exit status.
     static func run(_ arguments: inout Arguments) throws -> ExitCode
 }

@@ -20,7 +20,7 @@ enum FetchCommand: Command {
     line.
 
     OPTIONS:
-    \(optionsHelp(Options.listed))
+    \(optionsHelp(declaredOptions))
 
     EXIT STATUS:
       0 the mirror holds everything listed; 65 a file did not match its .md5 twice (named); 66 no full export at
@@ -31,6 +31,7 @@ enum FetchCommand: Command {
       epf fetch --mirror /srv/epf-mirror --only application,application_detail,application_price
       epf fetch --mirror /srv/epf-mirror --dry-run
       epf fetch --mirror /srv/epf-mirror --connections 16 --keep 2 --json
+      epf fetch --mirror /srv/epf-mirror --quiet --metrics-file /var/lib/prometheus/node-exporter/epf-fetch.prom
     """
 
     /// Every option of `epf fetch`, declared once.
@@ -80,6 +81,13 @@ enum FetchCommand: Command {
     }
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        let metricsFile = try arguments.read(JobMetrics.fileOption)
+        return try JobRecorder.record(.fetch, to: metricsFile) { recorder in
+            try run(&arguments, recorder: recorder)
+        }
+    }
+
+    private static func run(_ arguments: inout Arguments, recorder: JobRecorder) throws -> ExitCode {
         for secret in ["user", "password", "pass"] where try arguments.option(secret) != nil {
             throw UsageError("--\(secret) is not accepted: the command line shows in 'ps'. Put the credentials in "
                              + "EPF_USER and EPF_PASSWORD, or in ~/.netrc (or --netrc-file)")
@@ -130,6 +138,7 @@ enum FetchCommand: Command {
         http.connectTimeout = Int(try seconds(&arguments, Options.connectTimeout).rounded(.up))
         options.http = http
         let database = try databasePath(&arguments, allowPostgres: true)
+        recorder.database = database
         options.database = FileManager.default.fileExists(atPath: database) ? database : nil
         let keep = try arguments.read(Options.keep)
         options.keep = keep > 0 ? keep : nil
@@ -140,7 +149,7 @@ enum FetchCommand: Command {
         guard positionals.isEmpty else {
             throw UsageError("unexpected argument '\(positionals[0])' (the mirror is given with --mirror)")
         }
-        return try execute(options, json: json, quiet: quiet)
+        return try execute(options, json: json, quiet: quiet, recorder: recorder)
     }
 
     /// A size like `4M`, `512K`, `1G` or plain bytes.
@@ -161,7 +170,8 @@ enum FetchCommand: Command {
         return number
     }
 
-    static func execute(_ options: FetchOptions, json: Bool, quiet: Bool) throws -> ExitCode {
+    static func execute(_ options: FetchOptions, json: Bool, quiet: Bool,
+                        recorder: JobRecorder? = nil) throws -> ExitCode {
         let live = isTerminal(STDERR_FILENO)
         let showProgress = !quiet && !(json && !live)
         let log: @Sendable (String) -> Void = { message in
@@ -193,6 +203,7 @@ enum FetchCommand: Command {
         } catch let error as FetchError {
             throw CommandFailure(exitCode(error), error.description)
         }
+        recorder?.setDownloadedBytes(report.downloadedBytes)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -14,7 +14,7 @@ enum GenerateCommand: Command {
     give the same bytes. Apps 0-7 have fixed titles ("Café Olé Lite", "日本語のゲーム", ...).
 
     OPTIONS:
-    \(optionsHelp(Options.listed))
+    \(optionsHelp(declaredOptions))
 
     EXAMPLES:
       epf generate /tmp/feed
@@ -42,7 +42,8 @@ enum GenerateCommand: Command {
         static let seed = TextOption("seed", "S", default: String(defaults.seed), "Seed of every random choice.")
         static let layout = TextOption("layout", "L", default: defaults.layout.rawValue,
                                        "v3 (plain files), v3-archive (itunes<date>.tbz + .md5) or v5 (one "
-                                           + "<table>.tbz + .md5 per table).")
+                                           + "<table>.tbz + .md5 per table).",
+                                       choices: FeedLayout.allCases.map(\.rawValue))
         static let incremental = Flag("incremental",
                                       "Write the incremental export --day days after the full (cumulative).")
         static let day = IntOption("day", default: defaults.day, range: 1...366, "Incremental day, 1 ... 366.")

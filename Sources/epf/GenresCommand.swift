@@ -13,7 +13,7 @@ enum GenresCommand: Command {
     App Store itself, ranks apps overall).
 
     OPTIONS:
-    \(optionsHelp([country, limit, json, CommonOptions.database]))
+    \(optionsHelp(declaredOptions))
 
     EXAMPLES:
       epf genres

@@ -20,7 +20,7 @@ enum ImportCommand: Command {
     finished import is a no-op.
 
     OPTIONS:
-    \(optionsHelp(ImportRunner.Options.listed))
+    \(optionsHelp(declaredOptions))
 
     EXIT STATUS:
       0 all applied; 65 some tables not applied (the rest were); 66 missing input; 64 usage; 73 not enough space

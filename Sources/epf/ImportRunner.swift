@@ -152,6 +152,8 @@ enum ImportRunner {
         var derived: [any DerivedDataBuilder]
         var json: Bool
         var quiet: Bool
+        /// Called with the report of a run that finished (sync's `--metrics-file` reads the rows per table).
+        var observeReport: ((ImportReport) -> Void)?
     }
 
     static func settings(_ arguments: inout Arguments) throws -> Settings {
@@ -196,6 +198,7 @@ enum ImportRunner {
         } catch {
             throw storeFailure(error) ?? error
         }
+        settings.observeReport?(report)
         return try finish(report, json: settings.json)
     }
 

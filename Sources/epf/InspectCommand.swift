@@ -17,7 +17,7 @@ enum InspectCommand: Command {
     verified first.
 
     OPTIONS:
-    \(optionsHelp([json, samples, CommonOptions.decompressionThreads]))
+    \(optionsHelp(declaredOptions))
 
     EXIT STATUS:
       0 every file is sound; 65 a file is truncated, has a count or MD5 mismatch, or bad records;

@@ -15,7 +15,7 @@ enum LookupCommand: Command {
     /music-video/). The ID is looked up in every table the database holds; the answer says its kind.
 
     OPTIONS:
-    \(optionsHelp([country, language, json, CommonOptions.database]))
+    \(optionsHelp(declaredOptions))
 
     IDs not found are listed on stderr; an ID the changes table says left the store is reported as
     "removed from the store in the export of DATE" (see epf changes). Exit status 0 when all were found,

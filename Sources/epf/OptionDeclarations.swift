@@ -12,6 +12,8 @@ struct OptionHelp {
     let summary: String
     /// The default as shown to people ("8080", "one per core"), nil when there is none.
     let shownDefault: String?
+    /// The values the option takes when they are a fixed list (shell completions offer them), else empty.
+    var choices: [String] = []
 
     /// The option as written on a command line, e.g. "--max-rejects N".
     var synopsis: String { valueName.map { "--\(name) \($0)" } ?? "--\(name)" }
@@ -65,11 +67,23 @@ struct TextOption: DeclaredOption {
     let defaultValue: String?
 
     /// `shownDefault` replaces `defaultValue` in `--help` when the default depends on something (e.g. `$EPF_DB`).
+    /// `choices` lists the values when they are a fixed list; without it, a value name of lowercase words joined
+    /// by `|` (`null|reject`) is read as that list, as a usage line reads it (upper case names a placeholder).
     init(_ name: String, _ valueName: String, default defaultValue: String? = nil, _ summary: String,
-         shownDefault: String? = nil) {
+         shownDefault: String? = nil, choices: [String]? = nil) {
         self.defaultValue = defaultValue
         help = OptionHelp(name: name, valueName: valueName, summary: summary,
-                          shownDefault: shownDefault ?? defaultValue)
+                          shownDefault: shownDefault ?? defaultValue,
+                          choices: choices ?? TextOption.literalValues(valueName))
+    }
+
+    /// The values of a value name like `null|reject`; empty for a placeholder such as `FILE` or `FILE|URL`.
+    static func literalValues(_ valueName: String) -> [String] {
+        let parts = valueName.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count > 1,
+              parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isLowercase || $0.isNumber || $0 == "-" } })
+        else { return [] }
+        return parts
     }
 }
 

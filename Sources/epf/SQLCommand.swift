@@ -15,7 +15,7 @@ enum SQLCommand: Command {
     changes. SQL errors (syntax, unknown table) also exit 65.
 
     OPTIONS:
-    \(optionsHelp([csv, json, CommonOptions.database]))
+    \(optionsHelp(declaredOptions))
 
     Without --csv or --json, prints an aligned table (lines cut to the terminal width on a terminal).
 

@@ -13,7 +13,7 @@ enum SearchCommand: Command {
     then the best matches (bm25). Needs the search index the importer builds.
 
     OPTIONS:
-    \(optionsHelp([entity, country, limit, json, CommonOptions.database]))
+    \(optionsHelp(declaredOptions))
 
     Exit status 0 when something was found, 1 when nothing was.
 
@@ -23,7 +23,8 @@ enum SearchCommand: Command {
       epf search 東京 --country jp --json
     """
 
-    static let entity = TextOption("entity", "KIND", "Only one kind: software, ebook, album, song, video or artist.")
+    static let entity = TextOption("entity", "KIND", "Only one kind: software, ebook, album, song, video or artist.",
+                                   choices: ["software", "ebook", "album", "song", "video", "artist"])
     static let country = TextOption("country", "CC", "Storefront for the prices shown (ISO 3166 alpha-2).",
                                     shownDefault: QueryEngine.defaultCountry)
     static let limit = IntOption("limit", default: 20, range: 1...1000, "At most N results, 1 to 1000.")

@@ -23,7 +23,7 @@ enum ServeCommand: Command {
                          limit, sort, country, lang, media, term, attribute, explicit, offset, callback)
 
     OPTIONS:
-    \(optionsHelp(Options.listed))
+    \(optionsHelp(declaredOptions))
 
     Prints 'listening on http://HOST:PORT' on standard output once ready.
 

@@ -8,7 +8,7 @@ enum StorefrontsCommand: Command {
     USAGE: epf storefronts [--json] [--db FILE]
 
     OPTIONS:
-    \(optionsHelp([json, CommonOptions.database]))
+    \(optionsHelp(declaredOptions))
 
     EXAMPLES:
       epf storefronts

@@ -18,17 +18,28 @@ enum SyncCommand: Command {
     applies the rest in order, and prints what it did. Safe to run every hour.
 
     OPTIONS:
-    \(optionsHelp([planOnly] + ImportRunner.Options.listed))
+    \(optionsHelp(declaredOptions))
 
     EXAMPLES:
       epf sync /srv/epf-mirror --db /srv/epf/epf.sqlite
       epf sync /srv/epf-mirror --plan
+      epf sync /srv/epf-mirror --quiet --metrics-file /var/lib/prometheus/node-exporter/epf-sync.prom
     """
 
     static let planOnly = Flag("plan", "Only print what would be applied, in order.")
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let settings = try ImportRunner.settings(&arguments)
+        let metricsFile = try arguments.read(JobMetrics.fileOption)
+        return try JobRecorder.record(.sync, to: metricsFile) { recorder in
+            var settings = try ImportRunner.settings(&arguments)
+            recorder.database = settings.database
+            recorder.schema = settings.schema
+            settings.observeReport = { recorder.add($0) }
+            return try run(&arguments, settings: settings)
+        }
+    }
+
+    private static func run(_ arguments: inout Arguments, settings: ImportRunner.Settings) throws -> ExitCode {
         let planOnly = arguments.read(Self.planOnly)
         let positionals = try arguments.finish()
         guard positionals.count == 1, let root = positionals.first else { throw UsageError("give exactly one ROOT") }

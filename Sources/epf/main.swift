@@ -39,6 +39,12 @@ func runMain() -> Int32 {
         printError(mainHelp)
         return ExitCode.usage.rawValue
     }
+    if first == "help", words.count > 1, words[1] == "--man" {
+        return writeManPages(Array(words.dropFirst(2)))
+    }
+    if first == "completions" {
+        return printCompletions(Array(words.dropFirst()))
+    }
     if first == "--help" || first == "-h" || first == "help" {
         if first == "help", words.count > 1, let command = commands.first(where: { $0.name == words[1] }) {
             say(command.help)
@@ -49,7 +55,7 @@ func runMain() -> Int32 {
         return 0
     }
     if first == "--version" {
-        say("epf 0.1.0")
+        say("epf \(EPFVersion.number)")
         Output.shared.flush()
         return 0
     }
@@ -81,6 +87,37 @@ func runMain() -> Int32 {
         printError("epf \(command.name): \(errorText(error))")
         return ExitCode.software.rawValue
     }
+}
+
+/// `epf help --man DIR` (not listed in `epf --help`; packaging runs it): writes epf.1 and epf-COMMAND.1 into DIR.
+func writeManPages(_ words: [String]) -> Int32 {
+    guard words.count == 1, let directory = words.first, !directory.hasPrefix("-") else {
+        printError("USAGE: epf help --man DIR   (writes epf.1 and one epf-COMMAND.1 per command into DIR)")
+        return ExitCode.usage.rawValue
+    }
+    do {
+        for path in try ManPages.write(to: directory, version: EPFVersion.number) { say(path) }
+        Output.shared.flush()
+        return 0
+    } catch let error as CommandFailure {
+        printError("epf help --man: \(error.description)")
+        return error.code.rawValue
+    } catch {
+        printError("epf help --man: \(directory): \(errorText(error))")
+        return ExitCode.cannotCreate.rawValue
+    }
+}
+
+/// `epf completions bash|zsh` (not listed in `epf --help`): prints the completion script for that shell.
+func printCompletions(_ words: [String]) -> Int32 {
+    let shells = Completions.Shell.allCases.map(\.rawValue).joined(separator: "|")
+    guard words.count == 1, let shell = Completions.Shell(rawValue: words[0]) else {
+        printError("USAGE: epf completions \(shells)   (prints the shell's completion script)")
+        return ExitCode.usage.rawValue
+    }
+    Output.shared.write(Completions.script(for: shell))
+    Output.shared.flush()
+    return 0
 }
 
 signal(SIGPIPE, SIG_IGN)

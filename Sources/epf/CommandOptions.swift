@@ -1,0 +1,74 @@
+import EPFPostgresStore
+
+// The options each command reads, in the order `--help` lists them: the one list that `--help`, the man pages
+// (`epf help --man DIR`) and the shell completions (`epf completions bash|zsh`) are rendered from. A command whose
+// help text still writes its OPTIONS block by hand (changes) declares them here for the man page and completions;
+// a test compares every list with the options `epf COMMAND --help` shows.
+
+extension InspectCommand {
+    static var declaredOptions: [any DeclaredOption] { [json, samples, CommonOptions.decompressionThreads] }
+}
+
+extension ImportCommand {
+    static var declaredOptions: [any DeclaredOption] { ImportRunner.Options.listed }
+}
+
+extension FetchCommand {
+    static var declaredOptions: [any DeclaredOption] { Options.listed + [JobMetrics.fileOption] }
+}
+
+extension SyncCommand {
+    static var declaredOptions: [any DeclaredOption] {
+        [planOnly] + ImportRunner.Options.listed + [JobMetrics.fileOption]
+    }
+}
+
+extension StatusCommand {
+    static var declaredOptions: [any DeclaredOption] {
+        [CommonOptions.importDatabase, CommonOptions.schema, json, imports]
+    }
+}
+
+extension LookupCommand {
+    static var declaredOptions: [any DeclaredOption] { [country, language, json, CommonOptions.database] }
+}
+
+extension ChangesCommand {
+    /// Declared here, not read through these declarations (yet): `changes` parses them by name.
+    static var declaredOptions: [any DeclaredOption] {
+        [TextOption("since", "DATE", "List the changes of exports dated DATE (UTC) or later. Required."),
+         TextOption("kind", "KIND", "Only one kind: app, collection, song, video or artist.",
+                    choices: ["app", "collection", "song", "video", "artist"]),
+         CommonOptions.json("One JSON array of {\"id\", \"kind\", \"change\", \"exportDate\"} objects."),
+         Flag("csv", "RFC 4180 CSV with a header row (CRLF line ends), for scripts."),
+         CommonOptions.database]
+    }
+}
+
+extension SearchCommand {
+    static var declaredOptions: [any DeclaredOption] { [entity, country, limit, json, CommonOptions.database] }
+}
+
+extension PricesCommand {
+    static var declaredOptions: [any DeclaredOption] { [json, CommonOptions.database] }
+}
+
+extension GenresCommand {
+    static var declaredOptions: [any DeclaredOption] { [country, limit, json, CommonOptions.database] }
+}
+
+extension StorefrontsCommand {
+    static var declaredOptions: [any DeclaredOption] { [json, CommonOptions.database] }
+}
+
+extension SQLCommand {
+    static var declaredOptions: [any DeclaredOption] { [csv, json, CommonOptions.database] }
+}
+
+extension ServeCommand {
+    static var declaredOptions: [any DeclaredOption] { Options.listed }
+}
+
+extension GenerateCommand {
+    static var declaredOptions: [any DeclaredOption] { Options.listed }
+}
