@@ -136,7 +136,7 @@ public final class EPFRoutes: HTTPResponder {
         case .status: return try status()
         case .changes: return try changes(request)
         case .entity(let kind, let id): return try entity(kind, id, request)
-        case .appPrices(let id): return try prices(id)
+        case .prices(let kind, let id): return try prices(kind, id, request)
         case .itunesLookup: return itunesLookup(request)
         case .itunesSearch: return itunesSearch(request)
         }
@@ -264,12 +264,34 @@ public final class EPFRoutes: HTTPResponder {
         return json(result.json)
     }
 
-    private func prices(_ idText: String) throws -> HTTPResponse {
+    /// The prices of an item of `kind` in every storefront; with `history=1` its recorded price changes
+    /// (`country`, `since` narrow them), `{"id", "kind", "resultCount", "changes": [...]}`.
+    private func prices(_ kind: EntityKind, _ idText: String, _ request: HTTPRequest) throws -> HTTPResponse {
         let id = try Self.positiveID(idText)
-        guard let list = try withEngine({ try $0.catalogue.prices(id: id) }), list.kind == .software else {
-            throw RouteError(status: 404, message: "no software with id \(id)")
+        let history = try Self.optional(request, "history")
+        guard history == nil || history == "1" || history == "0" else {
+            throw RouteError.badParameter("history", "must be 1 or 0, got '\(history?.prefix(40) ?? "")'")
         }
-        return json(list.json)
+        let country = try Self.optional(request, "country")
+        let since = try Self.optional(request, "since")
+        guard history == "1" else {
+            guard country == nil, since == nil else {
+                throw RouteError(status: 400, message: "'country' and 'since' go with history=1")
+            }
+            guard let list = try withEngine({ try $0.catalogue.prices(id: id) }), list.kind.table == kind.table
+            else {
+                throw RouteError(status: 404, message: "no \(kind.rawValue) with id \(id)")
+            }
+            return json(list.json)
+        }
+        guard let word = PriceHistory.tracked.values.first(where: { $0.key == kind.table + "_id" })?.kind else {
+            throw RouteError(status: 404, message: "no price history for \(kind.rawValue)")
+        }
+        let changes = try withEngine {
+            try $0.changes.priceHistory(id: id, kind: word, country: country, since: since)
+        }
+        return json(.object([("id", .int(id)), ("kind", .string(word)), ("resultCount", .int(Int64(changes.count))),
+                             ("changes", .array(changes.map(\.json)))]))
     }
 
     private func storefronts() throws -> HTTPResponse {

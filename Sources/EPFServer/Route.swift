@@ -14,8 +14,9 @@ enum Route: Equatable, Sendable {
     case changes
     /// `/v1/apps/{id}`, `/v1/collections/{id}`, ...: the id as sent, checked by the handler.
     case entity(EntityKind, id: String)
-    /// `/v1/apps/{id}/prices`.
-    case appPrices(id: String)
+    /// `/v1/apps/{id}/prices`, `/v1/collections/{id}/prices`, `/v1/songs/...`, `/v1/videos/...`: the prices in
+    /// every storefront, or with `history=1` the recorded price changes.
+    case prices(EntityKind, id: String)
     /// `/lookup` and `/search`: Apple's own paths and parameters (see `AppleRoutes.swift`).
     case itunesLookup
     case itunesSearch
@@ -44,8 +45,8 @@ enum Route: Equatable, Sendable {
             guard let kind = Self.entityKinds[String(segments[2])] else { return nil }
             let id = String(segments[3])
             if segments.count == 5 {
-                guard kind == .software, segments[4] == "prices" else { return nil }
-                self = .appPrices(id: id)
+                guard kind != .artist, segments[4] == "prices" else { return nil }
+                self = .prices(kind, id: id)
             } else {
                 self = .entity(kind, id: id)
             }
@@ -67,7 +68,8 @@ enum Route: Equatable, Sendable {
         case .status: return "status"
         case .changes: return "changes"
         case .entity(let kind, _): return Self.entitySegment(kind)
-        case .appPrices: return "app_prices"
+        case .prices(.software, _): return "app_prices"
+        case .prices(let kind, _): return String(Self.entitySegment(kind).dropLast()) + "_prices"
         case .itunesLookup: return "itunes_lookup"
         case .itunesSearch: return "itunes_search"
         }
@@ -77,7 +79,7 @@ enum Route: Equatable, Sendable {
     var isCacheable: Bool {
         switch self {
         case .health, .metrics, .status: return false
-        case .lookup, .resolve, .search, .storefronts, .genres, .entity, .appPrices, .changes: return true
+        case .lookup, .resolve, .search, .storefronts, .genres, .entity, .prices, .changes: return true
         case .itunesLookup, .itunesSearch: return true
         }
     }

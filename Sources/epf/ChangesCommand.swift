@@ -7,38 +7,57 @@ enum ChangesCommand: Command {
     static let name = "changes"
     static let summary = "List the ids removed, added or updated by the exports since a date"
     static let help = """
-    USAGE: epf changes --since YYYY-MM-DD [--kind KIND] [--json | --csv] [--db FILE]
+    USAGE: epf changes --since YYYY-MM-DD [--kind KIND] [--country CC] [--drops] [--json | --csv] [--db FILE]
 
     EPF never says that an item left the store: it is only missing from the next full export. epf compares
     each full export of application, collection, song, video and artist with the table it replaces and
     records the ids that disappeared (removed) and appeared (added); an incremental records the ids it
     inserted (added) or changed (updated). The first load of a table is the baseline and records nothing.
 
-    OPTIONS:
-      --since DATE   List the changes of exports dated DATE (UTC) or later. Required.
-      --kind KIND    Only one kind: app, collection, song, video or artist.
-      --json         One JSON array of {"id", "kind", "change", "exportDate"} objects.
-      --csv          RFC 4180 CSV with a header row (CRLF line ends), for scripts.
-      --db FILE      Database (default: $EPF_DB, else ./epf.sqlite).
+    --kind price lists the price changes instead (recorded by imports run with --history prices): every
+    storefront's price that changed, appeared or disappeared, with the old and new price; --country keeps one
+    storefront, --drops only the prices that went down. The feed price-drop alerts need.
 
-    Without --json or --csv, prints a table: export date, change, kind, id. Changes are listed by export
-    date, then in the order they were recorded.
+    OPTIONS:
+    \(optionsHelp(declaredOptions))
+
+    Without --json or --csv, prints a table: export date, change, kind, id (and for prices the storefront, old
+    and new price). Changes are listed by export date, then in the order they were recorded.
 
     EXAMPLES:
       epf changes --since 2026-11-01
       epf changes --since 2026-11-20 --kind app --csv > changes.csv
+      epf changes --since 2026-11-20 --kind price --country us --drops
     """
+
+    static let since = TextOption("since", "DATE", "List the changes of exports dated DATE (UTC) or later. Required.")
+    static let kind = TextOption("kind", "KIND", "Only one kind: app, collection, song, video or artist; or price, "
+                                    + "the price changes.",
+                                 choices: ["app", "collection", "song", "video", "artist", "price"])
+    static let country = TextOption("country", "CC", "With --kind price: only this storefront (us, gbr).")
+    static let drops = Flag("drops", "With --kind price: only prices that went down.")
+    static let json = CommonOptions.json("One JSON array of {\"id\", \"kind\", \"change\", \"exportDate\"} objects "
+                                             + "(price changes add storefrontId, country, currency, oldPrice, "
+                                             + "newPrice and their formatted texts).")
+    static let csv = Flag("csv", "RFC 4180 CSV with a header row (CRLF line ends), for scripts.")
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let path = try databasePath(&arguments)
-        let since = try arguments.option("since")
-        let kind = try arguments.option("kind")
-        let json = arguments.flag("json")
-        let csv = arguments.flag("csv")
+        let since = try arguments.read(Self.since)
+        let kind = try arguments.read(Self.kind)
+        let country = try arguments.read(Self.country)
+        let drops = arguments.read(Self.drops)
+        let json = arguments.read(Self.json)
+        let csv = arguments.read(Self.csv)
         let positionals = try arguments.finish()
         guard positionals.isEmpty else { throw UsageError("unexpected argument '\(positionals[0])'") }
         guard !(csv && json) else { throw UsageError("choose one of --csv and --json") }
         guard let since else { throw UsageError("--since DATE is required (YYYY-MM-DD)") }
+        if kind == "price" {
+            return try PriceChangesListing.run(since: since, country: country, drops: drops, json: json, csv: csv,
+                                               path: path)
+        }
+        guard country == nil, !drops else { throw UsageError("--country and --drops go with --kind price") }
         _ = try QueryCLI.run { try ChangeQueries.changesSince(since, kind: kind) }
         var rows: [[String]] = []
         var first = true
@@ -71,6 +90,53 @@ enum ChangesCommand: Command {
             Output.shared.write(first ? "]\n" : "\n]\n")
         } else if !csv {
             printTable(header: ["EXPORT", "CHANGE", "KIND", "ID"], rows: rows, rightAligned: [3], boldHeader: true)
+        }
+        return .ok
+    }
+}
+
+/// `epf changes --kind price`: the price changes since a date, all pages, as a table, JSON or CSV.
+enum PriceChangesListing {
+    static func run(since: String, country: String?, drops: Bool, json: Bool, csv: Bool, path: String) throws
+        -> ExitCode {
+        _ = try QueryCLI.run { try ChangeQueries.changesSince(since, kind: nil) }
+        var rows: [[String]] = []
+        var first = true
+        if json { Output.shared.write("[") }
+        if csv { Output.shared.write("export_date,change,kind,id,storefront_id,country,currency,old_price,new_price\r\n") }
+        try QueryCLI.run {
+            let engine = try QueryEngine(databasePath: path)
+            var cursor: String?
+            repeat {
+                let page = try engine.changes.pricePage(since: since, country: country, drops: drops,
+                                                        limit: ChangeQueries.maximumChangesPage, cursor: cursor)
+                for change in page.changes {
+                    let date = EPFValues.isoDate(milliseconds: change.exportDate)
+                    if json {
+                        var bytes = change.json.serialized()
+                        bytes.insert(contentsOf: Array((first ? "\n" : ",\n").utf8), at: 0)
+                        Output.shared.write(String(decoding: bytes, as: UTF8.self))
+                    } else if csv {
+                        let fields = [date, change.change, change.kind, String(change.id), String(change.storefrontId),
+                                      change.country ?? "", change.currency ?? "",
+                                      change.formatted(change.oldPrice)?.number ?? "",
+                                      change.formatted(change.newPrice)?.number ?? ""]
+                        Output.shared.write(fields.map(SQLCommand.csvField).joined(separator: ",") + "\r\n")
+                    } else {
+                        rows.append([date, change.change, change.kind, String(change.id), change.country ?? "?",
+                                     change.formatted(change.oldPrice)?.text ?? "-",
+                                     change.formatted(change.newPrice)?.text ?? "-"])
+                    }
+                    first = false
+                }
+                cursor = page.nextCursor
+            } while cursor != nil
+        }
+        if json {
+            Output.shared.write(first ? "]\n" : "\n]\n")
+        } else if !csv {
+            printTable(header: ["EXPORT", "CHANGE", "KIND", "ID", "CC", "OLD", "NEW"], rows: rows,
+                       rightAligned: [3, 5, 6], boldHeader: true)
         }
         return .ok
     }

@@ -2,8 +2,8 @@ import EPFPostgresStore
 
 // The options each command reads, in the order `--help` lists them: the one list that `--help`, the man pages
 // (`epf help --man DIR`) and the shell completions (`epf completions bash|zsh`) are rendered from. A command whose
-// help text still writes its OPTIONS block by hand (changes) declares them here for the man page and completions;
-// a test compares every list with the options `epf COMMAND --help` shows.
+// help text still writes its OPTIONS block by hand declares them here for the man page and completions; a test
+// compares every list with the options `epf COMMAND --help` shows.
 
 extension InspectCommand {
     static var declaredOptions: [any DeclaredOption] { [json, samples, CommonOptions.decompressionThreads] }
@@ -34,14 +34,8 @@ extension LookupCommand {
 }
 
 extension ChangesCommand {
-    /// Declared here, not read through these declarations (yet): `changes` parses them by name.
     static var declaredOptions: [any DeclaredOption] {
-        [TextOption("since", "DATE", "List the changes of exports dated DATE (UTC) or later. Required."),
-         TextOption("kind", "KIND", "Only one kind: app, collection, song, video or artist.",
-                    choices: ["app", "collection", "song", "video", "artist"]),
-         CommonOptions.json("One JSON array of {\"id\", \"kind\", \"change\", \"exportDate\"} objects."),
-         Flag("csv", "RFC 4180 CSV with a header row (CRLF line ends), for scripts."),
-         CommonOptions.database]
+        [since, kind, country, drops, json, csv, CommonOptions.database]
     }
 }
 
@@ -50,7 +44,7 @@ extension SearchCommand {
 }
 
 extension PricesCommand {
-    static var declaredOptions: [any DeclaredOption] { [json, CommonOptions.database] }
+    static var declaredOptions: [any DeclaredOption] { [history, country, since, json, CommonOptions.database] }
 }
 
 extension GenresCommand {

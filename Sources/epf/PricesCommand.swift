@@ -5,32 +5,51 @@ enum PricesCommand: Command {
     static let name = "prices"
     static let summary = "Price of an app (or album, song, video) in every storefront"
     static let help = """
-    USAGE: epf prices ID_OR_LINK [--json] [--db FILE]
+    USAGE: epf prices ID_OR_LINK [--history [--country CC] [--since YYYY-MM-DD]] [--json] [--db FILE]
 
     Lists the price in every storefront that sells the item: country, storefront, currency and the
     price formatted in that currency ("Free", "$0.99", "0,99 €", "¥120"); never converted.
 
+    With --history, the price over time instead: one line per recorded change (export date, storefront, old and
+    new price; a storefront where the item appeared or disappeared), from a database whose imports ran with
+    --history prices. On a terminal (without NO_COLOR) a small chart follows: the price per storefront over the
+    changes, in Unicode blocks.
+
     OPTIONS:
-    \(optionsHelp([json, CommonOptions.database]))
+    \(optionsHelp(declaredOptions))
 
     Exit status 1 when the ID is in no table.
 
     EXAMPLES:
       epf prices 364709193
       epf prices https://apps.apple.com/us/app/ibooks/id364709193 --json
+      epf prices 364709193 --history --country us --since 2026-01-01
     """
 
     static let json = CommonOptions.json("Print {\"id\", \"kind\", \"title\", \"prices\": [{\"storefrontId\", "
                                              + "\"country\", \"currency\", \"price\", \"formattedPrice\", ...}]}.")
 
+    static let history = Flag("history", "The price over time: one line per recorded change (needs imports with "
+                                  + "--history prices).")
+    static let country = TextOption("country", "CC", "With --history: only this storefront (us, gbr).")
+    static let since = TextOption("since", "DATE", "With --history: only changes of exports dated DATE (UTC) or later.")
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let path = try databasePath(&arguments)
         let json = arguments.read(Self.json)
+        let history = arguments.read(Self.history)
+        let country = try arguments.read(Self.country)
+        let since = try arguments.read(Self.since)
         let items = try arguments.finish()
         guard items.count == 1 else { throw UsageError("give exactly one Apple ID or store link") }
         guard let link = StoreLink.parse(items[0]) else {
             throw UsageError("'\(items[0])' is not an Apple ID or store link")
         }
+        if history {
+            return try PriceHistoryCommand.run(link: link, argument: items[0], country: country, since: since,
+                                               json: json, path: path)
+        }
+        guard country == nil, since == nil else { throw UsageError("--country and --since go with --history") }
         let list = try QueryCLI.run {
             try QueryEngine(databasePath: path).catalogue.prices(id: link.id)
         }

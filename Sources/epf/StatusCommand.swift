@@ -72,6 +72,10 @@ enum StatusCommand: Command {
             say("keeps only: storefronts \(RowSelection.describe(status.selection.storefronts)); languages "
                 + "\(RowSelection.describe(status.selection.languages)) (--storefronts, --languages)")
         }
+        if status.priceHistory || status.priceChanges > 0 {
+            say("price history: \(status.priceHistory ? "recorded" : "off (--history none)"), "
+                + "\(status.priceChanges) changes (epf prices ID --history, epf changes --kind price)")
+        }
         if let mixed = status.mixedExports {
             say()
             for line in mixed.lines { say(line) }

@@ -179,13 +179,14 @@ struct RoutesTests {
         ("/healthz", Route.health), ("/metrics", .metrics), ("/v1/lookup", .lookup), ("/v1/resolve", .resolve),
         ("/v1/search", .search), ("/v1/storefronts", .storefronts), ("/v1/genres", .genres),
         ("/v1/status", .status), ("/v1/apps/12", .entity(.software, id: "12")),
-        ("/v1/collections/x", .entity(.album, id: "x")), ("/v1/apps/5/prices", .appPrices(id: "5")),
+        ("/v1/collections/x", .entity(.album, id: "x")), ("/v1/apps/5/prices", .prices(.software, id: "5")),
+        ("/v1/songs/5/prices", .prices(.song, id: "5")),
     ])
     func pathsParseIntoRoutes(path: String, route: Route) {
         #expect(Route(path: path) == route)
     }
 
-    @Test(arguments: ["/", "/v1", "/v1/", "/v1/nope", "/v2/lookup", "/v1/songs/5/prices", "/v1/apps/1/2/3",
+    @Test(arguments: ["/", "/v1", "/v1/", "/v1/nope", "/v2/lookup", "/v1/artists/5/prices", "/v1/apps/1/2/3",
                       "/healthz/", "*"])
     func unknownPathsHaveNoRoute(path: String) {
         #expect(Route(path: path) == nil)
@@ -193,7 +194,8 @@ struct RoutesTests {
 
     @Test func routeNamesAndCacheability() {
         #expect(Route.entity(.album, id: "1").name == "collections")
-        #expect(Route.appPrices(id: "1").name == "app_prices")
+        #expect(Route.prices(.software, id: "1").name == "app_prices")
+        #expect(Route.prices(.album, id: "1").name == "collection_prices")
         #expect(Route.entity(.software, id: "1").isCacheable)
         #expect(!Route.status.isCacheable && !Route.health.isCacheable && !Route.metrics.isCacheable)
     }

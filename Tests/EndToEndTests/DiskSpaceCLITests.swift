@@ -221,36 +221,8 @@ struct DiskSpaceCLITests {
 
     /// `GET /v1/status` from an `epf serve --port 0` of the database.
     func servedStatus(_ database: String, in directory: String) throws -> [String: Any] {
-        let (serve, output, _) = try startEPF(["serve", "--db", database, "--port", "0"], in: directory)
-        defer {
-            serve.terminate()
-            serve.waitUntilExit()
-        }
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        let port = try #require(line.firstMatch(of: /127\.0\.0\.1:(\d+)/).flatMap { UInt16($0.1) }, "\(line)")
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        try #require(connected == 0, "connect to \(port) failed")
-        let request = "GET /v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-        _ = request.withCString { send(socket, $0, strlen($0), 0) }
-        var response = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = recv(socket, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            response += buffer[0..<count]
-        }
-        let text = String(decoding: response, as: UTF8.self)
-        let body = try #require(text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) }, "\(text)")
-        return try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any], "\(body)")
+        let served = try ServedEPF(database: database, in: directory)
+        defer { served.stop() }
+        return try #require(try served.get("/v1/status").json as? [String: Any])
     }
 }

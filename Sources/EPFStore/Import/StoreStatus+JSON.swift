@@ -7,7 +7,8 @@ extension StoreStatus {
     /// (`exportDateMs`); `exportDateFallback` stands in for the top-level date when no table has bookkeeping, and
     /// `extra` members are appended. `mixedExports` is null, or names the tables behind the newest full export
     /// and what the next `epf sync` does about them. `selection` holds the storefronts (`id`, `country`) and
-    /// languages the database keeps, each null when it keeps all.
+    /// languages the database keeps, each null when it keeps all;
+    /// `priceHistory` whether imports record price changes (`--history prices`) and `priceChanges` how many.
     public func json(exportDateFallback: Int64? = nil, extra: [(String, JSONValue)] = []) -> JSONValue {
         func date(_ milliseconds: Int64?) -> JSONValue {
             milliseconds.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null
@@ -50,6 +51,8 @@ extension StoreStatus {
             ("derived", .array(derived)),
             ("mixedExports", mixedExports?.json ?? .null),
             ("selection", .object([("storefronts", storefronts), ("languages", languages)])),
+            ("priceHistory", .bool(priceHistory)),
+            ("priceChanges", .int(priceChanges)),
             ("lastImport", imports.first ?? .null),
             ("lastImports", .array(imports)),
         ] + extra)

@@ -69,6 +69,9 @@ public struct StoreStatus: Sendable {
     public var mixedExports: MixedExports?
     /// The storefronts and languages the database keeps (`--storefronts`, `--languages`).
     public var selection = RowSelection()
+    /// Whether imports record price history (`--history prices`), and how many changes they recorded.
+    public var priceHistory = false
+    public var priceChanges: Int64 = 0
     package init(database: String, sizeBytes: Int64, tables: [Table], lastImports: [Import], derived: [Derived] = [],
                  mixedExports: MixedExports? = nil) {
         self.database = database
@@ -167,6 +170,12 @@ public struct StoreStatus: Sendable {
             }
             status.selection = RowSelection(storedStorefronts: try setting(RowSelection.storefrontsSetting),
                                             storedLanguages: try setting(RowSelection.languagesSetting))
+            status.priceHistory = try setting(PriceHistory.setting) == "prices"
+        }
+        if try connection.tableExists(PriceHistory.table),
+           case .integer(let last) = try connection.scalar("SELECT max(seq) FROM \(PriceHistory.table)") {
+            // seq counts every change recorded (rows are never deleted), without counting the table.
+            status.priceChanges = last
         }
         if try connection.tableExists("epf_ledger") {
             var fulls: [MixedExports.TableFull] = []

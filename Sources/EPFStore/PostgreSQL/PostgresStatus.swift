@@ -58,6 +58,11 @@ extension StoreStatus {
             }
             status.selection = RowSelection(storedStorefronts: try setting(RowSelection.storefrontsSetting),
                                             storedLanguages: try setting(RowSelection.languagesSetting))
+            status.priceHistory = try setting(PriceHistory.setting) == "prices"
+        }
+        if try target.tableExists(connection, PriceHistory.table) {
+            status.priceChanges = try connection.scalar("SELECT count(*) FROM \(target.qualified(PriceHistory.table))")
+                .flatMap { Int64($0) } ?? 0
         }
         if try target.tableExists(connection, "epf_ledger") {
             let rows = try connection.query(MixedExports.lastFullsSQL(ledger: target.qualified("epf_ledger")))

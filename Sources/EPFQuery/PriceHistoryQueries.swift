@@ -1,0 +1,175 @@
+import EPFFormat
+import EPFSQLite
+import EPFStore
+import Foundation
+import JSONText
+
+/// One recorded price change (see `EPFStore.PriceHistory`).
+public struct PriceChange: Sendable, Equatable {
+    /// The Apple ID.
+    public let id: Int64
+    /// `app`, `collection`, `song` or `video`.
+    public let kind: String
+    /// EPF storefront id.
+    public let storefrontId: Int64
+    /// ISO 3166 alpha-2 lowercase, nil when the storefront is unknown.
+    public let country: String?
+    /// `changed`, `appeared` (now sold there) or `disappeared` (no longer sold there).
+    public let change: String
+    /// The prices as stored (the feed's decimal text), nil where there was none.
+    public let oldPrice: String?
+    public let newPrice: String?
+    /// ISO 4217 code of the new price (of the old one for `disappeared`).
+    public let currency: String?
+    /// The export's `export_date`, milliseconds since 1970 UTC.
+    public let exportDate: Int64
+    /// The position of the change in the history: later changes have larger numbers.
+    public let sequence: Int64
+
+    /// Whether the price went down (a `changed` row with both prices).
+    public var isDrop: Bool {
+        guard change == "changed", let old = oldPrice.flatMap(Double.init), let new = newPrice.flatMap(Double.init)
+        else { return false }
+        return new < old
+    }
+
+    /// A price as JSON number text and display text in this change's currency.
+    public func formatted(_ price: String?) -> (number: String, text: String)? {
+        guard let price else { return nil }
+        let format = CurrencyFormat.forCode(currency ?? "")
+        guard let number = format.jsonNumber(price), let text = format.format(price) else { return nil }
+        return (number, text)
+    }
+
+    /// `{"id", "kind", "storefrontId", "country", "change", "exportDate", "currency", "oldPrice", "newPrice",
+    /// "oldFormattedPrice", "newFormattedPrice"}`; prices are numbers rounded to the currency's digits, null
+    /// where there is none.
+    public var json: JSONValue {
+        let old = formatted(oldPrice)
+        let new = formatted(newPrice)
+        return .object([
+            ("id", .int(id)), ("kind", .string(kind)), ("storefrontId", .int(storefrontId)),
+            ("country", country.map { .string($0) } ?? .null), ("change", .string(change)),
+            ("exportDate", .string(EPFValues.isoDate(milliseconds: exportDate))),
+            ("currency", currency.map { .string($0.uppercased()) } ?? .null),
+            ("oldPrice", old.map { .decimal($0.number) } ?? .null), ("newPrice", new.map { .decimal($0.number) } ?? .null),
+            ("oldFormattedPrice", old.map { .string($0.text) } ?? .null),
+            ("newFormattedPrice", new.map { .string($0.text) } ?? .null),
+        ])
+    }
+}
+
+/// One page of `ChangeQueries.pricePage`.
+public struct PriceChangePage: Sendable {
+    public let changes: [PriceChange]
+    /// The cursor of the next page, nil on the last one.
+    public let nextCursor: String?
+
+    /// `{"resultCount": N, "changes": [...], "nextCursor": "..." or null}`.
+    public var json: JSONValue {
+        .object([("resultCount", .int(Int64(changes.count))), ("changes", .array(changes.map(\.json))),
+                 ("nextCursor", nextCursor.map { .string($0) } ?? .null)])
+    }
+}
+
+/// The price history (`epf_price_history`): one item's prices over time, and the feed of price changes.
+extension ChangeQueries {
+    private static let priceColumns = "id, kind, storefront_id, change, old_price, new_price, currency, export_date, seq"
+
+    private func priceChange(_ statement: SQLiteStatement, countries: [Int64: StorefrontRow]) -> PriceChange {
+        let storefront = statement.int64(at: 2) ?? 0
+        return PriceChange(id: statement.int64(at: 0) ?? 0, kind: statement.text(at: 1) ?? "",
+                           storefrontId: storefront, country: countries[storefront]?.country
+                               ?? AppleStorefronts.all.first { Int64($0.id) == storefront }?.linkCode,
+                           change: statement.text(at: 3) ?? "", oldPrice: statement.text(at: 4),
+                           newPrice: statement.text(at: 5), currency: statement.text(at: 6),
+                           exportDate: statement.int64(at: 7) ?? 0, sequence: statement.int64(at: 8) ?? 0)
+    }
+
+    /// The storefront of `country` (alpha-2 or alpha-3, any case) for a filter: from the data's storefront
+    /// table, else Apple's list. Throws `QueryError.badArgument` naming `country` when neither knows it.
+    private func storefront(ofCountry country: String) throws -> Int64 {
+        if let code = try normalizedCountry(country), let id = try storefrontID(country: code) { return id }
+        if let id = AppleStorefronts.id(forCountryCode: country) { return Int64(id) }
+        throw QueryError.badArgument(name: "country", message: "no storefront for '\(country.prefix(40))'")
+    }
+
+    /// The recorded price changes of one item, oldest first (by export date, then as recorded), optionally in one
+    /// storefront (`country`) and from exports dated `since` (`YYYY-MM-DD`) on. `kind` (`app`, `collection`,
+    /// `song`, `video`) limits them to one kind of item. Empty when nothing was recorded (or history is off).
+    public func priceHistory(id: Int64, kind: String? = nil, country: String? = nil, since: String? = nil) throws
+        -> [PriceChange] {
+        let sinceMilliseconds = try since.map { try Self.changesSince($0, kind: nil) } ?? 0
+        return try reading {
+            guard tables.contains(PriceHistory.table) else { return [] }
+            var sql = "SELECT \(Self.priceColumns) FROM epf_price_history WHERE id = ?1 AND export_date >= ?2"
+            var bindings: [SQLValue] = [.integer(id), .integer(sinceMilliseconds)]
+            if let kind {
+                bindings.append(.text(kind))
+                sql += " AND kind = ?\(bindings.count)"
+            }
+            if let country {
+                bindings.append(.integer(try storefront(ofCountry: country)))
+                sql += " AND storefront_id = ?\(bindings.count)"
+            }
+            let countries = try smallTables().storefronts
+            var changes: [PriceChange] = []
+            try forEachRow(sql + " ORDER BY export_date, seq", bindings) { row in
+                changes.append(priceChange(row.statement, countries: countries))
+                return true
+            }
+            return changes
+        }
+    }
+
+    /// The price changes of exports dated `since` or later, in order (by export date, then as recorded), at most
+    /// `limit` after `cursor` (a page's `nextCursor`, as for `page`): optionally of one storefront (`country`) and
+    /// only drops (`drops`: a price that went down). Throws `QueryError.badArgument` for a bad value.
+    public func pricePage(since: String, country: String?, drops: Bool, limit: Int, cursor: String?) throws
+        -> PriceChangePage {
+        let sinceMilliseconds = try Self.changesSince(since, kind: nil)
+        guard (1...Self.maximumChangesPage).contains(limit) else {
+            throw QueryError.badArgument(name: "limit",
+                                         message: "must be a whole number from 1 to \(Self.maximumChangesPage)")
+        }
+        var after: (date: Int64, sequence: Int64) = (sinceMilliseconds, 0)
+        if let cursor {
+            guard let position = ChangeCursor.decode(cursor) else {
+                throw QueryError.badArgument(name: "cursor", message: "'\(cursor.prefix(40))' is not a cursor "
+                                             + "this server gave (pass a page's nextCursor unchanged)")
+            }
+            if (position.date, position.sequence) > after { after = position }
+        }
+        return try reading {
+            guard tables.contains(PriceHistory.table) else { return PriceChangePage(changes: [], nextCursor: nil) }
+            var filters = ""
+            var bindings: [SQLValue] = [.integer(after.date), .integer(after.sequence), .integer(Int64(limit + 1))]
+            if let country {
+                bindings.append(.integer(try storefront(ofCountry: country)))
+                filters += "storefront_id = ?\(bindings.count) AND "
+            }
+            if drops {
+                filters += "change = 'changed' AND CAST(new_price AS REAL) < CAST(old_price AS REAL) AND "
+            }
+            // As in `page`: the rest of the cursor's export, then the later exports (two index ranges).
+            let select = "SELECT \(Self.priceColumns) FROM epf_price_history WHERE \(filters)"
+            let sql = """
+                SELECT * FROM (\(select)export_date = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3)
+                UNION ALL
+                SELECT * FROM (\(select)export_date > ?1 ORDER BY export_date, seq LIMIT ?3)
+                ORDER BY export_date, seq LIMIT ?3
+                """
+            let countries = try smallTables().storefronts
+            var rows: [PriceChange] = []
+            try forEachRow(sql, bindings) { row in
+                rows.append(priceChange(row.statement, countries: countries))
+                return true
+            }
+            guard rows.count > limit else { return PriceChangePage(changes: rows, nextCursor: nil) }
+            rows.removeLast()
+            let last = rows[rows.count - 1]
+            return PriceChangePage(changes: rows, nextCursor: ChangeCursor.encode(date: last.exportDate,
+                                                                                  sequence: last.sequence))
+        }
+    }
+}
