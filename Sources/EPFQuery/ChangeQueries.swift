@@ -74,12 +74,30 @@ extension ChangeQueries {
     /// following the cursors lists every change once. A database without changes gives an empty page.
     /// Throws `QueryError.badArgument` naming `since`, `kind`, `limit` or `cursor` for a bad value.
     public func page(since: String, kind: String?, limit: Int, cursor: String?) throws -> ChangePage {
-        let sinceMilliseconds = try Self.changesSince(since, kind: kind)
-        guard (1...Self.maximumChangesPage).contains(limit) else {
-            throw QueryError.badArgument(name: "limit",
-                                         message: "must be a whole number from 1 to \(Self.maximumChangesPage)")
+        let after = try Self.pagePosition(since: try Self.changesSince(since, kind: kind), limit: limit, cursor: cursor)
+        return try reading {
+            guard tables.contains(ChangeLog.table) else { return ChangePage(changes: [], nextCursor: nil) }
+            var bindings: [SQLValue] = []
+            if let kind { bindings.append(.text(kind)) }
+            let (rows, next) = try pagedRows(table: ChangeLog.table, columns: "id, kind, change, export_date, seq",
+                                             filters: kind == nil ? "" : "kind = ?4 AND ", bindings: bindings,
+                                             after: after, limit: limit) { statement in
+                ChangeRecord(id: statement.int64(at: 0) ?? 0, kind: statement.text(at: 1) ?? "",
+                             change: statement.text(at: 2) ?? "", exportDate: statement.int64(at: 3) ?? 0,
+                             sequence: statement.int64(at: 4) ?? 0)
+            } position: { ($0.exportDate, $0.sequence) }
+            return ChangePage(changes: rows, nextCursor: next)
         }
-        var after: (date: Int64, sequence: Int64) = (sinceMilliseconds, 0)
+    }
+
+    /// Where a page starts: after `cursor` (a page's `nextCursor`), or at midnight of `since` (milliseconds).
+    /// Throws `QueryError.badArgument` naming `limit` or `cursor`.
+    static func pagePosition(since: Int64, limit: Int, cursor: String?) throws -> (date: Int64, sequence: Int64) {
+        guard (1...maximumChangesPage).contains(limit) else {
+            throw QueryError.badArgument(name: "limit",
+                                         message: "must be a whole number from 1 to \(maximumChangesPage)")
+        }
+        var after: (date: Int64, sequence: Int64) = (since, 0)
         if let cursor {
             guard let position = ChangeCursor.decode(cursor) else {
                 throw QueryError.badArgument(name: "cursor", message: "'\(cursor.prefix(40))' is not a cursor "
@@ -87,34 +105,34 @@ extension ChangeQueries {
             }
             if (position.date, position.sequence) > after { after = position }
         }
-        return try reading {
-            guard tables.contains(ChangeLog.table) else { return ChangePage(changes: [], nextCursor: nil) }
-            // The rest of the cursor's export, then the later exports: two index ranges (one row-value range
-            // `(export_date, seq) > (?1, ?2)` would use the index for export_date only and skip rows one by one).
-            let kindFilter = kind == nil ? "" : "kind = ?4 AND "
-            let columns = "SELECT id, kind, change, export_date, seq FROM epf_changes WHERE \(kindFilter)"
-            let sql = """
-                SELECT * FROM (\(columns)export_date = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3)
-                UNION ALL
-                SELECT * FROM (\(columns)export_date > ?1 ORDER BY export_date, seq LIMIT ?3)
-                ORDER BY export_date, seq LIMIT ?3
-                """
-            var bindings: [SQLValue] = [.integer(after.date), .integer(after.sequence), .integer(Int64(limit + 1))]
-            if let kind { bindings.append(.text(kind)) }
-            var rows: [ChangeRecord] = []
-            try forEachRow(sql, bindings) { row in
-                let statement = row.statement
-                rows.append(ChangeRecord(id: statement.int64(at: 0) ?? 0, kind: statement.text(at: 1) ?? "",
-                                         change: statement.text(at: 2) ?? "", exportDate: statement.int64(at: 3) ?? 0,
-                                         sequence: statement.int64(at: 4) ?? 0))
-                return true
-            }
-            guard rows.count > limit else { return ChangePage(changes: rows, nextCursor: nil) }
-            rows.removeLast()
-            let last = rows[rows.count - 1]
-            return ChangePage(changes: rows, nextCursor: ChangeCursor.encode(date: last.exportDate,
-                                                                             sequence: last.sequence))
+        return after
+    }
+
+    /// One page of a changes table (`epf_changes`, `epf_price_history`: `export_date` and `seq` with an index on
+    /// both): the rows after `after` in (export date, seq) order that pass `filters` (SQL ending in `AND `, with
+    /// its parameters from `?4` in `bindings`), at most `limit`, and the cursor of the next page. Call inside
+    /// `reading`.
+    func pagedRows<Row>(table: String, columns: String, filters: String, bindings: [SQLValue],
+                        after: (date: Int64, sequence: Int64), limit: Int, read: (SQLiteStatement) -> Row,
+                        position: (Row) -> (Int64, Int64)) throws -> ([Row], String?) {
+        // The rest of the cursor's export, then the later exports: two index ranges (one row-value range
+        // `(export_date, seq) > (?1, ?2)` would use the index for export_date only and skip rows one by one).
+        let select = "SELECT \(columns) FROM \(table) WHERE \(filters)"
+        let sql = """
+            SELECT * FROM (\(select)export_date = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3)
+            UNION ALL
+            SELECT * FROM (\(select)export_date > ?1 ORDER BY export_date, seq LIMIT ?3)
+            ORDER BY export_date, seq LIMIT ?3
+            """
+        var rows: [Row] = []
+        try forEachRow(sql, [.integer(after.date), .integer(after.sequence), .integer(Int64(limit + 1))] + bindings) {
+            rows.append(read($0.statement))
+            return true
         }
+        guard rows.count > limit else { return (rows, nil) }
+        rows.removeLast()
+        let (date, sequence) = position(rows[rows.count - 1])
+        return (rows, ChangeCursor.encode(date: date, sequence: sequence))
     }
 
     /// Checks the filters of `changes` before any database is opened: returns midnight UTC of `since` in

@@ -127,49 +127,24 @@ extension ChangeQueries {
     /// only drops (`drops`: a price that went down). Throws `QueryError.badArgument` for a bad value.
     public func pricePage(since: String, country: String?, drops: Bool, limit: Int, cursor: String?) throws
         -> PriceChangePage {
-        let sinceMilliseconds = try Self.changesSince(since, kind: nil)
-        guard (1...Self.maximumChangesPage).contains(limit) else {
-            throw QueryError.badArgument(name: "limit",
-                                         message: "must be a whole number from 1 to \(Self.maximumChangesPage)")
-        }
-        var after: (date: Int64, sequence: Int64) = (sinceMilliseconds, 0)
-        if let cursor {
-            guard let position = ChangeCursor.decode(cursor) else {
-                throw QueryError.badArgument(name: "cursor", message: "'\(cursor.prefix(40))' is not a cursor "
-                                             + "this server gave (pass a page's nextCursor unchanged)")
-            }
-            if (position.date, position.sequence) > after { after = position }
-        }
+        let after = try Self.pagePosition(since: try Self.changesSince(since, kind: nil), limit: limit, cursor: cursor)
         return try reading {
             guard tables.contains(PriceHistory.table) else { return PriceChangePage(changes: [], nextCursor: nil) }
             var filters = ""
-            var bindings: [SQLValue] = [.integer(after.date), .integer(after.sequence), .integer(Int64(limit + 1))]
+            var bindings: [SQLValue] = []
             if let country {
                 bindings.append(.integer(try storefront(ofCountry: country)))
-                filters += "storefront_id = ?\(bindings.count) AND "
+                filters += "storefront_id = ?4 AND "
             }
             if drops {
                 filters += "change = 'changed' AND CAST(new_price AS REAL) < CAST(old_price AS REAL) AND "
             }
-            // As in `page`: the rest of the cursor's export, then the later exports (two index ranges).
-            let select = "SELECT \(Self.priceColumns) FROM epf_price_history WHERE \(filters)"
-            let sql = """
-                SELECT * FROM (\(select)export_date = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3)
-                UNION ALL
-                SELECT * FROM (\(select)export_date > ?1 ORDER BY export_date, seq LIMIT ?3)
-                ORDER BY export_date, seq LIMIT ?3
-                """
             let countries = try smallTables().storefronts
-            var rows: [PriceChange] = []
-            try forEachRow(sql, bindings) { row in
-                rows.append(priceChange(row.statement, countries: countries))
-                return true
-            }
-            guard rows.count > limit else { return PriceChangePage(changes: rows, nextCursor: nil) }
-            rows.removeLast()
-            let last = rows[rows.count - 1]
-            return PriceChangePage(changes: rows, nextCursor: ChangeCursor.encode(date: last.exportDate,
-                                                                                  sequence: last.sequence))
+            let (rows, next) = try pagedRows(table: PriceHistory.table, columns: Self.priceColumns, filters: filters,
+                                             bindings: bindings, after: after, limit: limit) {
+                priceChange($0, countries: countries)
+            } position: { ($0.exportDate, $0.sequence) }
+            return PriceChangePage(changes: rows, nextCursor: next)
         }
     }
 }

@@ -59,39 +59,72 @@ enum ChangesCommand: Command {
         }
         guard country == nil, !drops else { throw UsageError("--country and --drops go with --kind price") }
         _ = try QueryCLI.run { try ChangeQueries.changesSince(since, kind: kind) }
+        let fields = { (change: ChangeRecord) -> [String] in
+            [EPFValues.isoDate(milliseconds: change.exportDate), change.change, change.kind, String(change.id)]
+        }
+        let listing = ChangeListing<ChangeRecord>(
+            csvHeader: ["export_date", "change", "kind", "id"], tableHeader: ["EXPORT", "CHANGE", "KIND", "ID"],
+            rightAligned: [3], json: \.json, csvFields: fields, tableFields: fields)
+        try listing.write(json: json, csv: csv, path: path) { engine, cursor in
+            let page = try engine.changes.page(since: since, kind: kind, limit: ChangeQueries.maximumChangesPage,
+                                               cursor: cursor)
+            return (page.changes, page.nextCursor)
+        }
+        return .ok
+    }
+}
+
+/// Writes every page of a changes listing as JSON (one array, streamed), CSV or a table.
+struct ChangeListing<Item> {
+    let csvHeader: [String]
+    let tableHeader: [String]
+    let rightAligned: Set<Int>
+    let json: (Item) -> JSONValue
+    let csvFields: (Item) -> [String]
+    let tableFields: (Item) -> [String]
+
+    init(csvHeader: [String], tableHeader: [String], rightAligned: Set<Int>, json: @escaping (Item) -> JSONValue,
+         csvFields: @escaping (Item) -> [String], tableFields: @escaping (Item) -> [String]) {
+        self.csvHeader = csvHeader
+        self.tableHeader = tableHeader
+        self.rightAligned = rightAligned
+        self.json = json
+        self.csvFields = csvFields
+        self.tableFields = tableFields
+    }
+
+    /// Follows the cursors of `page` (given the engine and the cursor, nil first) to the last page.
+    func write(json asJSON: Bool, csv: Bool, path: String,
+               page: (QueryEngine, String?) throws -> ([Item], String?)) throws {
         var rows: [[String]] = []
         var first = true
-        if json { Output.shared.write("[") }
-        if csv { Output.shared.write("export_date,change,kind,id\r\n") }
+        if asJSON { Output.shared.write("[") }
+        if csv { Output.shared.write(csvHeader.joined(separator: ",") + "\r\n") }
         try QueryCLI.run {
             let engine = try QueryEngine(databasePath: path)
             var cursor: String?
             repeat {
-                let page = try engine.changes.page(since: since, kind: kind, limit: ChangeQueries.maximumChangesPage,
-                                              cursor: cursor)
-                for change in page.changes {
-                    let fields = [EPFValues.isoDate(milliseconds: change.exportDate), change.change, change.kind,
-                                  String(change.id)]
-                    if json {
-                        var bytes = change.json.serialized()
+                let (items, next) = try page(engine, cursor)
+                for item in items {
+                    if asJSON {
+                        var bytes = json(item).serialized()
                         bytes.insert(contentsOf: Array((first ? "\n" : ",\n").utf8), at: 0)
                         Output.shared.write(String(decoding: bytes, as: UTF8.self))
                     } else if csv {
-                        Output.shared.write(fields.map(SQLCommand.csvField).joined(separator: ",") + "\r\n")
+                        Output.shared.write(csvFields(item).map(SQLCommand.csvField).joined(separator: ",") + "\r\n")
                     } else {
-                        rows.append(fields)
+                        rows.append(tableFields(item))
                     }
                     first = false
                 }
-                cursor = page.nextCursor
+                cursor = next
             } while cursor != nil
         }
-        if json {
+        if asJSON {
             Output.shared.write(first ? "]\n" : "\n]\n")
         } else if !csv {
-            printTable(header: ["EXPORT", "CHANGE", "KIND", "ID"], rows: rows, rightAligned: [3], boldHeader: true)
+            printTable(header: tableHeader, rows: rows, rightAligned: rightAligned, boldHeader: true)
         }
-        return .ok
     }
 }
 
@@ -100,43 +133,23 @@ enum PriceChangesListing {
     static func run(since: String, country: String?, drops: Bool, json: Bool, csv: Bool, path: String) throws
         -> ExitCode {
         _ = try QueryCLI.run { try ChangeQueries.changesSince(since, kind: nil) }
-        var rows: [[String]] = []
-        var first = true
-        if json { Output.shared.write("[") }
-        if csv { Output.shared.write("export_date,change,kind,id,storefront_id,country,currency,old_price,new_price\r\n") }
-        try QueryCLI.run {
-            let engine = try QueryEngine(databasePath: path)
-            var cursor: String?
-            repeat {
-                let page = try engine.changes.pricePage(since: since, country: country, drops: drops,
-                                                        limit: ChangeQueries.maximumChangesPage, cursor: cursor)
-                for change in page.changes {
-                    let date = EPFValues.isoDate(milliseconds: change.exportDate)
-                    if json {
-                        var bytes = change.json.serialized()
-                        bytes.insert(contentsOf: Array((first ? "\n" : ",\n").utf8), at: 0)
-                        Output.shared.write(String(decoding: bytes, as: UTF8.self))
-                    } else if csv {
-                        let fields = [date, change.change, change.kind, String(change.id), String(change.storefrontId),
-                                      change.country ?? "", change.currency ?? "",
-                                      change.formatted(change.oldPrice)?.number ?? "",
-                                      change.formatted(change.newPrice)?.number ?? ""]
-                        Output.shared.write(fields.map(SQLCommand.csvField).joined(separator: ",") + "\r\n")
-                    } else {
-                        rows.append([date, change.change, change.kind, String(change.id), change.country ?? "?",
-                                     change.formatted(change.oldPrice)?.text ?? "-",
-                                     change.formatted(change.newPrice)?.text ?? "-"])
-                    }
-                    first = false
-                }
-                cursor = page.nextCursor
-            } while cursor != nil
+        let listing = ChangeListing<PriceChange>(
+            csvHeader: ["export_date", "change", "kind", "id", "storefront_id", "country", "currency", "old_price",
+                        "new_price"],
+            tableHeader: ["EXPORT", "CHANGE", "KIND", "ID", "CC", "OLD", "NEW"], rightAligned: [3, 5, 6],
+            json: \.json) { change in
+            [EPFValues.isoDate(milliseconds: change.exportDate), change.change, change.kind, String(change.id),
+             String(change.storefrontId), change.country ?? "", change.currency ?? "",
+             change.formatted(change.oldPrice)?.number ?? "", change.formatted(change.newPrice)?.number ?? ""]
+        } tableFields: { change in
+            [EPFValues.isoDate(milliseconds: change.exportDate), change.change, change.kind, String(change.id),
+             change.country ?? "?", change.formatted(change.oldPrice)?.text ?? "-",
+             change.formatted(change.newPrice)?.text ?? "-"]
         }
-        if json {
-            Output.shared.write(first ? "]\n" : "\n]\n")
-        } else if !csv {
-            printTable(header: ["EXPORT", "CHANGE", "KIND", "ID", "CC", "OLD", "NEW"], rows: rows,
-                       rightAligned: [3, 5, 6], boldHeader: true)
+        try listing.write(json: json, csv: csv, path: path) { engine, cursor in
+            let page = try engine.changes.pricePage(since: since, country: country, drops: drops,
+                                                    limit: ChangeQueries.maximumChangesPage, cursor: cursor)
+            return (page.changes, page.nextCursor)
         }
         return .ok
     }

@@ -270,7 +270,9 @@ enum ImportRunner {
             say(String(format: "phases: reading %.1f s, inserting %.1f s, indexes %.1f s, committing %.1f s, "
                        + "search index %.1f s, lookup documents %.1f s, checkpoint %.1f s, other %.1f s",
                        phases.reading, phases.inserting, phases.indexes, phases.committing, phases.searchIndex,
-                       phases.lookupDocuments, phases.checkpoint, phases.other))
+                       phases.lookupDocuments, phases.checkpoint, phases.other)
+                + (phases.priceHistory > 0 ? String(format: " (price history %.1f s of committing)",
+                                                    phases.priceHistory) : ""))
         }
         let applied = report.outcomes.filter { $0.status == .applied }.count
         let failed = report.outcomes.filter { $0.status == .failed }.count + report.fileErrors.count
