@@ -38,6 +38,7 @@ import bench_fetch
 import bench_itunes
 import bench_postgres
 import bench_changes
+import bench_history
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -60,7 +61,7 @@ PROFILES = {
                   lookups=10_000),
 }
 SECTIONS = ["parse", "validate", "tbz", "bzip2", "import", "incremental", "lookup", "http", "fetch", "changes",
-            "scale", "postgres"]
+            "scale", "postgres", "history"]
 # Rows per second of the Python reference importer, from the performance issue.
 PYTHON_REFERENCE = {"application_price": 54_000, "application_detail": 9_500}
 SEED = 42
@@ -1140,7 +1141,7 @@ def main():
     profile_name = "quick" if args.quick else "full"
     profile = PROFILES[profile_name]
     reps = args.reps or profile["reps"]
-    sections = args.only.split(",") if args.only else [s for s in SECTIONS if s not in ("scale", "postgres")]
+    sections = args.only.split(",") if args.only else [s for s in SECTIONS if s not in ("scale", "postgres", "history")]
     for section in sections:
         if section not in SECTIONS:
             parser.error(f"unknown section '{section}'; choose from {', '.join(SECTIONS)}")
@@ -1188,6 +1189,8 @@ def main():
         guarded("scale", bench_scale.bench_scale, sys.modules[__name__], epf, args.quick, args.fractions)
     if "changes" in sections:
         guarded("changes", bench_changes.bench_changes, sys.modules[__name__], epf, profile_name, reps)
+    if "history" in sections:
+        guarded("history", bench_history.bench_history, sys.modules[__name__], epf, profile_name, reps)
     if "fetch" in sections:
         guarded("fetch", bench_fetch.bench_fetch, epf, profile_name, sys.modules[__name__])
     if "postgres" in sections:

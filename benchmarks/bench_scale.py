@@ -64,7 +64,10 @@ def parse_fractions(text):
 def generator_version(h):
     """A hash of the generator's sources: a new generator never reuses inputs made by an older one."""
     digest = hashlib.sha1()
-    for path in sorted(glob.glob(os.path.join(h.ROOT, "Sources", "EPFGenerator", "*.swift"))):
+    # Apple's storefront list, which the generator writes its feeds from, lives in EPFFormat.
+    sources = glob.glob(os.path.join(h.ROOT, "Sources", "EPFGenerator", "*.swift")) + \
+        [os.path.join(h.ROOT, "Sources", "EPFFormat", "AppleStorefronts.swift")]
+    for path in sorted(sources):
         with open(path, "rb") as f:
             digest.update(f.read())
     return digest.hexdigest()[:10]
