@@ -350,7 +350,8 @@ def cached(key, make):
     fresh_dir(directory)
     log(f"preparing input {key}")
     meta = make(directory)
-    stored = {name: os.path.relpath(value, directory)
+    # "./" keeps a path directly under the directory ("full") recognisable as a path when it is read back.
+    stored = {name: os.path.join(os.curdir, os.path.relpath(value, directory))
               if isinstance(value, str) and value.startswith(directory + os.sep) else value
               for name, value in meta.items()}
     with open(meta_path, "w") as f:
@@ -361,8 +362,11 @@ def cached(key, make):
 def rooted(value, directory, key):
     """A path of a cached input's meta.json as it is now: relative ones under `directory`; an absolute one that no
     longer exists but lies in a directory named `key` (written by an older harness elsewhere) moved under it."""
-    if not isinstance(value, str) or "/" not in value:
+    if not isinstance(value, str):
         return value
+    if "/" not in value:
+        # Caches written before "./" was added stored an entry directly under the directory as a bare name.
+        return os.path.join(directory, value) if value and os.path.exists(os.path.join(directory, value)) else value
     if not os.path.isabs(value):
         return os.path.join(directory, value)
     marker = os.sep + key + os.sep
