@@ -346,7 +346,10 @@ def cached(key, make):
     meta_path = os.path.join(directory, "meta.json")
     if os.path.exists(meta_path):
         with open(meta_path) as f:
-            return {name: rooted(value, directory, key) for name, value in json.load(f).items()}
+            stored = json.load(f)
+        # Written before paths got their "./": a bare name may be an entry directly under the directory.
+        bare = not any(isinstance(value, str) and value.startswith("./") for value in stored.values())
+        return {name: rooted(value, directory, key, bare) for name, value in stored.items()}
     fresh_dir(directory)
     log(f"preparing input {key}")
     meta = make(directory)
@@ -359,16 +362,17 @@ def cached(key, make):
     return meta
 
 
-def rooted(value, directory, key):
+def rooted(value, directory, key, bare=False):
     """A path of a cached input's meta.json as it is now: relative ones under `directory`; an absolute one that no
-    longer exists but lies in a directory named `key` (written by an older harness elsewhere) moved under it."""
+    longer exists but lies in a directory named `key` (written by an older harness elsewhere) moved under it; with
+    `bare` (a cache written before "./"), a name without '/' that is an entry of the directory."""
     if not isinstance(value, str):
         return value
     if "/" not in value:
-        # Caches written before "./" was added stored an entry directly under the directory as a bare name.
-        return os.path.join(directory, value) if value and os.path.exists(os.path.join(directory, value)) else value
+        return os.path.join(directory, value) if bare and value and os.path.exists(os.path.join(directory, value)) \
+            else value
     if not os.path.isabs(value):
-        return os.path.join(directory, value)
+        return os.path.normpath(os.path.join(directory, value))
     marker = os.sep + key + os.sep
     if not os.path.exists(value) and marker in value:
         return os.path.join(directory, value.split(marker, 1)[1])
