@@ -1144,6 +1144,9 @@ def main():
     parser.add_argument("--reps", type=int, help="repetitions of each timed import (default: quick 1, full 2)")
     parser.add_argument("--fractions", help="scale: fractions of Apple's weekly export (default 1/16,1/8; "
                         "--quick 1/256,1/128); the scale section runs only when --only names it")
+    parser.add_argument("--variants", help="scale: named sets of extra epf sync options measured in turn, the first "
+                        "the baseline, e.g. \"all=,5 storefronts=--storefronts us,gb,jp,de,fr\" (a comma starts the "
+                        "next variant only before NAME=; ';' also separates)")
     args = parser.parse_args()
     profile_name = "quick" if args.quick else "full"
     profile = PROFILES[profile_name]
@@ -1193,7 +1196,8 @@ def main():
     if "http" in sections:
         guarded("http", bench_http, epf, profile, state)
     if "scale" in sections:
-        guarded("scale", bench_scale.bench_scale, sys.modules[__name__], epf, args.quick, args.fractions)
+        guarded("scale", bench_scale.bench_scale, sys.modules[__name__], epf, args.quick, args.fractions,
+                args.variants)
     if "changes" in sections:
         guarded("changes", bench_changes.bench_changes, sys.modules[__name__], epf, profile_name, reps)
     if "fetch" in sections:
