@@ -13,6 +13,10 @@ Then each phase's growth between the two fractions is checked against linear, an
 projected (a straight line through the two measurements, evaluated at F = 1) against the targets: full under
 20 minutes, daily under 3 minutes, peak RSS under 300 MB, disk high-water at most 2x the final database.
 
+With --variants "NAME=ARGS,...", each fraction's full and daily syncs run once per variant, ARGS added to every
+`epf sync` of it, each on a fresh database; each variant gets these rows and projections, and every variant after
+the first is compared to the first (time, final database size, projected real-scale full and daily).
+
 Called from bench.py with the bench module itself (`h`) for its helpers and its table of rows.
 """
 
