@@ -279,6 +279,8 @@ def measure_fraction(h, epf, fraction, inputs, variant=("", [])):
     h.log(f"scale {label(fraction)}{tag(name)}: epf sync {' '.join(variant_args)}{' ' if variant_args else ''}of "
           f"{inputs['apps']:,} apps, {inputs['rows'].get('application_price', 0):,} price rows "
           f"({inputs['tbz'] / 1e6:.0f} MB of .tbz)")
+    # The machine is shared: the load average before each full sync tells which pairs of runs are comparable.
+    load = os.getloadavg()[0]
     seconds, report, rss_kb, cpu, peak_disk, main_cpu, anon_kb = timed_sync(h, epf, inputs["full"], database, work,
                                                                             variant_args)
     final_db = database_bytes(database)
@@ -292,7 +294,7 @@ def measure_fraction(h, epf, fraction, inputs, variant=("", [])):
     full = dict(seconds=seconds, serve=serve_seconds, total=seconds + serve_seconds, rss_kb=rss_kb, anon_kb=anon_kb,
                 cpu=cpu,
                 main_cpu=main_cpu, idle=idle, both=both, disk=peak_disk, db=final_db, phases=report.get("phases", {}),
-                cpu_phases=cpu_phases(report), ok=report_ok(report), left_out=left_out(report))
+                cpu_phases=cpu_phases(report), ok=report_ok(report), left_out=left_out(report), load=load)
 
     # The daily: the same mirror (linked, so the ledger sees the same files) plus its incremental/ directory.
     mirror = h.fresh_dir(os.path.join(work, "mirror"))
@@ -392,7 +394,8 @@ def fraction_rows(h, fraction, inputs, result, name):
     dropped = sum(full["left_out"].values())
     h.add(h.Row(f"scale {at}: epf sync full .tbz mirror until serve answers ({size})",
                 h.fmt_s(full["total"]), "", "", "", "info" if full["ok"] else "FAIL",
-                f"sync {full['seconds']:.1f}s + serve {full['serve'] * 1000:.0f} ms; CPU {full['cpu']:.1f}s = "
+                f"load {full['load']:.1f} at start; sync {full['seconds']:.1f}s + serve {full['serve'] * 1000:.0f} ms; "
+                f"CPU {full['cpu']:.1f}s = "
                 f"{full['cpu'] / full['seconds']:.2f} cores, main thread {full['main_cpu']:.1f}s, so "
                 f"{full['idle']:.1f}s on an idle 2-core machine ({full['both']:.1f}s with bzip2 on both cores); "
                 f"wall: {phase_text(full['phases'])}; CPU: "
