@@ -347,11 +347,15 @@ def cached(key, make):
     meta_path = os.path.join(directory, "meta.json")
     if os.path.exists(meta_path):
         with open(meta_path) as f:
-            return {name: rooted(value, directory, key) for name, value in json.load(f).items()}
+            stored = json.load(f)
+        # Written before paths got their "./": a bare name may be an entry directly under the directory.
+        bare = not any(isinstance(value, str) and value.startswith("./") for value in stored.values())
+        return {name: rooted(value, directory, key, bare) for name, value in stored.items()}
     fresh_dir(directory)
     log(f"preparing input {key}")
     meta = make(directory)
-    stored = {name: os.path.relpath(value, directory)
+    # "./" keeps a path directly under the directory ("full") recognisable as a path when it is read back.
+    stored = {name: os.path.join(os.curdir, os.path.relpath(value, directory))
               if isinstance(value, str) and value.startswith(directory + os.sep) else value
               for name, value in meta.items()}
     with open(meta_path, "w") as f:
@@ -359,13 +363,17 @@ def cached(key, make):
     return meta
 
 
-def rooted(value, directory, key):
+def rooted(value, directory, key, bare=False):
     """A path of a cached input's meta.json as it is now: relative ones under `directory`; an absolute one that no
-    longer exists but lies in a directory named `key` (written by an older harness elsewhere) moved under it."""
-    if not isinstance(value, str) or "/" not in value:
+    longer exists but lies in a directory named `key` (written by an older harness elsewhere) moved under it; with
+    `bare` (a cache written before "./"), a name without '/' that is an entry of the directory."""
+    if not isinstance(value, str):
         return value
+    if "/" not in value:
+        return os.path.join(directory, value) if bare and value and os.path.exists(os.path.join(directory, value)) \
+            else value
     if not os.path.isabs(value):
-        return os.path.join(directory, value)
+        return os.path.normpath(os.path.join(directory, value))
     marker = os.sep + key + os.sep
     if not os.path.exists(value) and marker in value:
         return os.path.join(directory, value.split(marker, 1)[1])
@@ -1137,6 +1145,9 @@ def main():
     parser.add_argument("--reps", type=int, help="repetitions of each timed import (default: quick 1, full 2)")
     parser.add_argument("--fractions", help="scale: fractions of Apple's weekly export (default 1/16,1/8; "
                         "--quick 1/256,1/128); the scale section runs only when --only names it")
+    parser.add_argument("--variants", help="scale: named sets of extra epf sync options measured in turn, the first "
+                        "the baseline, e.g. \"all=,5 storefronts=--storefronts us,gb,jp,de,fr\" (a comma starts the "
+                        "next variant only before NAME=; ';' also separates)")
     args = parser.parse_args()
     profile_name = "quick" if args.quick else "full"
     profile = PROFILES[profile_name]
@@ -1186,7 +1197,8 @@ def main():
     if "http" in sections:
         guarded("http", bench_http, epf, profile, state)
     if "scale" in sections:
-        guarded("scale", bench_scale.bench_scale, sys.modules[__name__], epf, args.quick, args.fractions)
+        guarded("scale", bench_scale.bench_scale, sys.modules[__name__], epf, args.quick, args.fractions,
+                args.variants)
     if "changes" in sections:
         guarded("changes", bench_changes.bench_changes, sys.modules[__name__], epf, profile_name, reps)
     if "history" in sections:

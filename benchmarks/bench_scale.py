@@ -13,6 +13,10 @@ Then each phase's growth between the two fractions is checked against linear, an
 projected (a straight line through the two measurements, evaluated at F = 1) against the targets: full under
 20 minutes, daily under 3 minutes, peak RSS under 300 MB, disk high-water at most 2x the final database.
 
+With --variants "NAME=ARGS,...", each fraction's full and daily syncs run once per variant, ARGS added to every
+`epf sync` of it, each on a fresh database; each variant gets these rows and projections, and every variant after
+the first is compared to the first (time, final database size, projected real-scale full and daily).
+
 Called from bench.py with the bench module itself (`h`) for its helpers and its table of rows.
 """
 
@@ -23,6 +27,8 @@ import hashlib
 import json
 import math
 import os
+import re
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -195,8 +201,8 @@ class Watcher:
         self.thread.join()
 
 
-def timed_sync(h, epf, root, database, work):
-    """Runs `epf sync ROOT --json`; returns (seconds, report, peak RSS kB, CPU seconds, disk high-water, CPU
+def timed_sync(h, epf, root, database, work, variant_args=()):
+    """Runs `epf sync ROOT --json` plus the variant's arguments; returns (seconds, report, peak RSS kB, CPU seconds, disk high-water, CPU
     seconds of the main thread, peak RssAnon kB)."""
     tmp = os.path.join(work, "tmp")
     os.makedirs(tmp, exist_ok=True)
@@ -206,7 +212,8 @@ def timed_sync(h, epf, root, database, work):
         started = time.monotonic()
         # EPF_SCALE_SYNC_ARGS adds options to every sync, e.g. "--no-read-ahead" to measure without read-ahead.
         extra = os.environ.get("EPF_SCALE_SYNC_ARGS", "").split()
-        process = subprocess.Popen([epf.path, "sync", root, "--db", database, "--json", "--quiet", *extra],
+        process = subprocess.Popen([epf.path, "sync", root, "--db", database, "--json", "--quiet", *variant_args,
+                                    *extra],
                                    stdout=out, stderr=err, env=env)
         watcher = Watcher(process.pid, work)
         _, status, usage = os.wait4(process.pid, 0)
@@ -267,12 +274,18 @@ def middle_app(database):
         connection.close()
 
 
-def measure_fraction(h, epf, fraction, inputs):
+def measure_fraction(h, epf, fraction, inputs, variant=("", [])):
+    """The full sync and then the daily of one fraction into a fresh database of its own, deleted at the end."""
+    name, variant_args = variant
     work = h.fresh_dir(os.path.join(h.WORK, f"scale-{fraction.numerator}_{fraction.denominator}"))
     database = os.path.join(work, "epf.sqlite")
-    h.log(f"scale {label(fraction)}: epf sync of {inputs['apps']:,} apps, "
-          f"{inputs['rows'].get('application_price', 0):,} price rows ({inputs['tbz'] / 1e6:.0f} MB of .tbz)")
-    seconds, report, rss_kb, cpu, peak_disk, main_cpu, anon_kb = timed_sync(h, epf, inputs["full"], database, work)
+    h.log(f"scale {label(fraction)}{tag(name)}: epf sync {' '.join(variant_args)}{' ' if variant_args else ''}of "
+          f"{inputs['apps']:,} apps, {inputs['rows'].get('application_price', 0):,} price rows "
+          f"({inputs['tbz'] / 1e6:.0f} MB of .tbz)")
+    # The machine is shared: the load average before each full sync tells which pairs of runs are comparable.
+    load = os.getloadavg()[0]
+    seconds, report, rss_kb, cpu, peak_disk, main_cpu, anon_kb = timed_sync(h, epf, inputs["full"], database, work,
+                                                                            variant_args)
     final_db = database_bytes(database)
     app_id = middle_app(database)
     serve_seconds = time_to_serve(h, epf, database, app_id, work)
@@ -284,7 +297,7 @@ def measure_fraction(h, epf, fraction, inputs):
     full = dict(seconds=seconds, serve=serve_seconds, total=seconds + serve_seconds, rss_kb=rss_kb, anon_kb=anon_kb,
                 cpu=cpu,
                 main_cpu=main_cpu, idle=idle, both=both, disk=peak_disk, db=final_db, phases=report.get("phases", {}),
-                cpu_phases=cpu_phases(report), ok=report_ok(report))
+                cpu_phases=cpu_phases(report), ok=report_ok(report), left_out=left_out(report), load=load)
 
     # The daily: the same mirror (linked, so the ledger sees the same files) plus its incremental/ directory.
     mirror = h.fresh_dir(os.path.join(work, "mirror"))
@@ -293,11 +306,13 @@ def measure_fraction(h, epf, fraction, inputs):
     os.symlink(os.path.join(inputs["daily"], "incremental"), os.path.join(mirror, "incremental"))
     daily_work = os.path.join(work, "daily")
     os.makedirs(daily_work)
-    h.log(f"scale {label(fraction)}: daily incremental ({sum(inputs['daily_rows'].values()):,} rows)")
-    d_seconds, d_report, d_rss, d_cpu, _, d_main, d_anon = timed_sync(h, epf, mirror, database, daily_work)
+    h.log(f"scale {label(fraction)}{tag(name)}: daily incremental ({sum(inputs['daily_rows'].values()):,} rows)")
+    d_seconds, d_report, d_rss, d_cpu, _, d_main, d_anon = timed_sync(h, epf, mirror, database, daily_work,
+                                                                      variant_args)
     applied = [o for o in d_report.get("outcomes", []) if o.get("status") == "applied"]
     daily = dict(seconds=d_seconds, rss_kb=d_rss, anon_kb=d_anon, cpu=d_cpu, main_cpu=d_main,
-                 idle=max(d_main, d_cpu - d_main), phases=d_report.get("phases", {}),
+                 idle=max(d_main, d_cpu - d_main), phases=d_report.get("phases", {}), db=database_bytes(database),
+                 left_out=left_out(d_report),
                  ok=report_ok(d_report) and bool(applied) and all(o.get("mode") == "INCREMENTAL" for o in applied))
     shutil.rmtree(work, ignore_errors=True)
     return dict(full=full, daily=daily)
@@ -308,6 +323,15 @@ def cpu_phases(report):
     if phases:
         phases["other"] = max(0.0, phases.get("total", 0) - sum(v for k, v in phases.items() if k != "total"))
     return phases
+
+
+def left_out(report):
+    """Records the variant's --storefronts / --languages left out while parsing, per table (`leftOut`)."""
+    counts = {}
+    for outcome in report.get("outcomes", []):
+        if outcome.get("leftOut"):
+            counts[outcome.get("table", "?")] = counts.get(outcome.get("table", "?"), 0) + outcome["leftOut"]
+    return counts
 
 
 def report_ok(report):
@@ -331,60 +355,80 @@ def projection(points, key):
     return linear, exponent, t2 / f2
 
 
-def bench_scale(h, epf, quick, fraction_text):
-    if not epf.has("generate") or not epf.has("sync") or not epf.has("serve"):
-        h.unavailable("scale: weekly export .tbz to served", epf.missing("generate/sync/serve"))
-        return
-    fractions_list = parse_fractions(fraction_text or ("1/256,1/128" if quick else "1/16,1/8"))
-    if len(fractions_list) < 2:
-        raise ValueError("the scale section needs at least two fractions to check linearity")
-    h.log(f"scale: fractions {', '.join(map(label, fractions_list))}; generator {generator_version(h)}")
-    need_inputs = sum(INPUT_BYTES_PER_F * float(f) for f in fractions_list
-                      if not glob.glob(os.path.join(h.INPUTS, f"*scale-g{generator_version(h)}-"
-                                                                f"f{f.numerator}_{f.denominator}-*", "meta.json")))
-    need_work = WORK_BYTES_PER_F * float(max(fractions_list))
-    free = shutil.disk_usage(h.OUT).free
-    h.log(f"scale: needs about {need_inputs / 1e9:.1f} GB for new cached inputs and {need_work / 1e9:.1f} GB "
-          f"of work space (freed after each fraction); {free / 1e9:.1f} GB free under {h.OUT}")
-    if need_inputs + need_work > free:
-        raise RuntimeError(f"not enough disk: needs {(need_inputs + need_work) / 1e9:.1f} GB, "
-                           f"{free / 1e9:.1f} GB free; use smaller --fractions or free space")
+def parse_variants(text):
+    """`--variants "NAME=ARGS,NAME=ARGS"`: named sets of extra `epf sync` arguments, measured in turn on the same
+    inputs; the first is the baseline the others are compared to. A comma starts the next variant only when
+    `NAME=` follows it (a name holds no ',', ';' or '='), so ARGS may hold commas:
+    "all=,5 storefronts=--storefronts us,gb,jp,de,fr". ';' also separates. ARGS are split as a shell would.
+    None or empty: one unnamed variant without extra arguments (the section's rows as before)."""
+    if not text or not text.strip():
+        return [("", [])]
+    variants = []
+    for item in re.split(r";|,(?=[^,;=]*=)", text):
+        if not item.strip():
+            continue
+        name, separator, args = item.partition("=")
+        name = name.strip()
+        if not separator or not name:
+            raise ValueError(f"variant '{item}' is not NAME=ARGS")
+        if name.startswith("-"):
+            raise ValueError(f"variant name '{name}' looks like an option: give a variant's options as "
+                             f"'--option value', not '--option=value', after the first")
+        if name in (n for n, _ in variants):
+            raise ValueError(f"variant '{name}' given twice")
+        variants.append((name, shlex.split(args)))
+    if not variants:
+        raise ValueError(f"no variant in '{text}'")
+    return variants
 
-    points = []
-    for fraction in fractions_list:
-        inputs = scale_inputs(h, epf, fraction)
-        result = measure_fraction(h, epf, fraction, inputs)
-        points.append((fraction, result))
-        full, daily = result["full"], result["daily"]
-        size = (f"{inputs['apps']:,} apps, {inputs['rows'].get('application_price', 0):,} prices, "
-                f"{inputs['rows'].get('application_detail', 0):,} details, {inputs['tbz'] / 1e6:,.0f} MB .tbz, "
-                f"{inputs['uncompressed'] / 1e9:.2f} GB uncompressed")
-        h.add(h.Row(f"scale {label(fraction)}: epf sync full .tbz mirror until serve answers ({size})",
-                    h.fmt_s(full["total"]), "", "", "", "info" if full["ok"] else "FAIL",
-                    f"sync {full['seconds']:.1f}s + serve {full['serve'] * 1000:.0f} ms; CPU {full['cpu']:.1f}s = "
-                    f"{full['cpu'] / full['seconds']:.2f} cores, main thread {full['main_cpu']:.1f}s, so "
-                    f"{full['idle']:.1f}s on an idle 2-core machine ({full['both']:.1f}s with bzip2 on both cores); "
-                    f"wall: {phase_text(full['phases'])}; CPU: "
-                    f"{phase_text(full['cpu_phases'], CPU_PHASES)}"))
-        peak = max(full["rss_kb"], daily["rss_kb"])
-        h.add(h.Row(f"scale {label(fraction)}: peak RSS of epf sync, full and daily", h.fmt_mb(peak), "", "",
-                    f"< {RSS_TARGET_MB} MB", h.verdict(peak / 1024 < RSS_TARGET_MB),
-                    f"full {h.fmt_mb(full['rss_kb'])}, own memory (RssAnon) {h.fmt_mb(full['anon_kb'])}; daily "
-                    f"{h.fmt_mb(daily['rss_kb'])}, RssAnon {h.fmt_mb(daily['anon_kb'])}"))
-        ratio = full["disk"] / full["db"] if full["db"] else float("inf")
-        h.add(h.Row(f"scale {label(fraction)}: disk high-water (db, journal, WAL, temp) vs final database",
-                    f"{full['disk'] / 1e9:.2f} GB", f"{full['db'] / 1e9:.2f} GB (final db)", h.fmt_ratio(ratio),
-                    f"≤ {DISK_TARGET:.1f}×", h.verdict(ratio <= DISK_TARGET),
-                    f"input {inputs['tbz'] / 1e6:,.0f} MB .tbz on top"))
-        h.add(h.Row(f"scale {label(fraction)}: daily incremental via epf sync "
-                    f"({sum(inputs['daily_rows'].values()):,} rows, {inputs['daily_tbz'] / 1e6:,.1f} MB .tbz)",
-                    h.fmt_s(daily["seconds"]), "", "", "", "info" if daily["ok"] else "FAIL",
-                    f"CPU {daily['cpu']:.1f}s = {daily['cpu'] / daily['seconds']:.2f} cores, main thread "
-                    f"{daily['main_cpu']:.1f}s; {phase_text(daily['phases'])}"))
-        h.add(h.Row(f"scale {label(fraction)}: epf generate (cached input)",
-                    h.fmt_s(inputs["generate_seconds"]), "", "", "", "info",
-                    f"daily {inputs['daily_generate_seconds']:.1f}s"))
 
+def tag(name):
+    """The variant's name as it follows a figure's fraction in a row: '' for the unnamed single variant."""
+    return f" [{name}]" if name else ""
+
+
+def fraction_rows(h, fraction, inputs, result, name):
+    """The rows of one fraction's full and daily sync of one variant."""
+    full, daily = result["full"], result["daily"]
+    at = f"{label(fraction)}{tag(name)}"
+    size = (f"{inputs['apps']:,} apps, {inputs['rows'].get('application_price', 0):,} prices, "
+            f"{inputs['rows'].get('application_detail', 0):,} details, {inputs['tbz'] / 1e6:,.0f} MB .tbz, "
+            f"{inputs['uncompressed'] / 1e9:.2f} GB uncompressed")
+    dropped = sum(full["left_out"].values())
+    h.add(h.Row(f"scale {at}: epf sync full .tbz mirror until serve answers ({size})",
+                h.fmt_s(full["total"]), "", "", "", "info" if full["ok"] else "FAIL",
+                f"load {full['load']:.1f} at start; sync {full['seconds']:.1f}s + serve {full['serve'] * 1000:.0f} ms; "
+                f"CPU {full['cpu']:.1f}s = "
+                f"{full['cpu'] / full['seconds']:.2f} cores, main thread {full['main_cpu']:.1f}s, so "
+                f"{full['idle']:.1f}s on an idle 2-core machine ({full['both']:.1f}s with bzip2 on both cores); "
+                f"wall: {phase_text(full['phases'])}; CPU: "
+                f"{phase_text(full['cpu_phases'], CPU_PHASES)}"
+                + (f"; left out {dropped:,} records ({left_out_text(full['left_out'])})" if dropped else "")))
+    peak = max(full["rss_kb"], daily["rss_kb"])
+    h.add(h.Row(f"scale {at}: peak RSS of epf sync, full and daily", h.fmt_mb(peak), "", "",
+                f"< {RSS_TARGET_MB} MB", h.verdict(peak / 1024 < RSS_TARGET_MB),
+                f"full {h.fmt_mb(full['rss_kb'])}, own memory (RssAnon) {h.fmt_mb(full['anon_kb'])}; daily "
+                f"{h.fmt_mb(daily['rss_kb'])}, RssAnon {h.fmt_mb(daily['anon_kb'])}"))
+    ratio = full["disk"] / full["db"] if full["db"] else float("inf")
+    h.add(h.Row(f"scale {at}: disk high-water (db, journal, WAL, temp) vs final database",
+                f"{full['disk'] / 1e9:.2f} GB", f"{full['db'] / 1e9:.2f} GB (final db)", h.fmt_ratio(ratio),
+                f"≤ {DISK_TARGET:.1f}×", h.verdict(ratio <= DISK_TARGET),
+                f"input {inputs['tbz'] / 1e6:,.0f} MB .tbz on top"))
+    d_dropped = sum(daily["left_out"].values())
+    h.add(h.Row(f"scale {at}: daily incremental via epf sync "
+                f"({sum(inputs['daily_rows'].values()):,} rows, {inputs['daily_tbz'] / 1e6:,.1f} MB .tbz)",
+                h.fmt_s(daily["seconds"]), "", "", "", "info" if daily["ok"] else "FAIL",
+                f"CPU {daily['cpu']:.1f}s = {daily['cpu'] / daily['seconds']:.2f} cores, main thread "
+                f"{daily['main_cpu']:.1f}s; {phase_text(daily['phases'])}"
+                + (f"; left out {d_dropped:,} records" if d_dropped else "")))
+
+
+def left_out_text(counts):
+    return ", ".join(f"{table} {count:,}" for table, count in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def summary_rows(h, points, name):
+    """Growth between the two largest fractions and the real-scale projections of one variant."""
     small, large = points[-2][0], points[-1][0]
     ideal = float(large / small)
     faster = []
@@ -392,7 +436,7 @@ def bench_scale(h, epf, quick, fraction_text):
     # Growth per phase on the CPU clock when epf reports it (wall times move with the machine's other load).
     use_cpu = bool(points[-1][1]["full"]["cpu_phases"])
     names, field = (CPU_PHASES, "cpu_phases") if use_cpu else (PHASES, "phases")
-    for key, name in names:
+    for key, phase in names:
         t1 = points[-2][1]["full"][field].get(key, 0)
         t2 = points[-1][1]["full"][field].get(key, 0)
         if t1 < 0.5 and t2 < 0.5:
@@ -400,20 +444,22 @@ def bench_scale(h, epf, quick, fraction_text):
         growth = t2 / t1 if t1 > 0 else float("inf")
         notes.append(f"{key} {growth:.2f}")
         if growth > ideal * 1.15 and t2 - t1 * ideal > 1:
-            faster.append(f"{name} {growth:.2f}×")
+            faster.append(f"{phase} {growth:.2f}×")
     t1, t2 = points[-2][1]["full"]["total"], points[-1][1]["full"]["total"]
     c1, c2 = points[-2][1]["full"]["cpu"], points[-1][1]["full"]["cpu"]
-    h.add(h.Row(f"scale: CPU time of the full sync, growth {label(small)} -> {label(large)} (linear: {ideal:.1f}×)",
+    h.add(h.Row(f"scale{tag(name)}: CPU time of the full sync, growth {label(small)} -> {label(large)} "
+                f"(linear: {ideal:.1f}×)",
                 h.fmt_ratio(c2 / c1), h.fmt_ratio(ideal), h.fmt_ratio(c2 / c1 / ideal), f"≤ {ideal * 1.15:.1f}×",
                 h.verdict(c2 / c1 <= ideal * 1.15),
                 ("faster than linear: " + ", ".join(faster) + "; " if faster else "")
                 + f"per {'CPU' if use_cpu else 'wall'} phase: " + ", ".join(notes)))
-    h.add(h.Row(f"scale: wall time of the full sync, growth {label(small)} -> {label(large)} (linear: {ideal:.1f}×)",
+    h.add(h.Row(f"scale{tag(name)}: wall time of the full sync, growth {label(small)} -> {label(large)} "
+                f"(linear: {ideal:.1f}×)",
                 h.fmt_ratio(t2 / t1), h.fmt_ratio(ideal), h.fmt_ratio(t2 / t1 / ideal), f"≤ {ideal * 1.15:.1f}×",
                 h.verdict(t2 / t1 <= ideal * 1.15), "moves with the shared machine's load; see the CPU row"))
 
     linear, exponent, naive = projection(points, lambda m: m["full"]["total"])
-    h.add(h.Row("scale: projected real-scale full (2M apps, 350M prices), .tbz to served",
+    h.add(h.Row(f"scale{tag(name)}: projected real-scale full (2M apps, 350M prices), .tbz to served",
                 f"{linear / 60:.1f} min", "", "", f"< {FULL_TARGET_S // 60} min (aim 15)",
                 h.verdict(linear < FULL_TARGET_S),
                 f"the larger of a line through {label(small)} and {label(large)} at 1.0 and x{float(1 / large):.0f} of "
@@ -421,20 +467,96 @@ def bench_scale(h, epf, quick, fraction_text):
                 f"{t2 * float(1 / large) ** exponent / 60:.1f} min"))
     idle, idle_exponent, _ = projection(points, lambda m: m["full"]["idle"])
     both = projection(points, lambda m: m["full"]["both"])[0]
-    h.add(h.Row("scale: projected real-scale full on an idle 2-core machine (from CPU times)",
+    h.add(h.Row(f"scale{tag(name)}: projected real-scale full on an idle 2-core machine (from CPU times)",
                 f"{idle / 60:.1f} min", "", "", f"< {FULL_TARGET_S // 60} min (aim 15)",
                 h.verdict(idle < FULL_TARGET_S),
                 f"max(main thread CPU, other threads' CPU) + serve, projected from {label(small)} and "
                 f"{label(large)}; growth exponent {idle_exponent:.2f}; with bzip2 on both cores "
                 f"(max(main thread, all / 2)): {both / 60:.1f} min"))
     d_linear, d_exponent, d_naive = projection(points, lambda m: m["daily"]["seconds"])
-    h.add(h.Row("scale: projected real-scale daily incremental", f"{d_linear / 60:.1f} min", "", "",
+    h.add(h.Row(f"scale{tag(name)}: projected real-scale daily incremental", f"{d_linear / 60:.1f} min", "", "",
                 f"< {DAILY_TARGET_S // 60} min", h.verdict(d_linear < DAILY_TARGET_S),
                 f"x{float(1 / large):.0f} of {label(large)}: {d_naive / 60:.1f} min; growth exponent "
                 f"{d_exponent:.2f}; idle-machine estimate "
                 f"{projection(points, lambda m: m['daily']['idle'])[0] / 60:.1f} min"))
     peak = max(max(m["full"]["rss_kb"], m["daily"]["rss_kb"]) for _, m in points)
     rss_growth = points[-1][1]["full"]["rss_kb"] / max(1, points[-2][1]["full"]["rss_kb"])
-    h.add(h.Row("scale: peak RSS at every fraction", h.fmt_mb(peak), "", "", f"< {RSS_TARGET_MB} MB",
+    h.add(h.Row(f"scale{tag(name)}: peak RSS at every fraction", h.fmt_mb(peak), "", "", f"< {RSS_TARGET_MB} MB",
                 h.verdict(peak / 1024 < RSS_TARGET_MB), f"grew {rss_growth:.2f}× from {label(small)} to "
                 f"{label(large)}"))
+
+
+def comparison_rows(h, fractions_list, variants, results):
+    """Each variant against the first (baseline): per fraction the full sync's time (until served) and final
+    database size and the daily's time; then the real-scale projections of both (`projection`, two fractions)."""
+    base, _ = variants[0]
+    for name, _ in variants[1:]:
+        versus = f"{name} vs {base}"
+        for fraction in fractions_list:
+            ours, theirs = results[name][fraction], results[base][fraction]
+            at = f"scale {label(fraction)}: {versus}"
+            h.add(h.Row(f"{at}: full sync until served", h.fmt_s(ours["full"]["total"]),
+                        f"{h.fmt_s(theirs['full']['total'])} ({base})",
+                        h.fmt_ratio(ours["full"]["total"] / theirs["full"]["total"]), "", "info",
+                        f"CPU {ours['full']['cpu']:.1f}s vs {theirs['full']['cpu']:.1f}s = "
+                        f"{ours['full']['cpu'] / theirs['full']['cpu']:.2f}×; idle-machine estimate "
+                        f"{ours['full']['idle']:.1f}s vs {theirs['full']['idle']:.1f}s = "
+                        f"{ours['full']['idle'] / theirs['full']['idle']:.2f}×"))
+            h.add(h.Row(f"{at}: final database size (incl. WAL)", f"{ours['full']['db'] / 1e9:.3f} GB",
+                        f"{theirs['full']['db'] / 1e9:.3f} GB ({base})",
+                        h.fmt_ratio(ours["full"]["db"] / theirs["full"]["db"]), "", "info",
+                        f"after the daily: {ours['daily']['db'] / 1e9:.3f} GB vs {theirs['daily']['db'] / 1e9:.3f} GB"))
+            h.add(h.Row(f"{at}: daily incremental", h.fmt_s(ours["daily"]["seconds"]),
+                        f"{h.fmt_s(theirs['daily']['seconds'])} ({base})",
+                        h.fmt_ratio(ours["daily"]["seconds"] / theirs["daily"]["seconds"]), "", "info",
+                        f"CPU {ours['daily']['cpu']:.1f}s vs {theirs['daily']['cpu']:.1f}s"))
+        if len(fractions_list) < 2:
+            continue
+        for what, key in (("full (.tbz to served)", lambda m: m["full"]["total"]),
+                          ("full on an idle 2-core machine (from CPU times)", lambda m: m["full"]["idle"]),
+                          ("daily incremental", lambda m: m["daily"]["seconds"])):
+            ours = projection([(f, results[name][f]) for f in fractions_list], key)[0]
+            theirs = projection([(f, results[base][f]) for f in fractions_list], key)[0]
+            h.add(h.Row(f"scale: {versus}: projected real-scale {what}", f"{ours / 60:.1f} min",
+                        f"{theirs / 60:.1f} min ({base})", h.fmt_ratio(ours / theirs), "", "info",
+                        f"each projected from {label(fractions_list[-2])} and {label(fractions_list[-1])}"))
+
+
+def bench_scale(h, epf, quick, fraction_text, variant_text=None):
+    if not epf.has("generate") or not epf.has("sync") or not epf.has("serve"):
+        h.unavailable("scale: weekly export .tbz to served", epf.missing("generate/sync/serve"))
+        return
+    fractions_list = parse_fractions(fraction_text or ("1/256,1/128" if quick else "1/16,1/8"))
+    if len(fractions_list) < 2:
+        raise ValueError("the scale section needs at least two fractions to check linearity")
+    variants = parse_variants(variant_text)
+    h.log(f"scale: fractions {', '.join(map(label, fractions_list))}; generator {generator_version(h)}"
+          + ("; variants " + "; ".join(f"{n}: {' '.join(a) or '(no options)'}" for n, a in variants)
+             if variants[0][0] else ""))
+    need_inputs = sum(INPUT_BYTES_PER_F * float(f) for f in fractions_list
+                      if not glob.glob(os.path.join(h.INPUTS, f"*scale-g{generator_version(h)}-"
+                                                                f"f{f.numerator}_{f.denominator}-*", "meta.json")))
+    # One database at a time: each variant's is deleted before the next starts.
+    need_work = WORK_BYTES_PER_F * float(max(fractions_list))
+    free = shutil.disk_usage(h.OUT).free
+    h.log(f"scale: needs about {need_inputs / 1e9:.1f} GB for new cached inputs and {need_work / 1e9:.1f} GB "
+          f"of work space (freed after each fraction and variant); {free / 1e9:.1f} GB free under {h.OUT}")
+    if need_inputs + need_work > free:
+        raise RuntimeError(f"not enough disk: needs {(need_inputs + need_work) / 1e9:.1f} GB, "
+                           f"{free / 1e9:.1f} GB free; use smaller --fractions or free space")
+
+    results = {name: {} for name, _ in variants}
+    for fraction in fractions_list:
+        inputs = scale_inputs(h, epf, fraction)
+        # The variants one after the other on the same inputs, so each pair shares the machine's load of the moment.
+        for variant in variants:
+            result = measure_fraction(h, epf, fraction, inputs, variant)
+            results[variant[0]][fraction] = result
+            fraction_rows(h, fraction, inputs, result, variant[0])
+        h.add(h.Row(f"scale {label(fraction)}: epf generate (cached input)",
+                    h.fmt_s(inputs["generate_seconds"]), "", "", "", "info",
+                    f"daily {inputs['daily_generate_seconds']:.1f}s"))
+
+    for name, _ in variants:
+        summary_rows(h, [(f, results[name][f]) for f in fractions_list], name)
+    comparison_rows(h, fractions_list, variants, results)
