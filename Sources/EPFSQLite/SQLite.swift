@@ -68,6 +68,8 @@ public final class SQLiteConnection {
     @usableFromInline let handle: OpaquePointer
     /// The path the connection was opened with.
     public let path: String
+    /// The pre-update hook's callback while one is installed (`setPreUpdateHook`).
+    var preUpdateCallback: PreUpdateCallback?
 
     /// Opens (or creates) a database, through the named VFS (`MappedVFS.registeredName()`, say) or SQLite's
     /// default one. Throws `SQLiteError` when SQLite cannot open the file.
@@ -92,6 +94,7 @@ public final class SQLiteConnection {
     }
 
     deinit {
+        if preUpdateCallback != nil { sqlite3_preupdate_hook(handle, nil, nil) }
         sqlite3_close_v2(handle)
     }
 

@@ -230,6 +230,7 @@ final class TableLoad {
         let before = connection?.lastInsertRowid
         try statement.runOnce()
         if mode == .incremental && connection?.lastInsertRowid != before { insertedRows += 1 }
+        if let priceTracking, priceTracking.needsFlush { try priceTracking.flush() }
     }
 
     func checkpoint(part: Int, recordsDone: Int) throws {
@@ -335,6 +336,7 @@ final class TableLoad {
         statement = nil
         rejects?.discardIfEmpty()
         guard let connection, !options.dryRun else { return }
+        priceTracking?.stop(connection)
         transaction.rollBack(connection)
         if mode == .full {
             try? connection.execute("DROP TABLE IF EXISTS \(quoted(staging))")
