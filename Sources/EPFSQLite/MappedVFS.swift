@@ -55,6 +55,8 @@ private final class Registration: @unchecked Sendable {
     let registered: Bool
 
     init() {
+        // sqlite3_vfs_find initializes SQLite: its process-wide options first.
+        SQLiteConnection.disableMemoryStatistics()
         guard let inner = sqlite3_vfs_find(nil), inner.pointee.xOpen != nil else {
             registered = false
             return

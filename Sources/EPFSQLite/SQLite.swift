@@ -80,6 +80,8 @@ public final class SQLiteConnection {
         case .readWrite: flags |= SQLITE_OPEN_READWRITE
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         }
+        // Before SQLite initializes, which the first open does: afterwards sqlite3_config is refused.
+        Self.disableMemoryStatistics()
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags, vfs)
         guard rc == SQLITE_OK, let db else {
@@ -98,8 +100,10 @@ public final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
-    /// Turns off SQLite's global memory statistics (a mutex and counters on every allocation), for bulk loading.
-    /// Only effective before the first connection is opened in the process; later calls do nothing.
+    /// Turns off SQLite's global memory statistics (a mutex and counters on every allocation). Only effective
+    /// before SQLite initializes, so every connection and the VFS registration call it first (the importer used to
+    /// call it only when opening its database, after the space check's connection had initialized SQLite, and
+    /// SQLite refused it with SQLITE_MISUSE); later calls do nothing.
     ///
     /// The corresponding C call is `sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0)`.
     public static func disableMemoryStatistics() {
