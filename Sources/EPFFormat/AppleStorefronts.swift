@@ -32,6 +32,11 @@ public enum AppleStorefronts {
         return map
     }()
 
+    private static let entriesByID: [Int: Entry] = Dictionary(all.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+
+    /// The storefront with that id, nil when it is not in the list.
+    public static func entry(id: Int) -> Entry? { entriesByID[id] }
+
     /// The storefront id of an ISO 3166-1 alpha-2 or alpha-3 code, in any case; nil when no storefront has it.
     public static func id(forCountryCode code: String) -> Int? { idsByCode[code.lowercased()] }
 

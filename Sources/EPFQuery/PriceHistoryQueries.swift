@@ -80,7 +80,7 @@ extension ChangeQueries {
         let storefront = statement.int64(at: 2) ?? 0
         return PriceChange(id: statement.int64(at: 0) ?? 0, kind: statement.text(at: 1) ?? "",
                            storefrontId: storefront, country: countries[storefront]?.country
-                               ?? AppleStorefronts.all.first { Int64($0.id) == storefront }?.linkCode,
+                               ?? AppleStorefronts.entry(id: Int(storefront))?.linkCode,
                            change: statement.text(at: 3) ?? "", oldPrice: statement.text(at: 4),
                            newPrice: statement.text(at: 5), currency: statement.text(at: 6),
                            exportDate: statement.int64(at: 7) ?? 0, sequence: statement.int64(at: 8) ?? 0)

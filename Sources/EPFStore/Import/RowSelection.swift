@@ -132,7 +132,7 @@ public struct RowSelection: Sendable, Equatable, Codable {
     public static func describe(_ storefronts: [Int]?) -> String {
         guard let storefronts else { return "all" }
         return storefronts.map { id in
-            AppleStorefronts.all.first { $0.id == id }.map { "\($0.linkCode) (\(id))" } ?? "\(id)"
+            AppleStorefronts.entry(id: id).map { "\($0.linkCode) (\(id))" } ?? "\(id)"
         }.joined(separator: ", ")
     }
 

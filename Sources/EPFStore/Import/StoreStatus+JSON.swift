@@ -37,7 +37,7 @@ extension StoreStatus {
         let storefronts: JSONValue = selection.storefronts.map { ids in
             .array(ids.map { id in
                 .object([("id", .int(Int64(id))),
-                         ("country", AppleStorefronts.all.first { $0.id == id }.map { .string($0.linkCode) } ?? .null)])
+                         ("country", AppleStorefronts.entry(id: id).map { .string($0.linkCode) } ?? .null)])
             })
         } ?? .null
         let languages: JSONValue = selection.languages.map { .array($0.map { .string($0) }) } ?? .null

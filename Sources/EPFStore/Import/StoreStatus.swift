@@ -161,16 +161,9 @@ public struct StoreStatus: Sendable {
         var status = StoreStatus(database: databasePath, sizeBytes: size, tables: tables, lastImports: imports,
                                  derived: derived)
         if try connection.tableExists("epf_settings") {
-            func setting(_ name: String) throws -> String? {
-                if case .text(let value) = try connection.scalar("SELECT value FROM epf_settings WHERE name = ?1",
-                                                                 [.text(name)]) {
-                    return value
-                }
-                return nil
-            }
-            status.selection = RowSelection(storedStorefronts: try setting(RowSelection.storefrontsSetting),
-                                            storedLanguages: try setting(RowSelection.languagesSetting))
-            status.priceHistory = try setting(PriceHistory.setting) == "prices"
+            let ledger = Ledger(connection: connection)
+            status.selection = try ledger.storedSelection()
+            status.priceHistory = try ledger.setting(PriceHistory.setting) == "prices"
         }
         if try connection.tableExists(PriceHistory.table),
            case .integer(let last) = try connection.scalar("SELECT max(seq) FROM \(PriceHistory.table)") {

@@ -53,12 +53,9 @@ extension StoreStatus {
         var status = StoreStatus(database: target.display, sizeBytes: size, tables: tables, lastImports: imports,
                                  derived: [])
         if try target.tableExists(connection, "epf_settings") {
-            func setting(_ name: String) throws -> String? {
-                try connection.scalar("SELECT value FROM \(target.qualified("epf_settings")) WHERE name = $1", [name])
-            }
-            status.selection = RowSelection(storedStorefronts: try setting(RowSelection.storefrontsSetting),
-                                            storedLanguages: try setting(RowSelection.languagesSetting))
-            status.priceHistory = try setting(PriceHistory.setting) == "prices"
+            let ledger = PostgresLedger(connection: connection, target: target)
+            status.selection = try ledger.storedSelection()
+            status.priceHistory = try ledger.setting(PriceHistory.setting) == "prices"
         }
         if try target.tableExists(connection, PriceHistory.table) {
             status.priceChanges = try connection.scalar("SELECT count(*) FROM \(target.qualified(PriceHistory.table))")
