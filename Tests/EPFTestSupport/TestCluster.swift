@@ -62,7 +62,8 @@ public final class TestCluster: Sendable {
 
     /// Runs a PostgreSQL program (as nobody when root) and waits; throws with its output when it fails.
     /// posix_spawn and waitpid rather than Foundation's Process, whose wait did not return once pg_ctl's
-    /// server had detached; output goes to a file, which the server may keep open.
+    /// server had detached; output goes to a file, which the server may keep open, and no other descriptor is
+    /// passed on.
     private func run(_ program: String, _ arguments: [String]) throws {
         let path = "\(binaries)/\(program)"
         let argv = (asNobody ? ["/usr/sbin/runuser", "-u", "nobody", "--", path] : [path]) + arguments
@@ -73,6 +74,15 @@ public final class TestCluster: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else is inherited: a pipe another test has just made for its own child (not yet close-on-exec)
+        // would otherwise stay open in the server, and that test would wait for its end of file until this
+        // process exits (seen: a test hung reading `epf generate`'s output, held open by postgres).
+        // glibc 2.34 has the call, but Swift's Glibc module does not declare it.
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np"),
+              unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3) == 0 else {
+            throw ClusterError(description: "posix_spawn_file_actions_addclosefrom_np is missing or failed")
+        }
         var pointers: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { pointers.forEach { free($0) } }
         var pid: pid_t = 0
