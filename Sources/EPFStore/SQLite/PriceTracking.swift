@@ -43,94 +43,43 @@ final class PriceTracking {
 
     // MARK: Full exports
 
-    /// One row of a price table as the merge reads it.
-    private struct PriceRow {
-        let item: Int64
-        let storefront: Int64
-        let price: Double?
-        let currency: String?
-
-        func precedes(_ other: PriceRow) -> Bool { (item, storefront) < (other.item, other.storefront) }
-    }
-
-    /// The keys of a table were not in order in rowid order: the merge starts again in index order.
-    private struct OutOfOrder: Error {}
-
     /// Records what replacing the table with `staging` changes, in the caller's swap transaction: a merge of both
-    /// tables read in key order. Each is first read in rowid order (sequential, no index; Apple's files and the
-    /// generator's list a table in key order, so its rowids are); at the first key out of order the rows recorded
-    /// so far are rolled back and both tables are read through their key indexes instead. Nothing is recorded on
-    /// the first load or when either table lacks a price column.
+    /// tables read in key order (`PriceTableMerge`). Each is first read in rowid order (sequential, no index); when
+    /// a table is not grouped by item, the rows recorded so far are rolled back and both tables are read through
+    /// their key indexes instead. Nothing is recorded on the first load or when either table lacks a price column.
     func recordFull(_ connection: SQLiteConnection, staging: String, exportDate: Int64?, feedDate: String?) throws {
         guard existed, try connection.tableExists(table), try hasColumns(connection, table),
               try hasColumns(connection, staging) else { return }
         try Self.createTable(connection)
-        let date = ChangeLog.exportDate(exportDate, feedDate: feedDate)
         let insert = try insertStatement(connection)
+        try insert.bind(ChangeLog.exportDate(exportDate, feedDate: feedDate), at: 1)
+        try insert.bind(kind, at: 2)
         try connection.execute("SAVEPOINT epf_price_merge")
         do {
-            try merge(connection, staging: staging, ordered: false, date: date, insert: insert)
-        } catch is OutOfOrder {
+            try merge(connection, staging: staging, ordered: false, insert: insert)
+        } catch is PriceTableMerge.OutOfOrder {
             try connection.execute("ROLLBACK TO epf_price_merge")
-            try merge(connection, staging: staging, ordered: true, date: date, insert: insert)
+            try merge(connection, staging: staging, ordered: true, insert: insert)
         }
         try connection.execute("RELEASE epf_price_merge")
     }
 
-    private func merge(_ connection: SQLiteConnection, staging: String, ordered: Bool, date: Int64,
+    private func merge(_ connection: SQLiteConnection, staging: String, ordered: Bool,
                        insert: SQLiteStatement) throws {
         let columns = ([key] + PriceHistory.columns).map(Self.quote).joined(separator: ", ")
         let order = ordered ? " WHERE \(Self.quote(key)) IS NOT NULL ORDER BY \(Self.quote(key)), storefront_id" : ""
-        let old = try connection.prepare("SELECT \(columns) FROM \(Self.quote(table))\(order)")
-        let new = try connection.prepare("SELECT \(columns) FROM \(Self.quote(staging))\(order)")
-        func next(_ statement: SQLiteStatement, after previous: PriceRow?) throws -> PriceRow? {
-            while try statement.step() {
-                guard let item = statement.int64(at: 0), let storefront = statement.int64(at: 1) else { continue }
-                let row = PriceRow(item: item, storefront: storefront, price: statement.double(at: 2),
-                                   currency: statement.text(at: 3))
-                if let previous, !previous.precedes(row) { throw OutOfOrder() }
-                return row
-            }
-            return nil
-        }
-        /// Records a change; `oldText` and `newText` are the prices as stored, read from the statements' current
-        /// rows only for the rows recorded (a few percent).
-        func record(_ row: PriceRow, _ change: String, oldText: String?, newText: String?, currency: String?) throws {
-            try insert.bind([.integer(date), .text(kind), .integer(row.item), .integer(row.storefront), .text(change),
-                             oldText.map { .text($0) } ?? .null, newText.map { .text($0) } ?? .null,
-                             currency.map { .text($0) } ?? .null])
-            _ = try insert.step()
+        let oldTable = try connection.prepare("SELECT \(columns) FROM \(Self.quote(table))\(order)")
+        let newTable = try connection.prepare("SELECT \(columns) FROM \(Self.quote(staging))\(order)")
+        var merge = PriceTableMerge(oldTable: oldTable, newTable: newTable)
+        // Parameters 1 and 2, the date and the kind, stay bound.
+        try merge.run { [insert] found in
+            try insert.bind(found.item, at: 3)
+            try insert.bind(found.storefront, at: 4)
+            let word = found.change.word
+            try insert.bindTextNoCopy(word.utf8Start, count: word.utf8CodeUnitCount, at: 5)
+            try found.bindTexts(to: insert, oldPrice: 6, newPrice: 7, currency: 8)
+            try insert.step()
             insert.reset()
-        }
-        var left = try next(old, after: nil)
-        var right = try next(new, after: nil)
-        while true {
-            switch (left, right) {
-            case (nil, nil):
-                return
-            case (let gone?, nil):
-                try record(gone, "disappeared", oldText: old.text(at: 2), newText: nil, currency: gone.currency)
-                left = try next(old, after: gone)
-            case (nil, let arrived?):
-                try record(arrived, "appeared", oldText: nil, newText: new.text(at: 2), currency: arrived.currency)
-                right = try next(new, after: arrived)
-            case (let before?, let after?):
-                if before.precedes(after) {
-                    try record(before, "disappeared", oldText: old.text(at: 2), newText: nil,
-                               currency: before.currency)
-                    left = try next(old, after: before)
-                } else if after.precedes(before) {
-                    try record(after, "appeared", oldText: nil, newText: new.text(at: 2), currency: after.currency)
-                    right = try next(new, after: after)
-                } else {
-                    if before.price != after.price || before.currency != after.currency {
-                        try record(after, "changed", oldText: old.text(at: 2), newText: new.text(at: 2),
-                                   currency: after.currency)
-                    }
-                    left = try next(old, after: before)
-                    right = try next(new, after: after)
-                }
-            }
         }
     }
 

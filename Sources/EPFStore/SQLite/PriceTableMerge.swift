@@ -1,0 +1,222 @@
+import EPFSQLite
+import Foundation
+
+/// The merge behind a full's price history on SQLite (see `PriceHistory`): the old and the new price table, each
+/// read once in rowid order, compared item by item.
+///
+/// Rows are taken an item at a time: all the rows of one item, which must be contiguous and come in ascending item
+/// order, are sorted by storefront and merged with the other table's rows of the same item. Apple's files and the
+/// generator's list a table item by item, though not always in storefront order within an item, so a table's
+/// rowid order serves without an index lookup per row. When a table breaks that (an item seen again after another,
+/// a lower item after a higher one), `PriceTableMerge.OutOfOrder` is thrown, and the caller starts again reading
+/// both tables through their key indexes (`ordered`), which always satisfies it.
+struct PriceTableMerge {
+    /// A table's rows are not grouped by item in ascending order.
+    struct OutOfOrder: Error {}
+
+    /// What the merge found for one storefront of one item.
+    enum Change {
+        case changed, appeared, disappeared
+
+        /// The word `epf_price_history.change` holds.
+        var word: StaticString {
+            switch self {
+            case .changed: "changed"
+            case .appeared: "appeared"
+            case .disappeared: "disappeared"
+            }
+        }
+    }
+
+    /// One difference, in key order: the rows it compares (nil for the side without one) and the item rows they
+    /// belong to (where their texts are).
+    struct Found {
+        let item: Int64
+        let storefront: Int64
+        let change: Change
+        let was: PriceItemRows.Row?
+        let now: PriceItemRows.Row?
+        let oldRows: PriceItemRows
+        let newRows: PriceItemRows
+
+        /// Binds the old price, the new price (as stored) and the currency (the new row's, else the old's).
+        func bindTexts(to statement: SQLiteStatement, oldPrice: Int32, newPrice: Int32, currency: Int32) throws {
+            try oldRows.bind(was?.priceText, to: statement, at: oldPrice)
+            try newRows.bind(now?.priceText, to: statement, at: newPrice)
+            if let now {
+                try newRows.bind(now.currency, to: statement, at: currency)
+            } else {
+                try oldRows.bind(was?.currency, to: statement, at: currency)
+            }
+        }
+    }
+
+    typealias Record = (Found) throws -> Void
+
+    private var old: PriceTableReader
+    private var new: PriceTableReader
+    private var oldRows = PriceItemRows()
+    private var newRows = PriceItemRows()
+
+    /// `oldTable` and `newTable` select key, storefront, price and currency, in rowid order or `ORDER BY` key and
+    /// storefront.
+    init(oldTable: SQLiteStatement, newTable: SQLiteStatement) {
+        old = PriceTableReader(oldTable)
+        new = PriceTableReader(newTable)
+    }
+
+    /// Runs the merge, calling `record` for each difference.
+    mutating func run(_ record: Record) throws {
+        var hasOld = try old.next(into: &oldRows)
+        var hasNew = try new.next(into: &newRows)
+        while hasOld || hasNew {
+            if hasOld, !hasNew || oldRows.item < newRows.item {
+                for row in oldRows.rows { try record(found(oldRows.item, row.storefront, .disappeared, row, nil)) }
+                hasOld = try old.next(into: &oldRows)
+            } else if !hasOld || newRows.item < oldRows.item {
+                for row in newRows.rows { try record(found(newRows.item, row.storefront, .appeared, nil, row)) }
+                hasNew = try new.next(into: &newRows)
+            } else {
+                try mergeItem(record)
+                hasOld = try old.next(into: &oldRows)
+                hasNew = try new.next(into: &newRows)
+            }
+        }
+    }
+
+    private func found(_ item: Int64, _ storefront: Int64, _ change: Change, _ was: PriceItemRows.Row?,
+                       _ now: PriceItemRows.Row?) -> Found {
+        Found(item: item, storefront: storefront, change: change, was: was, now: now, oldRows: oldRows,
+              newRows: newRows)
+    }
+
+    /// Both tables have the item: its storefronts merged in order.
+    private func mergeItem(_ record: Record) throws {
+        let item = newRows.item
+        let before = oldRows.rows, after = newRows.rows
+        var left = 0, right = 0
+        while left < before.count || right < after.count {
+            if left < before.count, right == after.count || before[left].storefront < after[right].storefront {
+                try record(found(item, before[left].storefront, .disappeared, before[left], nil))
+                left += 1
+            } else if left == before.count || after[right].storefront < before[left].storefront {
+                try record(found(item, after[right].storefront, .appeared, nil, after[right]))
+                right += 1
+            } else {
+                let was = before[left], now = after[right]
+                if was.price != now.price || !oldRows.sameText(was.currency, as: now.currency, in: newRows) {
+                    try record(found(item, now.storefront, .changed, was, now))
+                }
+                left += 1
+                right += 1
+            }
+        }
+    }
+}
+
+/// The rows of one item read from a price table, sorted by storefront; their texts (the price as stored, the
+/// currency) are copied into one buffer reused from item to item.
+struct PriceItemRows {
+    struct Row {
+        let storefront: Int64
+        /// The price as a number (SQLite's conversion of the stored text), nil when NULL.
+        let price: Double?
+        /// Where the price as stored and the currency are in `bytes`, nil when NULL.
+        let priceText: Range<Int>?
+        let currency: Range<Int>?
+    }
+
+    private(set) var item: Int64 = 0
+    private(set) var rows: [Row] = []
+    private var bytes: [UInt8] = []
+
+    mutating func start(item: Int64) {
+        self.item = item
+        rows.removeAll(keepingCapacity: true)
+        bytes.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func copy(_ text: UnsafeRawBufferPointer?) -> Range<Int>? {
+        guard let text else { return nil }
+        let start = bytes.count
+        bytes.append(contentsOf: text)
+        return start..<bytes.count
+    }
+
+    /// Appends the row `statement` stands on (columns: key, storefront, price, currency).
+    mutating func append(from statement: SQLiteStatement) {
+        let price = statement.columnIsNull(2) ? nil : statement.columnDouble(2)
+        rows.append(Row(storefront: statement.columnInt64(1), price: price, priceText: copy(statement.columnText(2)),
+                        currency: copy(statement.columnText(3))))
+    }
+
+    /// Sorts the rows by storefront; throws `OutOfOrder` when a storefront appears twice (the item's rows were not
+    /// contiguous).
+    mutating func sortByStorefront() throws {
+        var sorted = true
+        for index in rows.indices.dropFirst() where rows[index - 1].storefront >= rows[index].storefront {
+            sorted = false
+            break
+        }
+        guard !sorted else { return }
+        rows.sort { $0.storefront < $1.storefront }
+        for index in rows.indices.dropFirst() where rows[index - 1].storefront == rows[index].storefront {
+            throw PriceTableMerge.OutOfOrder()
+        }
+    }
+
+    /// Whether a text of these rows equals one of `other`'s (both NULL counts as equal).
+    func sameText(_ range: Range<Int>?, as otherRange: Range<Int>?, in other: PriceItemRows) -> Bool {
+        switch (range, otherRange) {
+        case (nil, nil): return true
+        case (let range?, let otherRange?): return bytes[range].elementsEqual(other.bytes[otherRange])
+        default: return false
+        }
+    }
+
+    /// Binds a text of these rows (NULL for nil) to a parameter of `statement`.
+    func bind(_ range: Range<Int>?, to statement: SQLiteStatement, at index: Int32) throws {
+        guard let range else { return try statement.bindNull(at: index) }
+        try bytes.withUnsafeBytes { buffer in
+            try statement.bind(text: UnsafeRawBufferPointer(rebasing: buffer[range]), at: index)
+        }
+    }
+}
+
+/// Reads a price table an item at a time (see `PriceTableMerge`).
+struct PriceTableReader {
+    private let statement: SQLiteStatement
+    private var started = false
+    /// Whether the statement stands on a row with a key, and that row's item.
+    private var onRow = false
+    private var item: Int64 = 0
+
+    init(_ statement: SQLiteStatement) { self.statement = statement }
+
+    private mutating func step() throws {
+        onRow = false
+        while try statement.step() {
+            guard !statement.columnIsNull(0), !statement.columnIsNull(1) else { continue }
+            item = statement.columnInt64(0)
+            onRow = true
+            return
+        }
+    }
+
+    /// Reads the next item's rows into `rows`; false after the last.
+    mutating func next(into rows: inout PriceItemRows) throws -> Bool {
+        if !started {
+            started = true
+            try step()
+        }
+        guard onRow else { return false }
+        rows.start(item: item)
+        repeat {
+            rows.append(from: statement)
+            try step()
+        } while onRow && item == rows.item
+        if onRow && item < rows.item { throw PriceTableMerge.OutOfOrder() }
+        try rows.sortByStorefront()
+        return true
+    }
+}

@@ -1,0 +1,146 @@
+@testable import EPFStore
+import EPFSQLite
+import Foundation
+import Testing
+
+/// `PriceTableMerge`, the comparison behind a full's price history on SQLite: on random old and new tables, in
+/// every row layout a feed may have, it finds exactly the changes a dictionary comparison finds; it reads rowid
+/// order when items are grouped (whatever the storefront order inside an item) and asks for the key-index order
+/// otherwise.
+@Suite struct PriceTableMergeTests {
+    /// How a table's rows are laid out in rowid order.
+    enum Layout: CaseIterable {
+        case keyOrder, storefrontsShuffled, itemsShuffled, itemsSplit
+    }
+
+    struct Price: Equatable {
+        let text: String?
+        let currency: String?
+    }
+
+    struct Key: Hashable, Comparable {
+        let item: Int64
+        let storefront: Int64
+        static func < (left: Key, right: Key) -> Bool { (left.item, left.storefront) < (right.item, right.storefront) }
+    }
+
+    struct Found: Equatable, CustomStringConvertible {
+        let key: Key
+        let change: String
+        let old: String?
+        let new: String?
+        let currency: String?
+        var description: String { "\(key.item)/\(key.storefront) \(change) \(old ?? "∅")->\(new ?? "∅") \(currency ?? "∅")" }
+    }
+
+    static let texts = ["0.99", "0.990", "1.99", "2", "2.00", "0", "free", nil]
+    static let currencies = ["USD", "EUR", "JPY", nil]
+
+    func randomTable(_ random: inout SystemRandomNumberGenerator, like base: [Key: Price]?) -> [Key: Price] {
+        var table: [Key: Price] = [:]
+        if let base {
+            for (key, price) in base {
+                switch Int.random(in: 0..<10, using: &random) {
+                case 0: continue // disappears
+                case 1, 2:
+                    table[key] = Price(text: Self.texts.randomElement(using: &random) ?? nil,
+                                       currency: Self.currencies.randomElement(using: &random) ?? nil)
+                default: table[key] = price
+                }
+            }
+        }
+        for _ in 0..<Int.random(in: 0...40, using: &random) {
+            let key = Key(item: Int64.random(in: 1...12, using: &random), storefront: Int64.random(in: 1...9, using: &random))
+            table[key] = Price(text: Self.texts.randomElement(using: &random) ?? nil,
+                               currency: Self.currencies.randomElement(using: &random) ?? nil)
+        }
+        return table
+    }
+
+    func rows(_ table: [Key: Price], _ layout: Layout, _ random: inout SystemRandomNumberGenerator) -> [(Key, Price)] {
+        let sorted = table.sorted { $0.key < $1.key }
+        switch layout {
+        case .keyOrder:
+            return sorted
+        case .storefrontsShuffled:
+            let items = Dictionary(grouping: sorted, by: { $0.key.item })
+            return items.keys.sorted().flatMap { (items[$0] ?? []).shuffled(using: &random) }
+        case .itemsShuffled:
+            let items = Dictionary(grouping: sorted, by: { $0.key.item })
+            return items.keys.shuffled(using: &random).flatMap { items[$0] ?? [] }
+        case .itemsSplit:
+            // One item's rows in two runs, the rest in order.
+            guard sorted.count > 2 else { return sorted }
+            var rows = sorted
+            let moved = rows.remove(at: 0)
+            rows.insert(moved, at: rows.count / 2)
+            return rows
+        }
+    }
+
+    func write(_ rows: [(Key, Price)], as name: String, to connection: SQLiteConnection) throws {
+        try connection.execute("CREATE TABLE \(name) (export_date INTEGER, application_id INTEGER, "
+                               + "retail_price TEXT, currency_code TEXT, storefront_id INTEGER)")
+        let insert = try connection.prepare("INSERT INTO \(name) VALUES (1, ?1, ?2, ?3, ?4)")
+        for (key, price) in rows {
+            try insert.bind([.integer(key.item), price.text.map { .text($0) } ?? .null,
+                             price.currency.map { .text($0) } ?? .null, .integer(key.storefront)])
+            try insert.runOnce()
+        }
+        // A row without a key is never compared.
+        try connection.execute("INSERT INTO \(name) VALUES (1, NULL, '9.99', 'USD', 3)")
+        try connection.execute("CREATE UNIQUE INDEX \(name)_key ON \(name) (application_id, storefront_id)")
+    }
+
+    func expected(_ old: [Key: Price], _ new: [Key: Price]) -> [Found] {
+        func number(_ text: String?) -> Double? { text.map { Double($0) ?? 0 } }
+        return Set(old.keys).union(new.keys).sorted().compactMap { key in
+            switch (old[key], new[key]) {
+            case (let was?, nil): return Found(key: key, change: "disappeared", old: was.text, new: nil, currency: was.currency)
+            case (nil, let now?): return Found(key: key, change: "appeared", old: nil, new: now.text, currency: now.currency)
+            case (let was?, let now?):
+                guard number(was.text) != number(now.text) || was.currency != now.currency else { return nil }
+                return Found(key: key, change: "changed", old: was.text, new: now.text, currency: now.currency)
+            default: return nil
+            }
+        }
+    }
+
+    func merged(_ connection: SQLiteConnection, ordered: Bool) throws -> [Found] {
+        let columns = "application_id, storefront_id, retail_price, currency_code"
+        let order = ordered ? " WHERE application_id IS NOT NULL ORDER BY application_id, storefront_id" : ""
+        var merge = PriceTableMerge(oldTable: try connection.prepare("SELECT \(columns) FROM old\(order)"),
+                                    newTable: try connection.prepare("SELECT \(columns) FROM new\(order)"))
+        let capture = try connection.prepare("SELECT ?1, ?2, ?3")
+        var found: [Found] = []
+        try merge.run { change in
+            try change.bindTexts(to: capture, oldPrice: 1, newPrice: 2, currency: 3)
+            _ = try capture.step()
+            found.append(Found(key: Key(item: change.item, storefront: change.storefront),
+                               change: "\(change.change.word)", old: capture.text(at: 0), new: capture.text(at: 1),
+                               currency: capture.text(at: 2)))
+            capture.reset()
+        }
+        return found
+    }
+
+    @Test(arguments: Layout.allCases)
+    func findsExactlyTheChangesInEveryLayout(_ layout: Layout) throws {
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<60 {
+            let old = randomTable(&random, like: nil)
+            let new = randomTable(&random, like: old)
+            let connection = try SQLiteConnection(path: ":memory:", mode: .readWriteCreate)
+            try write(rows(old, layout, &random), as: "old", to: connection)
+            try write(rows(new, layout, &random), as: "new", to: connection)
+            let want = expected(old, new)
+            do {
+                let got = try merged(connection, ordered: false)
+                #expect(got == want, "\(layout): \(old) -> \(new)")
+            } catch is PriceTableMerge.OutOfOrder {
+                #expect(layout == .itemsShuffled || layout == .itemsSplit, "\(layout) needs no index")
+                #expect(try merged(connection, ordered: true) == want, "\(layout): \(old) -> \(new)")
+            }
+        }
+    }
+}
