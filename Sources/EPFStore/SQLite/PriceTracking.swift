@@ -33,12 +33,56 @@ final class PriceTracking {
         try connection.execute(PriceHistory.schema(qualifiedTable: PriceHistory.table, serial: "INTEGER PRIMARY KEY"))
     }
 
-    private func insertStatement(_ connection: SQLiteConnection) throws -> SQLiteStatement {
-        try connection.prepare("""
-            INSERT OR IGNORE INTO \(PriceHistory.table)
-                (export_date, kind, id, storefront_id, change, old_price, new_price, currency)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-            """)
+    /// Writes recorded changes to `epf_price_history`, `batch` rows per statement (one statement per row cost
+    /// twice as much per change: binding, stepping and resetting are per statement). Parameters 1 and 2, the export
+    /// date and the kind, are shared by every row.
+    private struct HistoryWriter {
+        static let batch = 64
+        private let batched: SQLiteStatement
+        private var pending = 0
+
+        init(_ connection: SQLiteConnection, date: Int64, kind: String) throws {
+            batched = try Self.statement(connection, rows: Self.batch)
+            try batched.bind(date, at: 1)
+            try batched.bind(kind, at: 2)
+        }
+
+        private static func statement(_ connection: SQLiteConnection, rows: Int) throws -> SQLiteStatement {
+            let values = (0..<rows).map { row in
+                "(?1, ?2, " + (0..<6).map { "?\(3 + row * 6 + $0)" }.joined(separator: ", ") + ")"
+            }
+            return try connection.prepare("""
+                INSERT OR IGNORE INTO \(PriceHistory.table)
+                    (export_date, kind, id, storefront_id, change, old_price, new_price, currency)
+                VALUES \(values.joined(separator: ", "))
+                """)
+        }
+
+        /// Adds a change: `bindTexts` binds the old price, new price and currency to the parameters it is given.
+        mutating func add(item: Int64, storefront: Int64, change: StaticString,
+                          bindTexts: (SQLiteStatement, Int32, Int32, Int32) throws -> Void) throws {
+            let first = Int32(3 + pending * 6)
+            try batched.bind(item, at: first)
+            try batched.bind(storefront, at: first + 1)
+            try batched.bindTextNoCopy(change.utf8Start, count: change.utf8CodeUnitCount, at: first + 2)
+            try bindTexts(batched, first + 3, first + 4, first + 5)
+            pending += 1
+            if pending == Self.batch {
+                try batched.step()
+                batched.reset()
+                pending = 0
+            }
+        }
+
+        /// Writes the rows of an incomplete batch: the batch's unused rows get a NULL id, which `INSERT OR IGNORE`
+        /// skips (IGNORE applies to NOT NULL too).
+        mutating func finish() throws {
+            guard pending > 0 else { return }
+            for row in pending..<Self.batch { try batched.bindNull(at: Int32(3 + row * 6)) }
+            try batched.step()
+            batched.reset()
+            pending = 0
+        }
     }
 
     // MARK: Full exports
@@ -51,36 +95,30 @@ final class PriceTracking {
         guard existed, try connection.tableExists(table), try hasColumns(connection, table),
               try hasColumns(connection, staging) else { return }
         try Self.createTable(connection)
-        let insert = try insertStatement(connection)
-        try insert.bind(ChangeLog.exportDate(exportDate, feedDate: feedDate), at: 1)
-        try insert.bind(kind, at: 2)
+        let date = ChangeLog.exportDate(exportDate, feedDate: feedDate)
         try connection.execute("SAVEPOINT epf_price_merge")
         do {
-            try merge(connection, staging: staging, ordered: false, insert: insert)
+            try merge(connection, staging: staging, ordered: false, date: date)
         } catch is PriceTableMerge.OutOfOrder {
             try connection.execute("ROLLBACK TO epf_price_merge")
-            try merge(connection, staging: staging, ordered: true, insert: insert)
+            try merge(connection, staging: staging, ordered: true, date: date)
         }
         try connection.execute("RELEASE epf_price_merge")
     }
 
-    private func merge(_ connection: SQLiteConnection, staging: String, ordered: Bool,
-                       insert: SQLiteStatement) throws {
+    private func merge(_ connection: SQLiteConnection, staging: String, ordered: Bool, date: Int64) throws {
         let columns = ([key] + PriceHistory.columns).map(Self.quote).joined(separator: ", ")
         let order = ordered ? " WHERE \(Self.quote(key)) IS NOT NULL ORDER BY \(Self.quote(key)), storefront_id" : ""
         let oldTable = try connection.prepare("SELECT \(columns) FROM \(Self.quote(table))\(order)")
         let newTable = try connection.prepare("SELECT \(columns) FROM \(Self.quote(staging))\(order)")
         var merge = PriceTableMerge(oldTable: oldTable, newTable: newTable)
-        // Parameters 1 and 2, the date and the kind, stay bound.
-        try merge.run { [insert] found in
-            try insert.bind(found.item, at: 3)
-            try insert.bind(found.storefront, at: 4)
-            let word = found.change.word
-            try insert.bindTextNoCopy(word.utf8Start, count: word.utf8CodeUnitCount, at: 5)
-            try found.bindTexts(to: insert, oldPrice: 6, newPrice: 7, currency: 8)
-            try insert.step()
-            insert.reset()
+        var writer = try HistoryWriter(connection, date: date, kind: kind)
+        try merge.run { found in
+            try writer.add(item: found.item, storefront: found.storefront, change: found.change.word) {
+                try found.bindTexts(to: $0, oldPrice: $1, newPrice: $2, currency: $3)
+            }
         }
+        try writer.finish()
     }
 
     // MARK: Incrementals
