@@ -40,6 +40,12 @@ public struct PreUpdateValue {
     public var int64: Int64? { isNull ? nil : sqlite3_value_int64(value) }
     /// The value as a number (text that reads as one converted), nil when NULL.
     public var double: Double? { isNull ? nil : sqlite3_value_double(value) }
+    /// The value's UTF-8 text (numbers converted), nil when NULL: SQLite's bytes, valid only during the callback.
+    public var textBytes: UnsafeRawBufferPointer? {
+        guard !isNull, let pointer = sqlite3_value_text(value) else { return nil }
+        return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(value)))
+    }
+
     public var text: String? {
         guard !isNull, let pointer = sqlite3_value_text(value) else { return nil }
         return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(value))),

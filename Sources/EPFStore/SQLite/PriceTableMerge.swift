@@ -139,7 +139,7 @@ struct PriceItemRows {
     private mutating func copy(_ text: UnsafeRawBufferPointer?) -> Range<Int>? {
         guard let text else { return nil }
         let start = bytes.count
-        bytes.append(contentsOf: text)
+        text.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
         return start..<bytes.count
     }
 

@@ -123,35 +123,28 @@ final class PriceTracking {
 
     // MARK: Incrementals
 
-    /// A key an incremental touched: the price and currency it had before its first change, or appeared.
-    private struct Noted {
-        let item: Int64
-        let storefront: Int64
-        let price: String?
-        let currency: String?
-        let appeared: Bool
-    }
-
     /// Keys noted by the pre-update hook and not yet written to the TEMP table (written every `flushEvery`).
-    private var pending: [Noted] = []
+    private var pending = NotedChanges()
     private static let flushEvery = 4096
-    private var noteStatement: SQLiteStatement?
+    private var noteBatch: SQLiteStatement?
+    private var noteOne: SQLiteStatement?
 
     /// Whether `flush` has rows to write (checked after every row the load writes).
     var needsFlush: Bool { pending.count >= Self.flushEvery }
 
     /// Starts noting what an incremental changes: SQLite's pre-update hook reports each row the load inserts
-    /// (`appeared`) and, for each update whose price or currency differs, the price and currency before it; the
-    /// first note of a key wins. Unlike triggers, the hook writes nothing, so the upserts need no statement journal
-    /// (with triggers, each spilled to a temp file: 4.6 writes a row). The notes go to a TEMP table in batches
-    /// (`flush`). Call inside the load's transaction. Does nothing on the first load of the table.
+    /// (`appeared`) and each update whose price or currency text differs, with the values before and after. Unlike
+    /// triggers, the hook writes nothing, so the upserts need no statement journal (with triggers, each spilled to
+    /// a temp file: 4.6 writes a row). The notes go to a TEMP table in batches (`flush`): per key, the values
+    /// before its first change and after its last, so the end needs no lookup in the price table. Call inside the
+    /// load's transaction. Does nothing on the first load of the table.
     func beginIncremental(_ connection: SQLiteConnection) throws {
         guard existed, try hasColumns(connection, table) else { return }
         try connection.execute("""
             DROP TABLE IF EXISTS \(Self.noted);
             CREATE TEMP TABLE epf_price_noted (id INTEGER NOT NULL, storefront_id INTEGER NOT NULL,
-                old_price TEXT, old_currency TEXT, appeared INTEGER NOT NULL, PRIMARY KEY (id, storefront_id))
-                WITHOUT ROWID;
+                old_price TEXT, old_currency TEXT, new_price TEXT, new_currency TEXT, appeared INTEGER NOT NULL,
+                PRIMARY KEY (id, storefront_id)) WITHOUT ROWID;
             """)
         var positions: [String: Int32] = [:]
         for row in try connection.query("SELECT cid, name FROM pragma_table_info(?1)", [.text(table)]) {
@@ -161,8 +154,8 @@ final class PriceTracking {
               let priceColumn = positions["retail_price"], let currencyColumn = positions["currency_code"] else {
             return
         }
-        noteStatement = try connection.prepare("INSERT INTO \(Self.noted) VALUES (?1, ?2, ?3, ?4, ?5) "
-                                               + "ON CONFLICT (id, storefront_id) DO NOTHING")
+        noteBatch = try Self.noteStatement(connection, rows: NotedChanges.batch)
+        noteOne = try Self.noteStatement(connection, rows: 1)
         let tableName = Array(table.utf8CString)
         connection.setPreUpdateHook { [unowned self] change in
             guard strcmp(change.table, tableName) == 0, strcmp(change.database, "main") == 0 else { return }
@@ -170,62 +163,150 @@ final class PriceTracking {
             case .insert:
                 guard let item = change.new(keyColumn)?.int64, let storefront = change.new(storefrontColumn)?.int64
                 else { return }
-                pending.append(Noted(item: item, storefront: storefront, price: nil, currency: nil, appeared: true))
+                pending.append(item: item, storefront: storefront, appeared: true, oldPrice: nil, oldCurrency: nil,
+                               newPrice: change.new(priceColumn)?.textBytes,
+                               newCurrency: change.new(currencyColumn)?.textBytes)
             case .update:
                 guard let oldPrice = change.old(priceColumn), let newPrice = change.new(priceColumn),
                       let oldCurrency = change.old(currencyColumn), let newCurrency = change.new(currencyColumn),
                       let item = change.old(keyColumn)?.int64, let storefront = change.old(storefrontColumn)?.int64
                 else { return }
-                let currency = oldCurrency.text
-                guard oldPrice.double != newPrice.double || currency != newCurrency.text else { return }
-                pending.append(Noted(item: item, storefront: storefront, price: oldPrice.text, currency: currency,
-                                     appeared: false))
+                let before = (oldPrice.textBytes, oldCurrency.textBytes)
+                let after = (newPrice.textBytes, newCurrency.textBytes)
+                guard !NotedChanges.same(before.0, after.0) || !NotedChanges.same(before.1, after.1) else { return }
+                pending.append(item: item, storefront: storefront, appeared: false, oldPrice: before.0,
+                               oldCurrency: before.1, newPrice: after.0, newCurrency: after.1)
             case .delete:
                 return
             }
         }
     }
 
-    /// Writes the keys noted so far to the TEMP table (the first note of a key wins).
-    func flush() throws {
-        guard let noteStatement else { return }
-        for noted in pending {
-            try noteStatement.bind([.integer(noted.item), .integer(noted.storefront),
-                                    noted.price.map { .text($0) } ?? .null, noted.currency.map { .text($0) } ?? .null,
-                                    .integer(noted.appeared ? 1 : 0)])
-            try noteStatement.runOnce()
+    /// The upsert of `rows` notes: a key's first note keeps its values before, its last gives those after.
+    private static func noteStatement(_ connection: SQLiteConnection, rows: Int) throws -> SQLiteStatement {
+        let values = (0..<rows).map { row in
+            "(" + (1...7).map { "?\(row * 7 + $0)" }.joined(separator: ", ") + ")"
         }
-        pending.removeAll(keepingCapacity: true)
+        return try connection.prepare("""
+            INSERT INTO \(Self.noted) VALUES \(values.joined(separator: ", "))
+            ON CONFLICT (id, storefront_id) DO UPDATE SET new_price = excluded.new_price,
+                new_currency = excluded.new_currency
+            """)
+    }
+
+    /// Writes the keys noted so far to the TEMP table.
+    func flush() throws {
+        guard let noteBatch, let noteOne else { return }
+        var next = 0
+        while pending.count - next >= NotedChanges.batch {
+            for row in 0..<NotedChanges.batch { try pending.bind(next + row, to: noteBatch, first: Int32(row * 7 + 1)) }
+            try noteBatch.step()
+            noteBatch.reset()
+            next += NotedChanges.batch
+        }
+        while next < pending.count {
+            try pending.bind(next, to: noteOne, first: 1)
+            try noteOne.step()
+            noteOne.reset()
+            next += 1
+        }
+        pending.removeAll()
     }
 
     /// Stops noting (a refused load, or the end of one).
     func stop(_ connection: SQLiteConnection) {
         connection.setPreUpdateHook(nil)
-        pending = []
-        noteStatement = nil
+        pending.removeAll()
+        noteBatch = nil
+        noteOne = nil
     }
 
-    /// Records the noted keys whose price or currency now differs from before (or that appeared); before the load
-    /// commits.
+    /// Records the noted keys whose price (as a number) or currency differs after the load from before it, and
+    /// those that appeared; before the load commits.
     func finishIncremental(_ connection: SQLiteConnection, exportDate: Int64?, feedDate: String?) throws {
-        guard noteStatement != nil else { return }
+        guard noteBatch != nil else { return }
         try flush()
         stop(connection)
         try Self.createTable(connection)
-        let item = Self.quote(key)
         let copy = try connection.prepare("""
             INSERT OR IGNORE INTO \(PriceHistory.table)
                 (export_date, kind, id, storefront_id, change, old_price, new_price, currency)
-            SELECT ?1, ?2, n.id, n.storefront_id, CASE n.appeared WHEN 1 THEN 'appeared' ELSE 'changed' END,
-                n.old_price, t.retail_price, t.currency_code
-            FROM \(Self.noted) AS n JOIN main.\(Self.quote(table)) AS t
-                ON t.\(item) = n.id AND t.storefront_id = n.storefront_id
-            WHERE n.appeared = 1 OR CAST(n.old_price AS REAL) IS NOT CAST(t.retail_price AS REAL)
-                OR n.old_currency IS NOT t.currency_code
-            ORDER BY n.id, n.storefront_id
+            SELECT ?1, ?2, id, storefront_id, CASE appeared WHEN 1 THEN 'appeared' ELSE 'changed' END,
+                old_price, new_price, new_currency
+            FROM \(Self.noted)
+            WHERE appeared = 1 OR CAST(old_price AS REAL) IS NOT CAST(new_price AS REAL)
+                OR old_currency IS NOT new_currency
+            ORDER BY id, storefront_id
             """)
         try copy.bind([.integer(ChangeLog.exportDate(exportDate, feedDate: feedDate)), .text(kind)])
         _ = try copy.step()
         try connection.execute("DROP TABLE IF EXISTS \(Self.noted)")
+    }
+}
+
+/// What the pre-update hook noted of an incremental's price rows, until written: keys and flags in arrays, the
+/// texts (prices as stored, currencies) copied into one byte buffer, so noting a row makes no String.
+struct NotedChanges {
+    /// Rows per batched statement.
+    static let batch = 64
+
+    private struct Note {
+        let item: Int64
+        let storefront: Int64
+        let appeared: Bool
+        let oldPrice: Range<Int>?
+        let oldCurrency: Range<Int>?
+        let newPrice: Range<Int>?
+        let newCurrency: Range<Int>?
+    }
+
+    private var notes: [Note] = []
+    private var bytes: [UInt8] = []
+
+    var count: Int { notes.count }
+
+    /// Whether two texts are the same bytes (both NULL counts as the same).
+    static func same(_ left: UnsafeRawBufferPointer?, _ right: UnsafeRawBufferPointer?) -> Bool {
+        switch (left, right) {
+        case (nil, nil): return true
+        case (let left?, let right?): return left.elementsEqual(right)
+        default: return false
+        }
+    }
+
+    private mutating func copy(_ text: UnsafeRawBufferPointer?) -> Range<Int>? {
+        guard let text else { return nil }
+        let start = bytes.count
+        text.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
+        return start..<bytes.count
+    }
+
+    mutating func append(item: Int64, storefront: Int64, appeared: Bool, oldPrice: UnsafeRawBufferPointer?,
+                         oldCurrency: UnsafeRawBufferPointer?, newPrice: UnsafeRawBufferPointer?,
+                         newCurrency: UnsafeRawBufferPointer?) {
+        notes.append(Note(item: item, storefront: storefront, appeared: appeared, oldPrice: copy(oldPrice),
+                          oldCurrency: copy(oldCurrency), newPrice: copy(newPrice), newCurrency: copy(newCurrency)))
+    }
+
+    mutating func removeAll() {
+        notes.removeAll(keepingCapacity: true)
+        bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Binds note `index` to parameters `first` ... `first + 6` (the TEMP table's columns, in order).
+    func bind(_ index: Int, to statement: SQLiteStatement, first: Int32) throws {
+        let note = notes[index]
+        try statement.bind(note.item, at: first)
+        try statement.bind(note.storefront, at: first + 1)
+        try bytes.withUnsafeBytes { buffer in
+            func text(_ range: Range<Int>?) -> UnsafeRawBufferPointer? {
+                range.map { UnsafeRawBufferPointer(rebasing: buffer[$0]) }
+            }
+            try statement.bind(text: text(note.oldPrice), at: first + 2)
+            try statement.bind(text: text(note.oldCurrency), at: first + 3)
+            try statement.bind(text: text(note.newPrice), at: first + 4)
+            try statement.bind(text: text(note.newCurrency), at: first + 5)
+        }
+        try statement.bind(note.appeared ? 1 : 0, at: first + 6)
     }
 }
