@@ -159,6 +159,12 @@ public final class SQLiteConnection {
     /// Rows changed by the last INSERT, UPDATE or DELETE (`sqlite3_changes64`).
     public var changes: Int64 { sqlite3_changes64(handle) }
 
+    /// The file of the main database, nil for an in-memory or temporary one (`sqlite3_db_filename(3)`).
+    public var mainFilename: String? {
+        guard let name = sqlite3_db_filename(handle, "main"), name.pointee != 0 else { return nil }
+        return String(cString: name)
+    }
+
     /// The rowid of the last row inserted through this connection (`sqlite3_last_insert_rowid`).
     @inlinable public var lastInsertRowid: Int64 { sqlite3_last_insert_rowid(handle) }
 

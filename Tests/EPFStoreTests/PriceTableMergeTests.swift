@@ -1,5 +1,6 @@
 @testable import EPFStore
 import EPFSQLite
+import EPFTestSupport
 import Foundation
 import Testing
 
@@ -82,6 +83,8 @@ import Testing
         try connection.execute("CREATE TABLE \(name) (export_date INTEGER, application_id INTEGER, "
                                + "retail_price TEXT, currency_code TEXT, storefront_id INTEGER)")
         let insert = try connection.prepare("INSERT INTO \(name) VALUES (1, ?1, ?2, ?3, ?4)")
+        try connection.execute("BEGIN")
+        defer { _ = try? connection.execute("COMMIT") }
         for (key, price) in rows {
             try insert.bind([.integer(key.item), price.text.map { .text($0) } ?? .null,
                              price.currency.map { .text($0) } ?? .null, .integer(key.storefront)])
@@ -109,8 +112,8 @@ import Testing
     func merged(_ connection: SQLiteConnection, ordered: Bool) throws -> [Found] {
         let columns = "application_id, storefront_id, retail_price, currency_code"
         let order = ordered ? " WHERE application_id IS NOT NULL ORDER BY application_id, storefront_id" : ""
-        var merge = PriceTableMerge(oldTable: try connection.prepare("SELECT \(columns) FROM old\(order)"),
-                                    newTable: try connection.prepare("SELECT \(columns) FROM new\(order)"))
+        var merge = PriceTableMerge(old: PriceTableReader(try connection.prepare("SELECT \(columns) FROM old\(order)")),
+                                    new: PriceTableReader(try connection.prepare("SELECT \(columns) FROM new\(order)")))
         let capture = try connection.prepare("SELECT ?1, ?2, ?3")
         var found: [Found] = []
         try merge.run { change in
@@ -137,10 +140,59 @@ import Testing
             do {
                 let got = try merged(connection, ordered: false)
                 #expect(got == want, "\(layout): \(old) -> \(new)")
-            } catch is PriceTableMerge.OutOfOrder {
+            } catch is PriceTableOutOfOrder {
                 #expect(layout == .itemsShuffled || layout == .itemsSplit, "\(layout) needs no index")
                 #expect(try merged(connection, ordered: true) == want, "\(layout): \(old) -> \(new)")
             }
         }
+    }
+
+    /// The same merge with the old table read by `PriceTablePrefetch` (its own connection and thread) while this
+    /// connection holds a write transaction, as in the swap: the same changes; a table that is not grouped by item
+    /// reports `PriceTableOutOfOrder` after the items before it; stopping early ends the thread.
+    @Test(arguments: [Layout.storefrontsShuffled, .itemsShuffled])
+    func prefetchedOldTableGivesTheSameChanges(_ layout: Layout) throws {
+        let scratch = try TemporaryDirectory()
+        var random = SystemRandomNumberGenerator()
+        for round in 0..<12 {
+            let path = scratch.file("db\(round).sqlite")
+            let connection = try SQLiteConnection(path: path, mode: .readWriteCreate)
+            try connection.execute("PRAGMA journal_mode = WAL")
+            let old = randomTable(&random, like: nil)
+            let new = randomTable(&random, like: old)
+            try write(rows(old, layout, &random), as: "old", to: connection)
+            try write(rows(new, layout, &random), as: "new", to: connection)
+            try connection.execute("BEGIN; CREATE TABLE written (x); INSERT INTO written VALUES (1)")
+            let columns = "application_id, storefront_id, retail_price, currency_code"
+            let prefetch = PriceTablePrefetch(path: path, sql: "SELECT \(columns) FROM old")
+            defer { prefetch.stop() }
+            var merge = PriceTableMerge(old: prefetch,
+                                        new: PriceTableReader(try connection.prepare("SELECT \(columns) FROM new")))
+            var found: [Key] = []
+            do {
+                try merge.run { found.append(Key(item: $0.item, storefront: $0.storefront)) }
+                #expect(found == expected(old, new).map(\.key), "\(layout): \(old) -> \(new)")
+            } catch is PriceTableOutOfOrder {
+                #expect(layout == .itemsShuffled)
+            }
+            try connection.execute("ROLLBACK")
+        }
+    }
+
+    @Test func stoppingAPrefetchThatIsAheadEndsIt() throws {
+        let scratch = try TemporaryDirectory()
+        let path = scratch.file("db.sqlite")
+        let connection = try SQLiteConnection(path: path, mode: .readWriteCreate)
+        try connection.execute("PRAGMA journal_mode = WAL")
+        let rows = (1...2_000).map { (Key(item: Int64($0), storefront: 1), Price(text: "1", currency: "USD")) }
+        try write(rows, as: "old", to: connection)
+        let prefetch = PriceTablePrefetch(path: path, sql: "SELECT application_id, storefront_id, retail_price, "
+                                          + "currency_code FROM old")
+        var item = PriceItemRows()
+        #expect(try prefetch.next(into: &item))
+        #expect(item.item == 1)
+        Thread.sleep(forTimeInterval: 0.05) // the thread fills its queue and waits
+        prefetch.stop()
+        #expect(try !prefetch.next(into: &item), "a stopped prefetch has nothing more")
     }
 }

@@ -8,12 +8,9 @@ import Foundation
 /// order, are sorted by storefront and merged with the other table's rows of the same item. Apple's files and the
 /// generator's list a table item by item, though not always in storefront order within an item, so a table's
 /// rowid order serves without an index lookup per row. When a table breaks that (an item seen again after another,
-/// a lower item after a higher one), `PriceTableMerge.OutOfOrder` is thrown, and the caller starts again reading
+/// a lower item after a higher one), `PriceTableOutOfOrder` is thrown, and the caller starts again reading
 /// both tables through their key indexes (`ordered`), which always satisfies it.
-struct PriceTableMerge {
-    /// A table's rows are not grouped by item in ascending order.
-    struct OutOfOrder: Error {}
-
+struct PriceTableMerge<Old: PriceItemSource, New: PriceItemSource> {
     /// What the merge found for one storefront of one item.
     enum Change {
         case changed, appeared, disappeared
@@ -53,16 +50,14 @@ struct PriceTableMerge {
 
     typealias Record = (Found) throws -> Void
 
-    private var old: PriceTableReader
-    private var new: PriceTableReader
+    private var old: Old
+    private var new: New
     private var oldRows = PriceItemRows()
     private var newRows = PriceItemRows()
 
-    /// `oldTable` and `newTable` select key, storefront, price and currency, in rowid order or `ORDER BY` key and
-    /// storefront.
-    init(oldTable: SQLiteStatement, newTable: SQLiteStatement) {
-        old = PriceTableReader(oldTable)
-        new = PriceTableReader(newTable)
+    init(old: Old, new: New) {
+        self.old = old
+        self.new = new
     }
 
     /// Runs the merge, calling `record` for each difference.
@@ -116,8 +111,8 @@ struct PriceTableMerge {
 
 /// The rows of one item read from a price table, sorted by storefront; their texts (the price as stored, the
 /// currency) are copied into one buffer reused from item to item.
-struct PriceItemRows {
-    struct Row {
+struct PriceItemRows: Sendable {
+    struct Row: Sendable {
         let storefront: Int64
         /// The price as a number (SQLite's conversion of the stored text), nil when NULL.
         let price: Double?
@@ -150,7 +145,7 @@ struct PriceItemRows {
                         currency: copy(statement.columnText(3))))
     }
 
-    /// Sorts the rows by storefront; throws `OutOfOrder` when a storefront appears twice (the item's rows were not
+    /// Sorts the rows by storefront; throws `PriceTableOutOfOrder` when a storefront appears twice (the item's rows were not
     /// contiguous).
     mutating func sortByStorefront() throws {
         var sorted = true
@@ -161,7 +156,7 @@ struct PriceItemRows {
         guard !sorted else { return }
         rows.sort { $0.storefront < $1.storefront }
         for index in rows.indices.dropFirst() where rows[index - 1].storefront == rows[index].storefront {
-            throw PriceTableMerge.OutOfOrder()
+            throw PriceTableOutOfOrder()
         }
     }
 
@@ -183,8 +178,19 @@ struct PriceItemRows {
     }
 }
 
-/// Reads a price table an item at a time (see `PriceTableMerge`).
-struct PriceTableReader {
+/// A price table's rows are not grouped by item in ascending order (in the order it was read).
+struct PriceTableOutOfOrder: Error {}
+
+/// Where a merge takes a table's rows from, an item at a time.
+protocol PriceItemSource {
+    /// Reads the next item's rows into `rows`; false after the last. Throws `PriceTableOutOfOrder` when the table's items
+    /// are not grouped in ascending order.
+    mutating func next(into rows: inout PriceItemRows) throws -> Bool
+}
+
+/// Reads a price table an item at a time (see `PriceTableMerge`); the statement selects key, storefront, price
+/// and currency, in rowid order or `ORDER BY` key and storefront.
+struct PriceTableReader: PriceItemSource {
     private let statement: SQLiteStatement
     private var started = false
     /// Whether the statement stands on a row with a key, and that row's item.
@@ -203,7 +209,6 @@ struct PriceTableReader {
         }
     }
 
-    /// Reads the next item's rows into `rows`; false after the last.
     mutating func next(into rows: inout PriceItemRows) throws -> Bool {
         if !started {
             started = true
@@ -215,7 +220,7 @@ struct PriceTableReader {
             rows.append(from: statement)
             try step()
         } while onRow && item == rows.item
-        if onRow && item < rows.item { throw PriceTableMerge.OutOfOrder() }
+        if onRow && item < rows.item { throw PriceTableOutOfOrder() }
         try rows.sortByStorefront()
         return true
     }

@@ -88,30 +88,49 @@ final class PriceTracking {
     // MARK: Full exports
 
     /// Records what replacing the table with `staging` changes, in the caller's swap transaction: a merge of both
-    /// tables read in key order (`PriceTableMerge`). Each is first read in rowid order (sequential, no index); when
-    /// a table is not grouped by item, the rows recorded so far are rolled back and both tables are read through
+    /// tables read in key order (`PriceTableMerge`). Each is first read in rowid order, an item at a time
+    /// (sequential, no index; in WAL mode on connections and threads of their own, `PriceTablePrefetch`); when a
+    /// table is not grouped by item, the rows recorded so far are rolled back and both tables are read through
     /// their key indexes instead. Nothing is recorded on the first load or when either table lacks a price column.
     func recordFull(_ connection: SQLiteConnection, staging: String, exportDate: Int64?, feedDate: String?) throws {
         guard existed, try connection.tableExists(table), try hasColumns(connection, table),
               try hasColumns(connection, staging) else { return }
         try Self.createTable(connection)
         let date = ChangeLog.exportDate(exportDate, feedDate: feedDate)
+        let columns = ([key] + PriceHistory.columns).map(Self.quote).joined(separator: ", ")
+        let oldTable = "SELECT \(columns) FROM \(Self.quote(table))"
+        let newTable = "SELECT \(columns) FROM \(Self.quote(staging))"
         try connection.execute("SAVEPOINT epf_price_merge")
         do {
-            try merge(connection, staging: staging, ordered: false, date: date)
-        } catch is PriceTableMerge.OutOfOrder {
+            // In WAL mode both tables, committed and not touched by this transaction, are read on connections and
+            // threads of their own while this one compares and writes. (Not in rollback-journal mode, during a
+            // database's first build: there a reader's lock could hold up this writer's spills.)
+            if case .text(let mode) = try connection.scalar("PRAGMA journal_mode"), mode.lowercased() == "wal",
+               let path = connection.mainFilename {
+                let old = PriceTablePrefetch(path: path, sql: oldTable)
+                defer { old.stop() }
+                let new = PriceTablePrefetch(path: path, sql: newTable)
+                defer { new.stop() }
+                try record(PriceTableMerge(old: old, new: new), connection, date: date)
+            } else {
+                try record(PriceTableMerge(old: PriceTableReader(try connection.prepare(oldTable)),
+                                           new: PriceTableReader(try connection.prepare(newTable))),
+                           connection, date: date)
+            }
+        } catch is PriceTableOutOfOrder {
             try connection.execute("ROLLBACK TO epf_price_merge")
-            try merge(connection, staging: staging, ordered: true, date: date)
+            let order = " WHERE \(Self.quote(key)) IS NOT NULL ORDER BY \(Self.quote(key)), storefront_id"
+            try record(PriceTableMerge(old: PriceTableReader(try connection.prepare(oldTable + order)),
+                                       new: PriceTableReader(try connection.prepare(newTable + order))),
+                       connection, date: date)
         }
         try connection.execute("RELEASE epf_price_merge")
     }
 
-    private func merge(_ connection: SQLiteConnection, staging: String, ordered: Bool, date: Int64) throws {
-        let columns = ([key] + PriceHistory.columns).map(Self.quote).joined(separator: ", ")
-        let order = ordered ? " WHERE \(Self.quote(key)) IS NOT NULL ORDER BY \(Self.quote(key)), storefront_id" : ""
-        let oldTable = try connection.prepare("SELECT \(columns) FROM \(Self.quote(table))\(order)")
-        let newTable = try connection.prepare("SELECT \(columns) FROM \(Self.quote(staging))\(order)")
-        var merge = PriceTableMerge(oldTable: oldTable, newTable: newTable)
+    /// Runs a merge, writing what it finds.
+    private func record<Old, New>(_ merge: PriceTableMerge<Old, New>, _ connection: SQLiteConnection,
+                                  date: Int64) throws {
+        var merge = merge
         var writer = try HistoryWriter(connection, date: date, kind: kind)
         try merge.run { found in
             try writer.add(item: found.item, storefront: found.storefront, change: found.change.word) {
