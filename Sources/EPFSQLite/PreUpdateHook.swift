@@ -46,11 +46,8 @@ public struct PreUpdateValue {
         return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(value)))
     }
 
-    public var text: String? {
-        guard !isNull, let pointer = sqlite3_value_text(value) else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(value))),
-                      as: UTF8.self)
-    }
+    /// The value's text (numbers converted), nil when NULL.
+    public var text: String? { textBytes.map { String(decoding: $0, as: UTF8.self) } }
 }
 
 /// The callback a connection's pre-update hook calls, kept alive while installed.

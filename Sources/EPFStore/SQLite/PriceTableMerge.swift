@@ -116,37 +116,31 @@ struct PriceItemRows: Sendable {
         let storefront: Int64
         /// The price as a number (SQLite's conversion of the stored text), nil when NULL.
         let price: Double?
-        /// Where the price as stored and the currency are in `bytes`, nil when NULL.
+        /// Where the price as stored and the currency are in `texts`, nil when NULL.
         let priceText: Range<Int>?
         let currency: Range<Int>?
     }
 
     private(set) var item: Int64 = 0
     private(set) var rows: [Row] = []
-    private var bytes: [UInt8] = []
+    private var texts = TextArena()
 
     mutating func start(item: Int64) {
         self.item = item
         rows.removeAll(keepingCapacity: true)
-        bytes.removeAll(keepingCapacity: true)
-    }
-
-    private mutating func copy(_ text: UnsafeRawBufferPointer?) -> Range<Int>? {
-        guard let text else { return nil }
-        let start = bytes.count
-        text.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
-        return start..<bytes.count
+        texts.removeAll()
     }
 
     /// Appends the row `statement` stands on (columns: key, storefront, price, currency).
     mutating func append(from statement: SQLiteStatement) {
         let price = statement.columnIsNull(2) ? nil : statement.columnDouble(2)
-        rows.append(Row(storefront: statement.columnInt64(1), price: price, priceText: copy(statement.columnText(2)),
-                        currency: copy(statement.columnText(3))))
+        rows.append(Row(storefront: statement.columnInt64(1), price: price,
+                        priceText: texts.append(statement.columnText(2)),
+                        currency: texts.append(statement.columnText(3))))
     }
 
-    /// Sorts the rows by storefront; throws `PriceTableOutOfOrder` when a storefront appears twice (the item's rows were not
-    /// contiguous).
+    /// Sorts the rows by storefront; throws `PriceTableOutOfOrder` when a storefront appears twice (the item's rows
+    /// were not contiguous).
     mutating func sortByStorefront() throws {
         var sorted = true
         for index in rows.indices.dropFirst() where rows[index - 1].storefront >= rows[index].storefront {
@@ -162,19 +156,12 @@ struct PriceItemRows: Sendable {
 
     /// Whether a text of these rows equals one of `other`'s (both NULL counts as equal).
     func sameText(_ range: Range<Int>?, as otherRange: Range<Int>?, in other: PriceItemRows) -> Bool {
-        switch (range, otherRange) {
-        case (nil, nil): return true
-        case (let range?, let otherRange?): return bytes[range].elementsEqual(other.bytes[otherRange])
-        default: return false
-        }
+        texts.same(range, as: otherRange, in: other.texts)
     }
 
     /// Binds a text of these rows (NULL for nil) to a parameter of `statement`.
     func bind(_ range: Range<Int>?, to statement: SQLiteStatement, at index: Int32) throws {
-        guard let range else { return try statement.bindNull(at: index) }
-        try bytes.withUnsafeBytes { buffer in
-            try statement.bind(text: UnsafeRawBufferPointer(rebasing: buffer[range]), at: index)
-        }
+        try texts.bind(range, to: statement, at: index)
     }
 }
 
@@ -183,8 +170,8 @@ struct PriceTableOutOfOrder: Error {}
 
 /// Where a merge takes a table's rows from, an item at a time.
 protocol PriceItemSource {
-    /// Reads the next item's rows into `rows`; false after the last. Throws `PriceTableOutOfOrder` when the table's items
-    /// are not grouped in ascending order.
+    /// Reads the next item's rows into `rows`; false after the last. Throws `PriceTableOutOfOrder` when the
+    /// table's items are not grouped in ascending order.
     mutating func next(into rows: inout PriceItemRows) throws -> Bool
 }
 

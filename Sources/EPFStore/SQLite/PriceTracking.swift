@@ -192,7 +192,7 @@ final class PriceTracking {
                 else { return }
                 let before = (oldPrice.textBytes, oldCurrency.textBytes)
                 let after = (newPrice.textBytes, newCurrency.textBytes)
-                guard !NotedChanges.same(before.0, after.0) || !NotedChanges.same(before.1, after.1) else { return }
+                guard !TextArena.same(before.0, after.0) || !TextArena.same(before.1, after.1) else { return }
                 pending.append(item: item, storefront: storefront, appeared: false, oldPrice: before.0,
                                oldCurrency: before.1, newPrice: after.0, newCurrency: after.1)
             case .delete:
@@ -263,8 +263,8 @@ final class PriceTracking {
     }
 }
 
-/// What the pre-update hook noted of an incremental's price rows, until written: keys and flags in arrays, the
-/// texts (prices as stored, currencies) copied into one byte buffer, so noting a row makes no String.
+/// What the pre-update hook noted of an incremental's price rows, until written: keys and flags in an array, the
+/// texts (prices as stored, currencies) in a `TextArena`, so noting a row makes no String.
 struct NotedChanges {
     /// Rows per batched statement.
     static let batch = 64
@@ -280,36 +280,21 @@ struct NotedChanges {
     }
 
     private var notes: [Note] = []
-    private var bytes: [UInt8] = []
+    private var texts = TextArena()
 
     var count: Int { notes.count }
-
-    /// Whether two texts are the same bytes (both NULL counts as the same).
-    static func same(_ left: UnsafeRawBufferPointer?, _ right: UnsafeRawBufferPointer?) -> Bool {
-        switch (left, right) {
-        case (nil, nil): return true
-        case (let left?, let right?): return left.elementsEqual(right)
-        default: return false
-        }
-    }
-
-    private mutating func copy(_ text: UnsafeRawBufferPointer?) -> Range<Int>? {
-        guard let text else { return nil }
-        let start = bytes.count
-        text.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
-        return start..<bytes.count
-    }
 
     mutating func append(item: Int64, storefront: Int64, appeared: Bool, oldPrice: UnsafeRawBufferPointer?,
                          oldCurrency: UnsafeRawBufferPointer?, newPrice: UnsafeRawBufferPointer?,
                          newCurrency: UnsafeRawBufferPointer?) {
-        notes.append(Note(item: item, storefront: storefront, appeared: appeared, oldPrice: copy(oldPrice),
-                          oldCurrency: copy(oldCurrency), newPrice: copy(newPrice), newCurrency: copy(newCurrency)))
+        notes.append(Note(item: item, storefront: storefront, appeared: appeared, oldPrice: texts.append(oldPrice),
+                          oldCurrency: texts.append(oldCurrency), newPrice: texts.append(newPrice),
+                          newCurrency: texts.append(newCurrency)))
     }
 
     mutating func removeAll() {
         notes.removeAll(keepingCapacity: true)
-        bytes.removeAll(keepingCapacity: true)
+        texts.removeAll()
     }
 
     /// Binds note `index` to parameters `first` ... `first + 6` (the TEMP table's columns, in order).
@@ -317,15 +302,10 @@ struct NotedChanges {
         let note = notes[index]
         try statement.bind(note.item, at: first)
         try statement.bind(note.storefront, at: first + 1)
-        try bytes.withUnsafeBytes { buffer in
-            func text(_ range: Range<Int>?) -> UnsafeRawBufferPointer? {
-                range.map { UnsafeRawBufferPointer(rebasing: buffer[$0]) }
-            }
-            try statement.bind(text: text(note.oldPrice), at: first + 2)
-            try statement.bind(text: text(note.oldCurrency), at: first + 3)
-            try statement.bind(text: text(note.newPrice), at: first + 4)
-            try statement.bind(text: text(note.newCurrency), at: first + 5)
-        }
+        try texts.bind(note.oldPrice, to: statement, at: first + 2)
+        try texts.bind(note.oldCurrency, to: statement, at: first + 3)
+        try texts.bind(note.newPrice, to: statement, at: first + 4)
+        try texts.bind(note.newCurrency, to: statement, at: first + 5)
         try statement.bind(note.appeared ? 1 : 0, at: first + 6)
     }
 }
