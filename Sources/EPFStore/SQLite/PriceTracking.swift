@@ -142,11 +142,22 @@ final class PriceTracking {
 
     // MARK: Incrementals
 
-    /// Keys noted by the pre-update hook and not yet written to the TEMP table (written every `flushEvery`).
+    /// Keys noted by the pre-update hook and not yet routed (every `flushEvery`).
     private var pending = NotedChanges()
     private static let flushEvery = 4096
     private var noteBatch: SQLiteStatement?
     private var noteOne: SQLiteStatement?
+    /// The keys noted so far: a key's first note may go straight to the history, its later ones may not.
+    private var seenKeys: SeenKeys?
+    /// Writes first notes straight to the history, with `directDate`, the export date when the first was written.
+    private var direct: HistoryWriter?
+    private var directDate: Int64?
+    /// The last `seq` of the history before this load: the rows after it are this load's.
+    private var startSeq: Int64 = 0
+    /// Whether notes went to the TEMP table.
+    private var notedSlowly = false
+    /// The indexes of the notes of one flush that go to the TEMP table.
+    private var slow: [Int] = []
 
     /// Whether `flush` has rows to write (checked after every row the load writes).
     var needsFlush: Bool { pending.count >= Self.flushEvery }
@@ -154,11 +165,21 @@ final class PriceTracking {
     /// Starts noting what an incremental changes: SQLite's pre-update hook reports each row the load inserts
     /// (`appeared`) and each update whose price or currency text differs, with the values before and after. Unlike
     /// triggers, the hook writes nothing, so the upserts need no statement journal (with triggers, each spilled to
-    /// a temp file: 4.6 writes a row). The notes go to a TEMP table in batches (`flush`): per key, the values
-    /// before its first change and after its last, so the end needs no lookup in the price table. Call inside the
-    /// load's transaction. Does nothing on the first load of the table.
+    /// a temp file: 4.6 writes a row). `flush` routes the notes in batches:
+    /// - a key's first note (`SeenKeys`) that is a change whatever happens next goes straight to the history: an
+    ///   appearance, or plain decimal prices that differ (`DecimalText`) in the same currency. Nearly every note of
+    ///   a real incremental is one; it costs one row of the history and no lookup.
+    /// - any other note (a key noted before, a currency that changes, prices that are equal as numbers or not
+    ///   plain) goes to a TEMP table that keeps, per key, the values before its first change and after its last;
+    ///   `finishIncremental` settles it (a key written twice in one file, as Apple's files do, is one change).
+    /// Call inside the load's transaction, so a refused load records nothing. Does nothing on the first load of
+    /// the table.
     func beginIncremental(_ connection: SQLiteConnection) throws {
         guard existed, try hasColumns(connection, table) else { return }
+        try Self.createTable(connection)
+        if case .integer(let last) = try connection.scalar("SELECT max(seq) FROM \(PriceHistory.table)") {
+            startSeq = last
+        }
         try connection.execute("""
             DROP TABLE IF EXISTS \(Self.noted);
             CREATE TEMP TABLE epf_price_noted (id INTEGER NOT NULL, storefront_id INTEGER NOT NULL,
@@ -175,6 +196,7 @@ final class PriceTracking {
         }
         noteBatch = try Self.noteStatement(connection, rows: NotedChanges.batch)
         noteOne = try Self.noteStatement(connection, rows: 1)
+        seenKeys = SeenKeys()
         let tableName = Array(table.utf8CString)
         connection.setPreUpdateHook { [unowned self] change in
             guard strcmp(change.table, tableName) == 0, strcmp(change.database, "main") == 0 else { return }
@@ -192,9 +214,11 @@ final class PriceTracking {
                 else { return }
                 let before = (oldPrice.textBytes, oldCurrency.textBytes)
                 let after = (newPrice.textBytes, newCurrency.textBytes)
-                guard !TextArena.same(before.0, after.0) || !TextArena.same(before.1, after.1) else { return }
+                let sameCurrency = TextArena.same(before.1, after.1)
+                guard !sameCurrency || !TextArena.same(before.0, after.0) else { return }
                 pending.append(item: item, storefront: storefront, appeared: false, oldPrice: before.0,
-                               oldCurrency: before.1, newPrice: after.0, newCurrency: after.1)
+                               oldCurrency: before.1, newPrice: after.0, newCurrency: after.1,
+                               plainChange: sameCurrency && DecimalText.certainlyDiffer(before.0, after.0))
             case .delete:
                 return
             }
@@ -213,22 +237,44 @@ final class PriceTracking {
             """)
     }
 
-    /// Writes the keys noted so far to the TEMP table.
-    func flush() throws {
-        guard let noteBatch, let noteOne else { return }
+    /// Routes the keys noted so far: first notes that are certainly changes to the history, the others to the TEMP
+    /// table. `exportDate` (the load's so far) and `feedDate` give the date of the history's rows.
+    func flush(_ connection: SQLiteConnection, exportDate: Int64?, feedDate: String?) throws {
+        guard let noteBatch, let noteOne, let seenKeys else { return }
+        slow.removeAll(keepingCapacity: true)
+        for index in 0..<pending.count {
+            let note = pending[index]
+            let revisited = seenKeys.insert(item: note.item, storefront: note.storefront)
+            guard !revisited, note.appeared || note.plainChange else {
+                slow.append(index)
+                continue
+            }
+            if direct == nil {
+                let date = ChangeLog.exportDate(exportDate, feedDate: feedDate)
+                direct = try HistoryWriter(connection, date: date, kind: kind)
+                directDate = date
+            }
+            try direct?.add(item: note.item, storefront: note.storefront,
+                            change: note.appeared ? "appeared" : "changed") { statement, old, new, currency in
+                try pending.bind(note, to: statement, oldPrice: old, newPrice: new, currency: currency)
+            }
+        }
         var next = 0
-        while pending.count - next >= NotedChanges.batch {
-            for row in 0..<NotedChanges.batch { try pending.bind(next + row, to: noteBatch, first: Int32(row * 7 + 1)) }
+        while slow.count - next >= NotedChanges.batch {
+            for row in 0..<NotedChanges.batch {
+                try pending.bind(slow[next + row], to: noteBatch, first: Int32(row * 7 + 1))
+            }
             try noteBatch.step()
             noteBatch.reset()
             next += NotedChanges.batch
         }
-        while next < pending.count {
-            try pending.bind(next, to: noteOne, first: 1)
+        while next < slow.count {
+            try pending.bind(slow[next], to: noteOne, first: 1)
             try noteOne.step()
             noteOne.reset()
             next += 1
         }
+        if !slow.isEmpty { notedSlowly = true }
         pending.removeAll()
     }
 
@@ -238,45 +284,89 @@ final class PriceTracking {
         pending.removeAll()
         noteBatch = nil
         noteOne = nil
+        seenKeys = nil
+        direct = nil
     }
 
-    /// Records the noted keys whose price (as a number) or currency differs after the load from before it, and
-    /// those that appeared; before the load commits.
+    /// Completes the incremental's history, before the load commits: writes what is still pending, settles the
+    /// keys of the TEMP table (with a row of this load in the history: the values after their last note; the
+    /// others recorded if their price as a number or their currency differs after the load from before it, or if
+    /// they appeared).
     func finishIncremental(_ connection: SQLiteConnection, exportDate: Int64?, feedDate: String?) throws {
         guard noteBatch != nil else { return }
-        try flush()
+        try flush(connection, exportDate: exportDate, feedDate: feedDate)
+        try direct?.finish()
         stop(connection)
-        try Self.createTable(connection)
-        let copy = try connection.prepare("""
-            INSERT OR IGNORE INTO \(PriceHistory.table)
-                (export_date, kind, id, storefront_id, change, old_price, new_price, currency)
-            SELECT ?1, ?2, id, storefront_id, CASE appeared WHEN 1 THEN 'appeared' ELSE 'changed' END,
-                old_price, new_price, new_currency
-            FROM \(Self.noted)
-            WHERE appeared = 1 OR CAST(old_price AS REAL) IS NOT CAST(new_price AS REAL)
-                OR old_currency IS NOT new_currency
-            ORDER BY id, storefront_id
-            """)
-        try copy.bind([.integer(ChangeLog.exportDate(exportDate, feedDate: feedDate)), .text(kind)])
-        _ = try copy.step()
+        // The rows written so far carry the date known at the first flush: the load's own, since a record is
+        // written only with a valid export_date, and the first valid one sets it (or the feed's date without one).
+        let date = directDate ?? ChangeLog.exportDate(exportDate, feedDate: feedDate)
+        if notedSlowly {
+            try settleRevisited(connection, date: date)
+            let copy = try connection.prepare("""
+                INSERT OR IGNORE INTO \(PriceHistory.table)
+                    (export_date, kind, id, storefront_id, change, old_price, new_price, currency)
+                SELECT ?1, ?2, id, storefront_id, CASE appeared WHEN 1 THEN 'appeared' ELSE 'changed' END,
+                    old_price, new_price, new_currency
+                FROM \(Self.noted)
+                WHERE appeared = 1 OR CAST(old_price AS REAL) IS NOT CAST(new_price AS REAL)
+                    OR old_currency IS NOT new_currency
+                ORDER BY id, storefront_id
+                """)
+            try copy.bind([.integer(date), .text(kind)])
+            _ = try copy.step()
+        }
         try connection.execute("DROP TABLE IF EXISTS \(Self.noted)")
+    }
+
+    /// The TEMP table's keys whose first note went to the history as a row of this load: the row takes the values
+    /// after the key's last note, or goes when they equal those before its first (as a number, same currency).
+    /// The TEMP table keeps the others.
+    private func settleRevisited(_ connection: SQLiteConnection, date: Int64) throws {
+        let history = "main.\(PriceHistory.table)"
+        try connection.execute("""
+            DROP TABLE IF EXISTS temp.epf_price_revisited;
+            CREATE TEMP TABLE epf_price_revisited (seq INTEGER PRIMARY KEY, id INTEGER, storefront_id INTEGER,
+                new_price TEXT, new_currency TEXT, keep INTEGER);
+            """)
+        let revisited = try connection.prepare("""
+            INSERT INTO temp.epf_price_revisited
+            SELECT h.seq, n.id, n.storefront_id, n.new_price, n.new_currency,
+                h.change = 'appeared' OR CAST(h.old_price AS REAL) IS NOT CAST(n.new_price AS REAL)
+                    OR h.currency IS NOT n.new_currency
+            FROM \(Self.noted) AS n JOIN \(history) AS h
+                ON h.id = n.id AND h.kind = ?1 AND h.storefront_id = n.storefront_id AND h.export_date = ?2
+                    AND h.seq > ?3
+            """)
+        try revisited.bind([.text(kind), .integer(date), .integer(startSeq)])
+        _ = try revisited.step()
+        try connection.execute("""
+            UPDATE \(history) SET new_price = r.new_price, currency = r.new_currency
+                FROM temp.epf_price_revisited AS r WHERE \(PriceHistory.table).seq = r.seq AND r.keep;
+            DELETE FROM \(history) WHERE seq IN (SELECT seq FROM temp.epf_price_revisited WHERE NOT keep);
+            DELETE FROM \(Self.noted)
+                WHERE (id, storefront_id) IN (SELECT id, storefront_id FROM temp.epf_price_revisited);
+            DROP TABLE temp.epf_price_revisited;
+            """)
     }
 }
 
-/// What the pre-update hook noted of an incremental's price rows, until written: keys and flags in an array, the
+/// What the pre-update hook noted of an incremental's price rows, until routed: keys and flags in an array, the
 /// texts (prices as stored, currencies) in a `TextArena`, so noting a row makes no String.
 struct NotedChanges {
     /// Rows per batched statement.
     static let batch = 64
 
-    private struct Note {
+    struct Note {
         let item: Int64
         let storefront: Int64
+        /// The key was inserted.
         let appeared: Bool
-        let oldPrice: Range<Int>?
-        let oldCurrency: Range<Int>?
-        let newPrice: Range<Int>?
-        let newCurrency: Range<Int>?
+        /// The prices are plain decimals that differ as numbers, in the same currency: a change whatever else.
+        let plainChange: Bool
+        fileprivate let oldPrice: Range<Int>?
+        fileprivate let oldCurrency: Range<Int>?
+        fileprivate let newPrice: Range<Int>?
+        fileprivate let newCurrency: Range<Int>?
     }
 
     private var notes: [Note] = []
@@ -284,12 +374,14 @@ struct NotedChanges {
 
     var count: Int { notes.count }
 
+    subscript(index: Int) -> Note { notes[index] }
+
     mutating func append(item: Int64, storefront: Int64, appeared: Bool, oldPrice: UnsafeRawBufferPointer?,
                          oldCurrency: UnsafeRawBufferPointer?, newPrice: UnsafeRawBufferPointer?,
-                         newCurrency: UnsafeRawBufferPointer?) {
-        notes.append(Note(item: item, storefront: storefront, appeared: appeared, oldPrice: texts.append(oldPrice),
-                          oldCurrency: texts.append(oldCurrency), newPrice: texts.append(newPrice),
-                          newCurrency: texts.append(newCurrency)))
+                         newCurrency: UnsafeRawBufferPointer?, plainChange: Bool = false) {
+        notes.append(Note(item: item, storefront: storefront, appeared: appeared, plainChange: plainChange,
+                          oldPrice: texts.append(oldPrice), oldCurrency: texts.append(oldCurrency),
+                          newPrice: texts.append(newPrice), newCurrency: texts.append(newCurrency)))
     }
 
     mutating func removeAll() {
@@ -307,5 +399,12 @@ struct NotedChanges {
         try texts.bind(note.newPrice, to: statement, at: first + 4)
         try texts.bind(note.newCurrency, to: statement, at: first + 5)
         try statement.bind(note.appeared ? 1 : 0, at: first + 6)
+    }
+
+    /// Binds a note's texts as a history row has them: the old and new price, and the currency after.
+    func bind(_ note: Note, to statement: SQLiteStatement, oldPrice: Int32, newPrice: Int32, currency: Int32) throws {
+        try texts.bind(note.oldPrice, to: statement, at: oldPrice)
+        try texts.bind(note.newPrice, to: statement, at: newPrice)
+        try texts.bind(note.newCurrency, to: statement, at: currency)
     }
 }

@@ -230,7 +230,9 @@ final class TableLoad {
         let before = connection?.lastInsertRowid
         try statement.runOnce()
         if mode == .incremental && connection?.lastInsertRowid != before { insertedRows += 1 }
-        if let priceTracking, priceTracking.needsFlush { try priceTracking.flush() }
+        if let priceTracking, priceTracking.needsFlush, let connection {
+            try priceTracking.flush(connection, exportDate: outcome.exportDate, feedDate: file.feedDate)
+        }
     }
 
     func checkpoint(part: Int, recordsDone: Int) throws {

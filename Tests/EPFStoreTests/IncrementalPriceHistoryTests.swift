@@ -1,0 +1,82 @@
+import EPFSQLite
+import EPFTestSupport
+import Foundation
+import Testing
+@testable import EPFStore
+
+/// The history an incremental records, case by case: a key's first change goes straight to the history, later
+/// changes of the same key in the same file settle it (a key written twice, as Apple's files do).
+@Suite struct IncrementalPriceHistoryTests {
+    /// Writes `pricing<date>/application_price` with rows `[application_id, retail_price, currency_code,
+    /// storefront_id]`; returns the feed directory.
+    static func write(_ root: String, date: String, mode: String, rows: [[String]]) throws -> String {
+        let feed = (root as NSString).appendingPathComponent("pricing\(date)")
+        let milliseconds = "\(Int64(ISO8601DateFormatter().date(from: "\(date.prefix(4))-\(date.dropFirst(4).prefix(2))-\(date.suffix(2))T00:00:00Z")!.timeIntervalSince1970) * 1000)"
+        var text = "#export_date\u{01}application_id\u{01}retail_price\u{01}currency_code\u{01}storefront_id\u{02}\n"
+        text += "#primaryKey:application_id\u{01}storefront_id\u{02}\n"
+        text += "#dbTypes:BIGINT\u{01}INTEGER\u{01}DECIMAL(9,3)\u{01}VARCHAR(20)\u{01}INTEGER\u{02}\n"
+        text += "#exportMode:\(mode)\u{02}\n"
+        for row in rows { text += ([milliseconds] + row).joined(separator: "\u{01}") + "\u{02}\n" }
+        text += "#recordsWritten:\(rows.count)\u{02}\n"
+        try FileManager.default.createDirectory(atPath: feed, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: (feed as NSString).appendingPathComponent("application_price")))
+        return feed
+    }
+
+    static func history(_ database: String) throws -> [String] {
+        guard try SQLiteConnection(path: database, mode: .readOnly).tableExists("epf_price_history") else { return [] }
+        return try dump(database, "SELECT id, storefront_id, change, coalesce(old_price, '-'), coalesce(new_price, '-'), "
+                 + "coalesce(currency, '-') FROM epf_price_history")
+    }
+
+    @Test func aKeyWrittenAgainInOneIncrementalIsOneChangeFromItsFirstValuesToItsLast() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("epf.sqlite")
+        let baseline = (1...9).map { ["\($0)", "1.99", "USD", "143441"] }
+        let full = try Self.write(scratch.path, date: "20260105", mode: "FULL", rows: baseline)
+        #expect(try importPaths([full], database: database) { $0.historyRequest = true }.succeeded)
+        #expect(try Self.history(database).isEmpty, "the first load is the baseline")
+
+        let rows = [
+            ["1", "2.99", "USD", "143441"], ["1", "1.990", "USD", "143441"],   // back to its price: no change
+            ["2", "2.99", "USD", "143441"], ["2", "3.99", "USD", "143441"],    // one change, 1.99 -> 3.99
+            ["3", "1.990", "USD", "143441"], ["3", "2.99", "USD", "143441"],   // equal as a number, then a change
+            ["4", "1.99", "EUR", "143441"],                                   // only the currency changes
+            ["11", "0.99", "USD", "143441"], ["11", "1.49", "USD", "143441"],  // appears, then changes again
+            ["6", "2.99", "USD", "143441"],                                   // a plain change
+            ["7", "1.99", "USD", "143441"],                                   // unchanged
+            ["8", "2.99", "USD", "143441"], ["8", "1.99", "EUR", "143441"],    // back to its price, other currency
+            ["9", "1.990", "USD", "143441"],                                  // equal as a number: no change
+            ["10", "4.99", "USD", "143441"], ["10", "4.99", "USD", "143441"],  // appears, written twice
+        ]
+        let daily = try Self.write(scratch.path, date: "20260106", mode: "INCREMENTAL", rows: rows)
+        #expect(try importPaths([daily], database: database).succeeded)
+        let expected = [
+            "10|143441|appeared|-|4.99|USD", "11|143441|appeared|-|1.49|USD", "2|143441|changed|1.99|3.99|USD",
+            "3|143441|changed|1.99|2.99|USD", "4|143441|changed|1.99|1.99|EUR", "6|143441|changed|1.99|2.99|USD",
+            "8|143441|changed|1.99|1.99|EUR",
+        ]
+        let recorded = try Self.history(database)
+        #expect(recorded == expected, "recorded: \(recorded)")
+
+        // Applied again, the file changes nothing and records nothing more.
+        #expect(try importPaths([daily], database: database) { $0.force = true }.succeeded)
+        #expect(try Self.history(database) == expected)
+    }
+
+    /// `DecimalText.certainlyDiffer` sends a note straight to the history only for plain decimals that differ;
+    /// everything else is left to SQLite's comparison.
+    @Test(arguments: [
+        ("1.99", "2.99", true), ("0.99", "0.990", false), ("1", "1.000", false), ("-0", "0.0", false),
+        ("007.5", "7.50", false), ("-1.5", "1.5", true), ("1.99", "1.9", true), ("", "0", false),
+        ("1e2", "100", false), (" 1", "2", false), ("1.", "2", true), (".5", "0.5", false),
+        ("1234567890123", "1234567890124", false), ("123456789012", "123456789013", true), ("1,99", "2", false),
+    ])
+    func plainDecimalsDifferOnlyWhenTheirValuesDo(_ left: String, _ right: String, _ differ: Bool) {
+        let result = Array(left.utf8).withUnsafeBytes { leftBytes in
+            Array(right.utf8).withUnsafeBytes { DecimalText.certainlyDiffer(leftBytes, $0) }
+        }
+        #expect(result == differ)
+        #expect(Array(right.utf8).withUnsafeBytes { DecimalText.certainlyDiffer(nil, $0) } == false)
+    }
+}
