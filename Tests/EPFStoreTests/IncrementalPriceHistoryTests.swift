@@ -29,6 +29,11 @@ import Testing
                  + "coalesce(currency, '-') FROM epf_price_history")
     }
 
+    /// What `epf status` reports as the number of changes.
+    static func reportedChanges(_ database: String) throws -> Int64 {
+        try StoreStatus.read(try SQLiteConnection(path: database, mode: .readOnly), databasePath: database).priceChanges
+    }
+
     @Test func aKeyWrittenAgainInOneIncrementalIsOneChangeFromItsFirstValuesToItsLast() throws {
         let scratch = try Scratch()
         let database = scratch.file("epf.sqlite")
@@ -58,10 +63,40 @@ import Testing
         ]
         let recorded = try Self.history(database)
         #expect(recorded == expected, "recorded: \(recorded)")
+        #expect(try Self.reportedChanges(database) == Int64(expected.count), "a removed row is not counted")
 
         // Applied again, the file changes nothing and records nothing more.
         #expect(try importPaths([daily], database: database) { $0.force = true }.succeeded)
         #expect(try Self.history(database) == expected)
+        #expect(try Self.reportedChanges(database) == Int64(expected.count))
+    }
+
+    /// A history table made before it was clustered by date (`seq` a rowid, a date index) keeps its layout and
+    /// goes on numbering after its largest `seq`.
+    @Test func aHistoryOfTheEarlierLayoutGoesOn() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("epf.sqlite")
+        let full = try Self.write(scratch.path, date: "20260105", mode: "FULL",
+                                  rows: (1...4).map { ["\($0)", "1.99", "USD", "143441"] })
+        #expect(try importPaths([full], database: database) { $0.historyRequest = true }.succeeded)
+        do {
+            let connection = try SQLiteConnection(path: database, mode: .readWrite)
+            try connection.execute(PriceHistory.schema(qualifiedTable: PriceHistory.table,
+                                                       serial: "INTEGER PRIMARY KEY"))
+            try connection.execute("""
+                INSERT INTO epf_price_history (seq, export_date, kind, id, storefront_id, change, old_price,
+                    new_price, currency) VALUES (1, 1, 'app', 1, 143441, 'changed', '0.99', '1.99', 'USD')
+                """)
+        }
+        let daily = try Self.write(scratch.path, date: "20260106", mode: "INCREMENTAL",
+                                   rows: [["2", "2.99", "USD", "143441"], ["3", "1.99", "EUR", "143441"],
+                                          ["2", "3.99", "USD", "143441"]])
+        #expect(try importPaths([daily], database: database).succeeded)
+        #expect(try dump(database, "SELECT seq, id, new_price, currency FROM epf_price_history")
+                == ["1|1|1.99|USD", "2|2|3.99|USD", "3|3|1.99|EUR"])
+        #expect(try Self.reportedChanges(database) == 3)
+        let rowid = try dump(database, "SELECT sql FROM sqlite_schema WHERE name = 'epf_price_history'")
+        #expect(rowid.first?.contains("WITHOUT ROWID") == false)
     }
 
     /// `DecimalText.certainlyDiffer` sends a note straight to the history only for plain decimals that differ;
@@ -78,5 +113,21 @@ import Testing
         }
         #expect(result == differ)
         #expect(Array(right.utf8).withUnsafeBytes { DecimalText.certainlyDiffer(nil, $0) } == false)
+    }
+
+    /// The key filter never forgets a key, across its growing levels, and rarely claims one it has not seen.
+    @Test func seenKeysRemembersEveryKeyAndRarelyImaginesOne() {
+        let keys = SeenKeys()
+        var imagined = 0
+        let count = 700_000  // past the first three levels (65,536 + 262,144 + 1,048,576 would be the fourth)
+        for item in 0..<count where keys.insert(item: Int64(300_000_000 + item / 7), storefront: Int64(143_441 + item % 7)) {
+            imagined += 1
+        }
+        #expect(Double(imagined) / Double(count) < 0.02, "\(imagined) of \(count) new keys called seen")
+        var forgotten = 0
+        for item in 0..<count where !keys.insert(item: Int64(300_000_000 + item / 7), storefront: Int64(143_441 + item % 7)) {
+            forgotten += 1
+        }
+        #expect(forgotten == 0)
     }
 }

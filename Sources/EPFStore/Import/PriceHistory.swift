@@ -36,8 +36,8 @@ public enum PriceHistory {
     /// The columns a price table needs for its changes to be recorded, besides its key.
     package static let columns = ["storefront_id", "retail_price", "currency_code"]
 
-    /// The table and its indexes, the same on SQLite and PostgreSQL (`CREATE ... IF NOT EXISTS`; `seq` is a
-    /// rowid on SQLite, `bigserial` on PostgreSQL). `seq` orders the changes as recorded; the indexes serve the
+    /// The table and its indexes on PostgreSQL (`seq` a `bigserial`), and on SQLite before `sqliteSchema` (`seq`
+    /// a rowid) (`CREATE ... IF NOT EXISTS`). `seq` orders the changes as recorded; the indexes serve the
     /// history of one item, the feed of changes by date, and make each change unique.
     package static func schema(qualifiedTable: String, serial: String) -> String {
         """
@@ -57,6 +57,27 @@ public enum PriceHistory {
         CREATE INDEX IF NOT EXISTS epf_price_history_date ON \(qualifiedTable) (export_date, seq);
         """
     }
+
+    /// The table on SQLite, for a new database: the same columns, clustered by (export_date, seq), the order of
+    /// the feed of changes, so each change is an append to the table and one entry in the index of items (the
+    /// layout of `schema`, a rowid table with two indexes, cost a third more to write). `seq` is given out by the
+    /// loads (`PriceHistorySequence`), not by SQLite. A database whose table has the layout of `schema` keeps it;
+    /// both are read and written the same way.
+    package static let sqliteSchema = """
+        CREATE TABLE IF NOT EXISTS \(table) (
+            seq INTEGER NOT NULL,
+            export_date BIGINT NOT NULL,
+            kind TEXT NOT NULL,
+            id BIGINT NOT NULL,
+            storefront_id BIGINT NOT NULL,
+            change TEXT NOT NULL,
+            old_price TEXT,
+            new_price TEXT,
+            currency TEXT,
+            PRIMARY KEY (export_date, seq)
+        ) WITHOUT ROWID;
+        CREATE UNIQUE INDEX IF NOT EXISTS epf_price_history_item ON \(table) (id, kind, storefront_id, export_date);
+        """
 
     /// What an import asks of `--history`: `prices` turns it on, `none` off; nil keeps what the database has.
     public static func request(_ text: String?) throws -> Bool? {

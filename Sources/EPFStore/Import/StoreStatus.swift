@@ -165,10 +165,9 @@ public struct StoreStatus: Sendable {
             status.selection = try ledger.storedSelection()
             status.priceHistory = try ledger.setting(PriceHistory.setting) == "prices"
         }
-        if try connection.tableExists(PriceHistory.table),
-           case .integer(let last) = try connection.scalar("SELECT max(seq) FROM \(PriceHistory.table)") {
-            // seq counts every change recorded (rows are never deleted), without counting the table.
-            status.priceChanges = last
+        if let rows = try PriceHistorySequence.rows(connection) {
+            // Kept by the loads, without counting the table.
+            status.priceChanges = rows
         }
         if try connection.tableExists("epf_ledger") {
             var fulls: [MixedExports.TableFull] = []

@@ -30,18 +30,24 @@ final class PriceTracking {
     }
 
     private static func createTable(_ connection: SQLiteConnection) throws {
-        try connection.execute(PriceHistory.schema(qualifiedTable: PriceHistory.table, serial: "INTEGER PRIMARY KEY"))
+        try connection.execute(PriceHistory.sqliteSchema)
     }
 
     /// Writes recorded changes to `epf_price_history`, `batch` rows per statement (one statement per row cost
-    /// twice as much per change: binding, stepping and resetting are per statement). Parameters 1 and 2, the export
-    /// date and the kind, are shared by every row.
+    /// twice as much per change: binding, stepping and resetting are per statement), numbering them from
+    /// `sequence`, which it keeps up to date. Parameters 1 and 2, the export date and the kind, are shared by every
+    /// row.
     private struct HistoryWriter {
         static let batch = 64
+        private static let perRow = 7
+        private let connection: SQLiteConnection
         private let batched: SQLiteStatement
         private var pending = 0
+        private(set) var sequence: PriceHistorySequence
 
-        init(_ connection: SQLiteConnection, date: Int64, kind: String) throws {
+        init(_ connection: SQLiteConnection, date: Int64, kind: String, sequence: PriceHistorySequence) throws {
+            self.connection = connection
+            self.sequence = sequence
             batched = try Self.statement(connection, rows: Self.batch)
             try batched.bind(date, at: 1)
             try batched.bind(kind, at: 2)
@@ -49,11 +55,11 @@ final class PriceTracking {
 
         private static func statement(_ connection: SQLiteConnection, rows: Int) throws -> SQLiteStatement {
             let values = (0..<rows).map { row in
-                "(?1, ?2, " + (0..<6).map { "?\(3 + row * 6 + $0)" }.joined(separator: ", ") + ")"
+                "(?1, ?2, " + (0..<perRow).map { "?\(3 + row * perRow + $0)" }.joined(separator: ", ") + ")"
             }
             return try connection.prepare("""
                 INSERT OR IGNORE INTO \(PriceHistory.table)
-                    (export_date, kind, id, storefront_id, change, old_price, new_price, currency)
+                    (export_date, kind, seq, id, storefront_id, change, old_price, new_price, currency)
                 VALUES \(values.joined(separator: ", "))
                 """)
         }
@@ -61,25 +67,28 @@ final class PriceTracking {
         /// Adds a change: `bindTexts` binds the old price, new price and currency to the parameters it is given.
         mutating func add(item: Int64, storefront: Int64, change: StaticString,
                           bindTexts: (SQLiteStatement, Int32, Int32, Int32) throws -> Void) throws {
-            let first = Int32(3 + pending * 6)
-            try batched.bind(item, at: first)
-            try batched.bind(storefront, at: first + 1)
-            try batched.bindTextNoCopy(change.utf8Start, count: change.utf8CodeUnitCount, at: first + 2)
-            try bindTexts(batched, first + 3, first + 4, first + 5)
+            let first = Int32(3 + pending * Self.perRow)
+            sequence.last += 1
+            try batched.bind(sequence.last, at: first)
+            try batched.bind(item, at: first + 1)
+            try batched.bind(storefront, at: first + 2)
+            try batched.bindTextNoCopy(change.utf8Start, count: change.utf8CodeUnitCount, at: first + 3)
+            try bindTexts(batched, first + 4, first + 5, first + 6)
             pending += 1
-            if pending == Self.batch {
-                try batched.step()
-                batched.reset()
-                pending = 0
-            }
+            if pending == Self.batch { try write() }
         }
 
         /// Writes the rows of an incomplete batch: the batch's unused rows get a NULL id, which `INSERT OR IGNORE`
         /// skips (IGNORE applies to NOT NULL too).
         mutating func finish() throws {
             guard pending > 0 else { return }
-            for row in pending..<Self.batch { try batched.bindNull(at: Int32(3 + row * 6)) }
+            for row in pending..<Self.batch { try batched.bindNull(at: Int32(3 + row * Self.perRow + 1)) }
+            try write()
+        }
+
+        private mutating func write() throws {
             try batched.step()
+            sequence.rows += connection.changes
             batched.reset()
             pending = 0
         }
@@ -96,6 +105,7 @@ final class PriceTracking {
         guard existed, try connection.tableExists(table), try hasColumns(connection, table),
               try hasColumns(connection, staging) else { return }
         try Self.createTable(connection)
+        let sequence = try PriceHistorySequence.load(connection)
         let date = ChangeLog.exportDate(exportDate, feedDate: feedDate)
         let columns = ([key] + PriceHistory.columns).map(Self.quote).joined(separator: ", ")
         let oldTable = "SELECT \(columns) FROM \(Self.quote(table))"
@@ -111,33 +121,34 @@ final class PriceTracking {
                 defer { old.stop() }
                 let new = PriceTablePrefetch(path: path, sql: newTable)
                 defer { new.stop() }
-                try record(PriceTableMerge(old: old, new: new), connection, date: date)
+                try record(PriceTableMerge(old: old, new: new), connection, date: date, sequence: sequence)
             } else {
                 try record(PriceTableMerge(old: PriceTableReader(try connection.prepare(oldTable)),
                                            new: PriceTableReader(try connection.prepare(newTable))),
-                           connection, date: date)
+                           connection, date: date, sequence: sequence)
             }
         } catch is PriceTableOutOfOrder {
             try connection.execute("ROLLBACK TO epf_price_merge")
             let order = " WHERE \(Self.quote(key)) IS NOT NULL ORDER BY \(Self.quote(key)), storefront_id"
             try record(PriceTableMerge(old: PriceTableReader(try connection.prepare(oldTable + order)),
                                        new: PriceTableReader(try connection.prepare(newTable + order))),
-                       connection, date: date)
+                       connection, date: date, sequence: sequence)
         }
         try connection.execute("RELEASE epf_price_merge")
     }
 
-    /// Runs a merge, writing what it finds.
+    /// Runs a merge, writing what it finds, numbered from `sequence`.
     private func record<Old, New>(_ merge: PriceTableMerge<Old, New>, _ connection: SQLiteConnection,
-                                  date: Int64) throws {
+                                  date: Int64, sequence: PriceHistorySequence) throws {
         var merge = merge
-        var writer = try HistoryWriter(connection, date: date, kind: kind)
+        var writer = try HistoryWriter(connection, date: date, kind: kind, sequence: sequence)
         try merge.run { found in
             try writer.add(item: found.item, storefront: found.storefront, change: found.change.word) {
                 try found.bindTexts(to: $0, oldPrice: $1, newPrice: $2, currency: $3)
             }
         }
         try writer.finish()
+        try writer.sequence.save(connection)
     }
 
     // MARK: Incrementals
@@ -152,8 +163,8 @@ final class PriceTracking {
     /// Writes first notes straight to the history, with `directDate`, the export date when the first was written.
     private var direct: HistoryWriter?
     private var directDate: Int64?
-    /// The last `seq` of the history before this load: the rows after it are this load's.
-    private var startSeq: Int64 = 0
+    /// The history's numbering when this load began: the rows after its `last` are this load's.
+    private var start = PriceHistorySequence(last: 0, rows: 0)
     /// Whether notes went to the TEMP table.
     private var notedSlowly = false
     /// The indexes of the notes of one flush that go to the TEMP table.
@@ -177,9 +188,7 @@ final class PriceTracking {
     func beginIncremental(_ connection: SQLiteConnection) throws {
         guard existed, try hasColumns(connection, table) else { return }
         try Self.createTable(connection)
-        if case .integer(let last) = try connection.scalar("SELECT max(seq) FROM \(PriceHistory.table)") {
-            startSeq = last
-        }
+        start = try PriceHistorySequence.load(connection)
         try connection.execute("""
             DROP TABLE IF EXISTS \(Self.noted);
             CREATE TEMP TABLE epf_price_noted (id INTEGER NOT NULL, storefront_id INTEGER NOT NULL,
@@ -251,7 +260,7 @@ final class PriceTracking {
             }
             if direct == nil {
                 let date = ChangeLog.exportDate(exportDate, feedDate: feedDate)
-                direct = try HistoryWriter(connection, date: date, kind: kind)
+                direct = try HistoryWriter(connection, date: date, kind: kind, sequence: start)
                 directDate = date
             }
             try direct?.add(item: note.item, storefront: note.storefront,
@@ -296,32 +305,40 @@ final class PriceTracking {
         guard noteBatch != nil else { return }
         try flush(connection, exportDate: exportDate, feedDate: feedDate)
         try direct?.finish()
+        var sequence = direct?.sequence ?? start
         stop(connection)
         // The rows written so far carry the date known at the first flush: the load's own, since a record is
         // written only with a valid export_date, and the first valid one sets it (or the feed's date without one).
         let date = directDate ?? ChangeLog.exportDate(exportDate, feedDate: feedDate)
         if notedSlowly {
-            try settleRevisited(connection, date: date)
+            try settleRevisited(connection, date: date, sequence: &sequence)
             let copy = try connection.prepare("""
                 INSERT OR IGNORE INTO \(PriceHistory.table)
-                    (export_date, kind, id, storefront_id, change, old_price, new_price, currency)
-                SELECT ?1, ?2, id, storefront_id, CASE appeared WHEN 1 THEN 'appeared' ELSE 'changed' END,
-                    old_price, new_price, new_currency
+                    (export_date, kind, seq, id, storefront_id, change, old_price, new_price, currency)
+                SELECT ?1, ?2, ?3 + row_number() OVER (ORDER BY id, storefront_id), id, storefront_id,
+                    CASE appeared WHEN 1 THEN 'appeared' ELSE 'changed' END, old_price, new_price, new_currency
                 FROM \(Self.noted)
                 WHERE appeared = 1 OR CAST(old_price AS REAL) IS NOT CAST(new_price AS REAL)
                     OR old_currency IS NOT new_currency
                 ORDER BY id, storefront_id
                 """)
-            try copy.bind([.integer(date), .text(kind)])
+            try copy.bind([.integer(date), .text(kind), .integer(sequence.last)])
             _ = try copy.step()
+            sequence.rows += connection.changes
+            if case .integer(let last) = try connection.scalar(
+                "SELECT max(seq) FROM \(PriceHistory.table) WHERE export_date = ?1", [.integer(date)]) {
+                sequence.last = max(sequence.last, last)
+            }
         }
+        try sequence.save(connection)
         try connection.execute("DROP TABLE IF EXISTS \(Self.noted)")
     }
 
     /// The TEMP table's keys whose first note went to the history as a row of this load: the row takes the values
     /// after the key's last note, or goes when they equal those before its first (as a number, same currency).
     /// The TEMP table keeps the others.
-    private func settleRevisited(_ connection: SQLiteConnection, date: Int64) throws {
+    private func settleRevisited(_ connection: SQLiteConnection, date: Int64,
+                                 sequence: inout PriceHistorySequence) throws {
         let history = "main.\(PriceHistory.table)"
         try connection.execute("""
             DROP TABLE IF EXISTS temp.epf_price_revisited;
@@ -337,12 +354,23 @@ final class PriceTracking {
                 ON h.id = n.id AND h.kind = ?1 AND h.storefront_id = n.storefront_id AND h.export_date = ?2
                     AND h.seq > ?3
             """)
-        try revisited.bind([.text(kind), .integer(date), .integer(startSeq)])
+        try revisited.bind([.text(kind), .integer(date), .integer(start.last)])
         _ = try revisited.step()
-        try connection.execute("""
+        let update = try connection.prepare("""
             UPDATE \(history) SET new_price = r.new_price, currency = r.new_currency
-                FROM temp.epf_price_revisited AS r WHERE \(PriceHistory.table).seq = r.seq AND r.keep;
-            DELETE FROM \(history) WHERE seq IN (SELECT seq FROM temp.epf_price_revisited WHERE NOT keep);
+            FROM temp.epf_price_revisited AS r
+            WHERE \(PriceHistory.table).export_date = ?1 AND \(PriceHistory.table).seq = r.seq AND r.keep
+            """)
+        try update.bind([.integer(date)])
+        _ = try update.step()
+        let remove = try connection.prepare("""
+            DELETE FROM \(history)
+            WHERE export_date = ?1 AND seq IN (SELECT seq FROM temp.epf_price_revisited WHERE NOT keep)
+            """)
+        try remove.bind([.integer(date)])
+        _ = try remove.step()
+        sequence.rows -= connection.changes
+        try connection.execute("""
             DELETE FROM \(Self.noted)
                 WHERE (id, storefront_id) IN (SELECT id, storefront_id FROM temp.epf_price_revisited);
             DROP TABLE temp.epf_price_revisited;

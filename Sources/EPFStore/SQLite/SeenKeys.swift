@@ -8,25 +8,31 @@ import Foundation
 /// the new keys, and a key counts as seen if any level has its bits. The first level is 128 KiB; 10 million keys
 /// (a real-scale daily) take 5 levels and 43 MiB.
 final class SeenKeys {
+    /// A level: 4 keys per 64-bit word at capacity.
     private struct Level {
         let words: UnsafeMutablePointer<UInt64>
         let mask: UInt64
         let capacity: Int
+
+        init(capacity: Int) {
+            let wordCount = capacity / 4
+            words = UnsafeMutablePointer<UInt64>.allocate(capacity: wordCount)
+            words.initialize(repeating: 0, count: wordCount)
+            mask = UInt64(wordCount - 1)
+            self.capacity = capacity
+        }
+
+        func has(_ hash: UInt64, _ bits: UInt64) -> Bool { words[Int(hash >> 20 & mask)] & bits == bits }
     }
 
-    private var levels: [Level] = []
+    /// The full levels, and the one that takes new keys.
+    private var full: [Level] = []
+    private var newest = Level(capacity: 1 << 16)
     private var keysInNewest = 0
 
-    init() { addLevel(capacity: 1 << 16) }
-
-    deinit { for level in levels { level.words.deallocate() } }
-
-    private func addLevel(capacity: Int) {
-        let wordCount = capacity / 4
-        let words = UnsafeMutablePointer<UInt64>.allocate(capacity: wordCount)
-        words.initialize(repeating: 0, count: wordCount)
-        levels.append(Level(words: words, mask: UInt64(wordCount - 1), capacity: capacity))
-        keysInNewest = 0
+    deinit {
+        newest.words.deallocate()
+        for level in full { level.words.deallocate() }
     }
 
     /// Adds a key; returns whether it may have been added before (false: certainly not).
@@ -34,15 +40,18 @@ final class SeenKeys {
         let hash = Self.mix(UInt64(bitPattern: item) &* 0x9e37_79b9_7f4a_7c15 ^ UInt64(bitPattern: storefront))
         // The word from the high bits, the three bits from the low 18.
         let bits: UInt64 = 1 << (hash & 63) | 1 << (hash >> 6 & 63) | 1 << (hash >> 12 & 63)
-        for level in levels.dropLast() where level.words[Int(hash >> 20 & level.mask)] & bits == bits {
-            return true
-        }
-        guard let newest = levels.last else { return true }
         let word = newest.words + Int(hash >> 20 & newest.mask)
         if word.pointee & bits == bits { return true }
+        if !full.isEmpty {
+            for level in full where level.has(hash, bits) { return true }
+        }
         word.pointee |= bits
         keysInNewest += 1
-        if keysInNewest >= newest.capacity { addLevel(capacity: newest.capacity * 4) }
+        if keysInNewest >= newest.capacity {
+            full.append(newest)
+            newest = Level(capacity: newest.capacity * 4)
+            keysInNewest = 0
+        }
         return false
     }
 
