@@ -41,9 +41,24 @@ public struct PreUpdateValue {
     /// The value as a number (text that reads as one converted), nil when NULL.
     public var double: Double? { isNull ? nil : sqlite3_value_double(value) }
     /// The value's UTF-8 text (numbers converted), nil when NULL: SQLite's bytes, valid only during the callback.
+    ///
+    /// A text is read as a blob: the values of a row the hook reports point into the row's record, without the
+    /// terminating NUL that `sqlite3_value_text` would make SQLite allocate and copy for (four times a row, most
+    /// of the hook's cost).
     public var textBytes: UnsafeRawBufferPointer? {
-        guard !isNull, let pointer = sqlite3_value_text(value) else { return nil }
-        return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(value)))
+        switch sqlite3_value_type(value) {
+        case SQLITE_NULL:
+            return nil
+        case SQLITE_TEXT:
+            let count = Int(sqlite3_value_bytes(value))
+            guard count > 0, let pointer = sqlite3_value_blob(value) else {
+                return UnsafeRawBufferPointer(start: nil, count: 0)  // empty, not NULL
+            }
+            return UnsafeRawBufferPointer(start: pointer, count: count)
+        default:
+            guard let pointer = sqlite3_value_text(value) else { return nil }
+            return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_value_bytes(value)))
+        }
     }
 
     /// The value's text (numbers converted), nil when NULL.

@@ -38,6 +38,7 @@ import Testing
         let scratch = try Scratch()
         let database = scratch.file("epf.sqlite")
         let baseline = (1...9).map { ["\($0)", "1.99", "USD", "143441"] }
+            + [["12", "1.99", "", "143441"], ["13", "", "", "143441"]]
         let full = try Self.write(scratch.path, date: "20260105", mode: "FULL", rows: baseline)
         #expect(try importPaths([full], database: database) { $0.historyRequest = true }.succeeded)
         #expect(try Self.history(database).isEmpty, "the first load is the baseline")
@@ -53,13 +54,15 @@ import Testing
             ["8", "2.99", "USD", "143441"], ["8", "1.99", "EUR", "143441"],    // back to its price, other currency
             ["9", "1.990", "USD", "143441"],                                  // equal as a number: no change
             ["10", "4.99", "USD", "143441"], ["10", "4.99", "USD", "143441"],  // appears, written twice
+            ["12", "1.99", "USD", "143441"],                                  // an empty currency gets one
+            ["13", "", "", "143441"],                                         // empty stays empty
         ]
         let daily = try Self.write(scratch.path, date: "20260106", mode: "INCREMENTAL", rows: rows)
         #expect(try importPaths([daily], database: database).succeeded)
         let expected = [
-            "10|143441|appeared|-|4.99|USD", "11|143441|appeared|-|1.49|USD", "2|143441|changed|1.99|3.99|USD",
-            "3|143441|changed|1.99|2.99|USD", "4|143441|changed|1.99|1.99|EUR", "6|143441|changed|1.99|2.99|USD",
-            "8|143441|changed|1.99|1.99|EUR",
+            "10|143441|appeared|-|4.99|USD", "11|143441|appeared|-|1.49|USD", "12|143441|changed|1.99|1.99|USD",
+            "2|143441|changed|1.99|3.99|USD", "3|143441|changed|1.99|2.99|USD", "4|143441|changed|1.99|1.99|EUR",
+            "6|143441|changed|1.99|2.99|USD", "8|143441|changed|1.99|1.99|EUR",
         ]
         let recorded = try Self.history(database)
         #expect(recorded == expected, "recorded: \(recorded)")
