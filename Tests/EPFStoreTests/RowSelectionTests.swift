@@ -55,4 +55,30 @@ import Testing
         #expect(stored == selection)
         #expect(RowSelection(storedStorefronts: nil, storedLanguages: nil).keepsEverything)
     }
+
+    /// A dry run over a database that keeps a selection leaves out what the import would, and is refused as the
+    /// import would be, without recording anything.
+    @Test func aDryRunAppliesTheSelectionTheDatabaseKeeps() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("epf.sqlite")
+        let rows = (1...3).flatMap { item in ["143441", "143444"].map { ["\(item)", "1.99", "USD", $0] } }
+        let full = try IncrementalPriceHistoryTests.write(scratch.path, date: "20260105", mode: "FULL", rows: rows)
+        let us = try RowSelection.Request(storefronts: "us", languages: nil)
+        let gb = try RowSelection.Request(storefronts: "gb", languages: nil)
+        #expect(try importPaths([full], database: database) { $0.selectionRequest = us }.succeeded)
+        let settings = try dump(database, "SELECT name, value FROM epf_settings")
+
+        let dry = try importPaths([full], database: database) {
+            $0.dryRun = true
+            $0.force = true
+        }
+        #expect(dry.outcomes.first?.leftOut == 3, "the gb rows, as the import would leave them out")
+        #expect(throws: ImportError.self) {
+            try importPaths([full], database: database) {
+                $0.dryRun = true
+                $0.selectionRequest = gb
+            }
+        }
+        #expect(try dump(database, "SELECT name, value FROM epf_settings") == settings)
+    }
 }

@@ -52,10 +52,12 @@ extension ImportLedger {
     /// The storefronts and languages an import keeps (`RowSelection.settle`): what `request` asks, else what the
     /// database keeps; a new selection is recorded before any table is loaded. Throws `ImportError.badOption` for
     /// a request the database's tables contradict (unless `force`).
-    package func settleSelection(_ request: RowSelection.Request, force: Bool) throws -> RowSelection {
+    package func settleSelection(_ request: RowSelection.Request, force: Bool, record: Bool = true) throws
+        -> RowSelection {
         let stored = try storedSelection()
         let settled = try RowSelection.settle(request, stored: stored, databaseHasTables: try hasAppliedTables(),
                                               force: force)
+        guard record else { return settled }
         if settled.storefronts != stored.storefronts {
             try setSetting(RowSelection.storefrontsSetting, to: settled.storedStorefronts)
         }
@@ -92,11 +94,17 @@ package protocol TableLoading: AnyObject {
 
 extension ImportOptions {
     /// Sets `rows`, the selection this import applies, and `recordsPriceHistory` through the store's ledger
-    /// (`settleSelection`, `settleHistory`); without one (a dry run) from the requests alone.
-    package mutating func settleRows<Ledger: ImportLedger>(ledger: Ledger?) throws {
+    /// (`settleSelection`, `settleHistory`). A dry run records nothing: it settles the selection against what
+    /// `readOnly`, the ledger of the database it would import into, keeps (so it leaves out what the import would
+    /// and is refused as the import would be), or without one from the requests alone.
+    package mutating func settleRows<Ledger: ImportLedger, ReadOnly: ImportLedger>(ledger: Ledger?,
+                                                                                  readOnly: ReadOnly? = nil) throws {
         if let ledger {
             rows = try ledger.settleSelection(selectionRequest, force: force)
             recordsPriceHistory = try ledger.settleHistory(historyRequest)
+        } else if let readOnly {
+            rows = try readOnly.settleSelection(selectionRequest, force: force, record: false)
+            recordsPriceHistory = try historyRequest ?? (readOnly.setting(PriceHistory.setting) == "prices")
         } else {
             recordsPriceHistory = historyRequest ?? false
             rows = try RowSelection.settle(selectionRequest, stored: RowSelection(), databaseHasTables: false,

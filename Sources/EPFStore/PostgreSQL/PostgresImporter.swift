@@ -47,7 +47,7 @@ public final class PostgresImporter {
             connection = opened
         }
         let ledger = connection.map { PostgresLedger(connection: $0, target: target) }
-        try options.settleRows(ledger: ledger)
+        try options.settleRows(ledger: ledger, readOnly: nil as PostgresLedger?)
         let rejectsDirectory = options.rejectsDirectory ?? defaultRejectsDirectory
         let pass = ImportPass<PostgresTableLoad>(options: options, ledger: ledger, selected: selected) {
             file, reader, source in

@@ -56,6 +56,16 @@ public final class Importer {
         return nil
     }
 
+    /// The ledger of an existing database, opened read-only (a dry run reads the selection it keeps); nil when
+    /// there is no database yet or it has no bookkeeping.
+    static func readOnlyLedger(_ path: String) throws -> Ledger? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              (attributes[.size] as? NSNumber)?.int64Value ?? 0 > 0 else { return nil }
+        let connection = try SQLiteConnection(path: path, mode: .readOnly)
+        guard try connection.tableExists("epf_settings"), try connection.tableExists("epf_ledger") else { return nil }
+        return Ledger(connection: connection)
+    }
+
     /// Runs the import. Throws `ImportError.missingInput` or `.noTables` before doing anything when a path does
     /// not exist or holds no table file, `ImportError.noSpace` (unless `options.spaceCheck` is off) when the
     /// database's filesystem lacks the estimated space (`SpaceCheck`), `ImportError.locked` when another import
@@ -74,7 +84,7 @@ public final class Importer {
         let opened = options.dryRun ? nil : try StoreDatabase.open(databasePath, pageSize: options.pageSize)
         let connection = opened?.connection
         let ledger = connection.map(Ledger.init)
-        try options.settleRows(ledger: ledger)
+        try options.settleRows(ledger: ledger, readOnly: options.dryRun ? try Self.readOnlyLedger(databasePath) : nil)
         if let connection {
             try dropLeftovers(connection)
             changes.stampBefore = try DerivedData.currentStamp(connection)
