@@ -34,7 +34,7 @@ import Testing
         var description: String { "\(key.item)/\(key.storefront) \(change) \(old ?? "∅")->\(new ?? "∅") \(currency ?? "∅")" }
     }
 
-    static let texts = ["0.99", "0.990", "1.99", "2", "2.00", "0", "free", nil]
+    static let texts = ["0.99", "0.990", "1.99", "2", "2.00", "0", "free", "", "1e1", "10", "-0.0", nil]
     static let currencies = ["USD", "EUR", "JPY", nil]
 
     func randomTable(_ random: inout SystemRandomNumberGenerator, like base: [Key: Price]?) -> [Key: Price] {

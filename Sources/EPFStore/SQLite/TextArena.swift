@@ -1,4 +1,5 @@
 import EPFSQLite
+import Foundation
 
 /// Texts copied out of SQLite (prices as stored, currency codes) into one byte buffer, reused from batch to batch,
 /// so keeping a row's texts makes no String. A text is known by its range in the buffer, nil for NULL.
@@ -22,6 +23,11 @@ struct TextArena: Sendable {
         case (let range?, let otherRange?): return bytes[range].elementsEqual(other.bytes[otherRange])
         default: return false
         }
+    }
+
+    /// Calls `body` with the bytes of a text of this arena.
+    func withText<Result>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
     /// Whether two texts are the same bytes (both NULL counts as the same).
@@ -52,10 +58,26 @@ enum DecimalText {
     /// `maximumDigits` significant) whose values differ. False when they are equal or either is anything else
     /// (NULL, blank, exponent, spaces, too long): the caller then compares the SQLite way.
     static func certainlyDiffer(_ left: UnsafeRawBufferPointer?, _ right: UnsafeRawBufferPointer?) -> Bool {
-        guard let left, let right, let a = Canonical(left), let b = Canonical(right) else { return false }
-        if a.isZero && b.isZero { return false }
-        return a.negative != b.negative || !left[a.integer].elementsEqual(right[b.integer])
-            || !left[a.fraction].elementsEqual(right[b.fraction])
+        guard let left, let right else { return false }
+        return equal(left, right) == false
+    }
+
+    /// Whether two plain decimals (see `certainlyDiffer`) have the same value; nil when either is not one.
+    static func equal(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Bool? {
+        guard let a = Canonical(left), let b = Canonical(right) else { return nil }
+        if a.isZero && b.isZero { return true }
+        return a.negative == b.negative && left[a.integer].elementsEqual(right[b.integer])
+            && left[a.fraction].elementsEqual(right[b.fraction])
+    }
+
+    /// Whether `equal` can compare this text.
+    static func isPlain(_ text: UnsafeRawBufferPointer) -> Bool { Canonical(text) != nil }
+
+    /// A plain decimal's value (`strtod`, correctly rounded, as SQLite reads a number of so few digits).
+    static func double(_ text: UnsafeRawBufferPointer) -> Double {
+        var characters = [CChar](repeating: 0, count: text.count + 1)
+        for (index, byte) in text.enumerated() { characters[index] = CChar(bitPattern: byte) }
+        return strtod(characters, nil)
     }
 
     /// A decimal's digits without leading zeros before the point or trailing zeros after it.
