@@ -36,13 +36,8 @@ public enum PriceHistory {
     /// The columns a price table needs for its changes to be recorded, besides its key.
     package static let columns = ["storefront_id", "retail_price", "currency_code"]
 
-    /// The table and its indexes on PostgreSQL (`seq` a `bigserial`), and on SQLite before `sqliteSchema` (`seq`
-    /// a rowid) (`CREATE ... IF NOT EXISTS`). `seq` orders the changes as recorded; the indexes serve the
-    /// history of one item, the feed of changes by date, and make each change unique.
-    package static func schema(qualifiedTable: String, serial: String) -> String {
-        """
-        CREATE TABLE IF NOT EXISTS \(qualifiedTable) (
-            seq \(serial),
+    /// The columns after `seq`, the same in every layout.
+    private static let columnDefinitions = """
             export_date BIGINT NOT NULL,
             kind TEXT NOT NULL,
             id BIGINT NOT NULL,
@@ -51,9 +46,26 @@ public enum PriceHistory {
             old_price TEXT,
             new_price TEXT,
             currency TEXT
-        );
+        """
+
+    /// The unique index of items, the same in every layout.
+    private static func itemIndex(_ qualifiedTable: String) -> String {
+        """
         CREATE UNIQUE INDEX IF NOT EXISTS epf_price_history_item ON \(qualifiedTable)
             (id, kind, storefront_id, export_date);
+        """
+    }
+
+    /// The table and its indexes on PostgreSQL (`seq` a `bigserial`), and on SQLite before `sqliteSchema` (`seq`
+    /// a rowid) (`CREATE ... IF NOT EXISTS`). `seq` orders the changes as recorded; the indexes serve the
+    /// history of one item, the feed of changes by date, and make each change unique.
+    package static func schema(qualifiedTable: String, serial: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(qualifiedTable) (
+            seq \(serial),
+        \(columnDefinitions)
+        );
+        \(itemIndex(qualifiedTable))
         CREATE INDEX IF NOT EXISTS epf_price_history_date ON \(qualifiedTable) (export_date, seq);
         """
     }
@@ -66,17 +78,10 @@ public enum PriceHistory {
     package static let sqliteSchema = """
         CREATE TABLE IF NOT EXISTS \(table) (
             seq INTEGER NOT NULL,
-            export_date BIGINT NOT NULL,
-            kind TEXT NOT NULL,
-            id BIGINT NOT NULL,
-            storefront_id BIGINT NOT NULL,
-            change TEXT NOT NULL,
-            old_price TEXT,
-            new_price TEXT,
-            currency TEXT,
+        \(columnDefinitions),
             PRIMARY KEY (export_date, seq)
         ) WITHOUT ROWID;
-        CREATE UNIQUE INDEX IF NOT EXISTS epf_price_history_item ON \(table) (id, kind, storefront_id, export_date);
+        \(itemIndex(table))
         """
 
     /// What an import asks of `--history`: `prices` turns it on, `none` off; nil keeps what the database has.
