@@ -115,4 +115,46 @@ import Testing
         }
         #expect(!FileManager.default.fileExists(atPath: database))
     }
+
+    /// A load killed after a checkpoint and resumed counts the records it left out before the kill too: `leftOut`
+    /// and `rows` add up to the file's records, as in an uninterrupted run.
+    @Test func aResumedLoadCountsWhatItLeftOutBeforeTheKill() throws {
+        let work = try WorkDirectory()
+        let feed = try ImportCLITests.generate(work, name: "feed", apps: 3000, seed: 6, storefronts: 40)
+        func priceOutcome(_ stdout: String) throws -> [String: Any] {
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any])
+            let outcomes = report["outcomes"] as? [[String: Any]] ?? []
+            return try #require(outcomes.first { $0["table"] as? String == "application_price" })
+        }
+        let arguments = ["--only", "application_price", "--storefronts", "us,gb", "--checkpoint-records", "5000",
+                         "--json"]
+        let reference = try runEPF(["import", feed, "--db", work.file("reference.sqlite")] + arguments,
+                                   in: work.path)
+        #expect(reference.status == 0, "\(reference.stderr)")
+        let whole = try priceOutcome(reference.stdout)
+        let leftOut = try #require(whole["leftOut"] as? Int)
+        #expect(leftOut > 0)
+
+        let database = work.file("killed.sqlite")
+        let (process, _, _) = try startEPF(["import", feed, "--db", database, "--quiet"] + arguments, in: work.path)
+        let deadline = Date().addingTimeInterval(60)
+        var done: Int64 = 0
+        while Date() < deadline && process.isRunning {
+            done = (try? ImportCLITests.scalar(database, "SELECT coalesce(max(records_done), 0) FROM epf_progress"))
+                ?? 0
+            if done >= 10_000 { break }
+            usleep(10_000)
+        }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let rerun = try runEPF(["import", feed, "--db", database] + arguments, in: work.path)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let resumed = try priceOutcome(rerun.stdout)
+        if process.terminationReason == .uncaughtSignal && done > 0 {
+            #expect(rerun.stdout.contains("resuming"), "the rerun should continue from the checkpoint")
+            #expect(resumed["resumedRecords"] as? Int ?? 0 > 0)
+        }
+        #expect(resumed["leftOut"] as? Int == leftOut)
+        #expect(resumed["rows"] as? Int == whole["rows"] as? Int)
+    }
 }

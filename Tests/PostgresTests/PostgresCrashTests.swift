@@ -66,13 +66,18 @@ private func startEPF(_ arguments: [String], in directory: String) throws -> Pro
         #expect(try dump(url, "SELECT count(*) FROM epf.epf_progress") == ["0"])
     }
 
+    /// With a storefront selection, so that the resumed load is seen to count what it left out before the cut.
     @Test func aDroppedConnectionLosesNothingAndTheRerunResumes() throws {
         let url = try TestCluster.get().database()
+        let selection = try RowSelection.Request(storefronts: "us,gb", languages: nil)
         let scratch = try TemporaryDirectory()
         var options = feedOptions(apps: 300)
         options.tables = ["application_price"]
         let paths = try generate(options, in: scratch.path, name: "feed")
-        #expect(try importPostgres(paths, url: url, scratch: scratch).succeeded)
+        let first = try importPostgres(paths, url: url, scratch: scratch) { $0.selectionRequest = selection }
+        #expect(first.succeeded)
+        let leftOut = first.outcomes.first?.leftOut ?? 0
+        #expect(leftOut > 0)
         let expected = try dump(url, "SELECT * FROM epf.application_price")
         let hold = try TableHold(url: url, table: "application_price")
         // The import loads everything, then waits for the lock at its swap; there its connection is cut.
@@ -91,14 +96,19 @@ private func startEPF(_ arguments: [String], in directory: String) throws -> Pro
         let cut = try importPostgres(paths, url: url, scratch: scratch) {
             $0.force = true
             $0.checkpointRecords = 100
+            $0.selectionRequest = selection
         }
         #expect(cut.outcomes.first?.status == .failed)
         #expect(cut.outcomes.first?.message?.contains("PostgreSQL") == true, "\(failures(cut))")
         #expect(try dump(url, "SELECT * FROM epf.application_price") == expected)
 
-        let rerun = try importPostgres(paths, url: url, scratch: scratch) { $0.force = true }
+        let rerun = try importPostgres(paths, url: url, scratch: scratch) {
+            $0.force = true
+            $0.selectionRequest = selection
+        }
         #expect(rerun.succeeded, "\(failures(rerun))")
-        #expect(rerun.outcomes.first?.resumedRecords == expected.count)
+        #expect(rerun.outcomes.first?.resumedRecords == (rerun.outcomes.first?.records ?? 0))
+        #expect(rerun.outcomes.first?.leftOut == leftOut)
         #expect(try dump(url, "SELECT * FROM epf.application_price") == expected)
     }
 

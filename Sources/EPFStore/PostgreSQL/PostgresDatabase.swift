@@ -69,7 +69,8 @@ public struct PostgresTarget: Sendable {
             CREATE TABLE IF NOT EXISTS \(s).epf_progress (
                 staging text PRIMARY KEY, table_name text, source text, source_size bigint, source_mtime bigint,
                 part bigint, location text, records_done bigint, rows bigint, rejects bigint, duplicates bigint,
-                rejects_bytes bigint, export_date bigint, updated text, repaired bigint);
+                rejects_bytes bigint, export_date bigint, updated text, repaired bigint, left_out bigint);
+            ALTER TABLE \(s).epf_progress ADD COLUMN IF NOT EXISTS left_out bigint;
             CREATE TABLE IF NOT EXISTS \(s).epf_settings (
                 name text PRIMARY KEY, value text NOT NULL, updated text NOT NULL);
             """)

@@ -156,11 +156,12 @@ final class PostgresTableLoad {
 
     private func prepareFull(_ connection: PostgresConnection) throws {
         let row = try connection.query("""
-            SELECT source, source_size, source_mtime, part, records_done, rows, rejects, rejects_bytes, repaired
+            SELECT source, source_size, source_mtime, part, records_done, rows, rejects, rejects_bytes, repaired,
+                left_out
             FROM \(qualified("epf_progress")) WHERE staging = $1
             """, [staging]).first
         var resumeRejectsBytes: Int64?
-        if let row, row.count == 9, try target.tableExists(connection, staging), row[0] == source.path,
+        if let row, row.count == 10, try target.tableExists(connection, staging), row[0] == source.path,
            row[1] == String(source.size), row[2] == String(source.mtime),
            let part = row[3].flatMap({ Int($0) }), let done = row[4].flatMap({ Int($0) }) {
             resume = (part, done)
@@ -168,6 +169,7 @@ final class PostgresTableLoad {
             outcome.rejects = row[6].flatMap { Int($0) } ?? 0
             resumeRejectsBytes = row[7].flatMap { Int64($0) }
             outcome.repaired = row[8].flatMap { Int($0) } ?? 0
+            outcome.leftOut = row[9].flatMap { Int($0) } ?? 0
             outcome.warnings.append("resuming an interrupted load after \(done) records of part \(part)")
             try begin(connection)
         } else {
@@ -279,16 +281,19 @@ final class PostgresTableLoad {
         let rejectsBytes = try rejects?.flush() ?? 0
         try connection.execute("""
             INSERT INTO \(qualified("epf_progress")) (staging, table_name, source, source_size, source_mtime, part,
-                location, records_done, rows, rejects, duplicates, rejects_bytes, export_date, updated, repaired)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $12, $13, $14)
+                location, records_done, rows, rejects, duplicates, rejects_bytes, export_date, updated, repaired,
+                left_out)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $12, $13, $14, $15)
             ON CONFLICT (staging) DO UPDATE SET table_name = excluded.table_name, source = excluded.source,
                 source_size = excluded.source_size, source_mtime = excluded.source_mtime, part = excluded.part,
                 location = excluded.location, records_done = excluded.records_done, rows = excluded.rows,
                 rejects = excluded.rejects, rejects_bytes = excluded.rejects_bytes,
-                export_date = excluded.export_date, updated = excluded.updated, repaired = excluded.repaired
+                export_date = excluded.export_date, updated = excluded.updated, repaired = excluded.repaired,
+                left_out = excluded.left_out
             """, [staging, schema.name, source.path, String(source.size), String(source.mtime), String(part),
                   file.location, String(recordsDone), String(attempts), String(outcome.rejects), String(rejectsBytes),
-                  outcome.exportDate.map(String.init), StoreDatabase.now(), String(outcome.repaired)])
+                  outcome.exportDate.map(String.init), StoreDatabase.now(), String(outcome.repaired),
+                  String(outcome.leftOut)])
         try commit(connection)
         try begin(connection)
         try startCopy(connection, into: qualified(staging))

@@ -64,7 +64,8 @@ public enum StoreDatabase {
         rejects_bytes INTEGER,
         export_date INTEGER,
         updated TEXT,
-        repaired INTEGER
+        repaired INTEGER,
+        left_out INTEGER
     );
     CREATE TABLE IF NOT EXISTS epf_settings (
         name TEXT PRIMARY KEY,
@@ -123,7 +124,8 @@ public enum StoreDatabase {
     }
 
     /// Bookkeeping columns newer than the tables of a database made by an earlier version: (table, column, type).
-    static let addedColumns = [("epf_ledger", "repaired", "INTEGER"), ("epf_progress", "repaired", "INTEGER")]
+    static let addedColumns = [("epf_ledger", "repaired", "INTEGER"), ("epf_progress", "repaired", "INTEGER"),
+                               ("epf_progress", "left_out", "INTEGER")]
 
     /// Adds the `addedColumns` a database made by an earlier version lacks.
     static func addMissingColumns(_ connection: SQLiteConnection) throws {

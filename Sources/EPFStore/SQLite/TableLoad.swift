@@ -111,7 +111,7 @@ final class TableLoad {
     private func prepareFull(_ connection: SQLiteConnection) throws {
         let progressRows = try connection.query(
             "SELECT source, source_size, source_mtime, part, records_done, rows, rejects, duplicates, rejects_bytes, "
-            + "repaired FROM epf_progress WHERE staging = ?1", [.text(staging)])
+            + "repaired, left_out FROM epf_progress WHERE staging = ?1", [.text(staging)])
         var resumeRejectsBytes: Int64?
         if let row = progressRows.first, try connection.tableExists(staging),
            row[0] == .text(source.path), row[1] == .integer(source.size), row[2] == .integer(source.mtime),
@@ -121,6 +121,7 @@ final class TableLoad {
             if case .integer(let value) = row[6] { outcome.rejects = Int(value) }
             if case .integer(let value) = row[8] { resumeRejectsBytes = value }
             if case .integer(let value) = row[9] { outcome.repaired = Int(value) }
+            if case .integer(let value) = row[10] { outcome.leftOut = Int(value) }
             outcome.warnings.append("resuming an interrupted load after \(done) records of part \(part)")
         } else {
             try connection.execute("DROP TABLE IF EXISTS \(quoted(staging))")
@@ -244,14 +245,16 @@ final class TableLoad {
         let rejectsBytes = try rejects?.flush() ?? 0
         let update = try connection.prepare("""
             INSERT OR REPLACE INTO epf_progress (staging, table_name, source, source_size, source_mtime, part,
-                location, records_done, rows, rejects, duplicates, rejects_bytes, export_date, updated, repaired)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+                location, records_done, rows, rejects, duplicates, rejects_bytes, export_date, updated, repaired,
+                left_out)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             """)
         try update.bind([.text(staging), .text(schema.name), .text(source.path), .integer(source.size),
                          .integer(source.mtime), .integer(Int64(part)), .text(file.location),
                          .integer(Int64(recordsDone)), .integer(Int64(attempts)), .integer(Int64(outcome.rejects)),
                          .integer(0), .integer(rejectsBytes), outcome.exportDate.map { .integer($0) } ?? .null,
-                         .text(StoreDatabase.now()), .integer(Int64(outcome.repaired))])
+                         .text(StoreDatabase.now()), .integer(Int64(outcome.repaired)),
+                         .integer(Int64(outcome.leftOut))])
         try update.step()
         try transaction.checkpoint(connection)
     }
