@@ -133,4 +133,15 @@ import Testing
         }
         #expect(forgotten == 0)
     }
+
+    /// Past its largest level the filter stops growing: every key is still remembered, more are imagined.
+    @Test func seenKeysStopsGrowingAtItsLargestLevel() {
+        let keys = SeenKeys(largestCapacity: 1 << 18)
+        let count = 1_000_000
+        for item in 0..<count { _ = keys.insert(item: Int64(item), storefront: 143_441) }
+        #expect(keys.levelCount == 2, "65,536 then 262,144 keys: no third level")
+        var forgotten = 0
+        for item in 0..<count where !keys.insert(item: Int64(item), storefront: 143_441) { forgotten += 1 }
+        #expect(forgotten == 0)
+    }
 }

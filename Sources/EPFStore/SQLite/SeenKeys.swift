@@ -1,12 +1,13 @@
 import Foundation
 
 /// The (item, storefront) keys an incremental has changed so far, as a Bloom filter: it may answer that a key was
-/// seen when it was not (rarely: about 1 % of keys per level, a few % at most), never the reverse.
+/// seen when it was not (rarely: about 1 % of keys per level, a few % up to 20 million keys, more past the largest
+/// level), never the reverse.
 ///
 /// Each key sets 3 bits of one 64-bit word (one cache miss a key). The filter grows with the keys without knowing
 /// their number: a level holds `capacity` keys in 16 bits each; when it is full, a level four times larger takes
 /// the new keys, and a key counts as seen if any level has its bits. The first level is 128 KiB; 10 million keys
-/// (a real-scale daily) take 5 levels and 43 MiB.
+/// (a real-scale daily) take 5 levels and 43 MiB, the most it ever takes (`largestCapacity`).
 final class SeenKeys {
     /// A level: 4 keys per 64-bit word at capacity.
     private struct Level {
@@ -25,10 +26,20 @@ final class SeenKeys {
         func has(_ hash: UInt64, _ bits: UInt64) -> Bool { words[Int(hash >> 20 & mask)] & bits == bits }
     }
 
+    /// The capacity of the largest level (by default 2^24 keys, 32 MiB); past it that level takes every key, and
+    /// more and more keys are called seen that were not (they only take the slower, exact way), so memory stays
+    /// bounded (43 MiB in all by default).
+    let largestCapacity: Int
+
     /// The full levels, and the one that takes new keys.
     private var full: [Level] = []
     private var newest = Level(capacity: 1 << 16)
     private var keysInNewest = 0
+
+    init(largestCapacity: Int = 1 << 24) { self.largestCapacity = largestCapacity }
+
+    /// The levels allocated so far.
+    var levelCount: Int { full.count + 1 }
 
     deinit {
         newest.words.deallocate()
@@ -47,7 +58,7 @@ final class SeenKeys {
         }
         word.pointee |= bits
         keysInNewest += 1
-        if keysInNewest >= newest.capacity {
+        if keysInNewest >= newest.capacity && newest.capacity < largestCapacity {
             full.append(newest)
             newest = Level(capacity: newest.capacity * 4)
             keysInNewest = 0
