@@ -48,4 +48,40 @@ import Testing
         #expect(try dump(url, "SELECT DISTINCT storefront_id FROM chosen.application_price")
                     == ["143441", "143444", "143462"])
     }
+
+    /// A dry run against a schema that keeps a selection leaves out what the import would and is refused as the
+    /// import would be, writing nothing; against a server that does not answer it still runs, from its options.
+    @Test func aDryRunAppliesTheSelectionTheSchemaKeeps() throws {
+        let url = try TestCluster.get().database()
+        let scratch = try TemporaryDirectory()
+        var options = feedOptions(apps: 120)
+        options.priceStorefronts = 6
+        options.tables = ["application_price"]
+        let paths = try generate(options, in: scratch.path, name: "feed")
+        func leftOut(_ stdout: String) -> Int? {
+            let report = (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any]
+            let outcomes = report?["outcomes"] as? [[String: Any]] ?? []
+            return outcomes.first { $0["table"] as? String == "application_price" }?["leftOut"] as? Int
+        }
+        let first = try BuiltEPF.run(["import"] + paths + ["--db", url, "--schema", "dry", "--storefronts", "us",
+                                                           "--json"], in: scratch.path)
+        #expect(first.status == 0, "\(first.stderr)")
+        let wanted = try #require(leftOut(first.stdout))
+        #expect(wanted > 0)
+        let settings = try dump(url, "SELECT name, value FROM dry.epf_settings ORDER BY name")
+
+        let dry = try BuiltEPF.run(["import"] + paths + ["--db", url, "--schema", "dry", "--dry-run", "--force",
+                                                         "--json"], in: scratch.path)
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(leftOut(dry.stdout) == wanted)
+        let other = try BuiltEPF.run(["import"] + paths + ["--db", url, "--schema", "dry", "--dry-run",
+                                                           "--storefronts", "gb", "--quiet"], in: scratch.path)
+        #expect(other.status == 64, "\(other.stderr)")
+        #expect(try dump(url, "SELECT name, value FROM dry.epf_settings ORDER BY name") == settings)
+
+        let unreachable = try BuiltEPF.run(["import"] + paths + ["--db", "postgresql://127.0.0.1:1/none",
+                                                                 "--dry-run", "--json"], in: scratch.path)
+        #expect(unreachable.status == 0, "\(unreachable.stderr)")
+        #expect(leftOut(unreachable.stdout) == 0)
+    }
 }

@@ -29,6 +29,16 @@ public final class PostgresImporter {
     /// The default rejects directory: `epf-<schema>.rejects` in the current directory.
     public var defaultRejectsDirectory: String { "epf-\(target.schema).rejects" }
 
+    /// The ledger of the schema a dry run would import into, to read the selection it keeps (nothing is written);
+    /// nil when the server does not answer or the schema has no bookkeeping, and the dry run then settles the
+    /// selection from the command line alone, as it connects to nothing else.
+    private func readOnlyLedger() -> PostgresLedger? {
+        guard let connection = try? target.connect(),
+              (try? target.tableExists(connection, "epf_settings")) == true,
+              (try? target.tableExists(connection, "epf_ledger")) == true else { return nil }
+        return PostgresLedger(connection: connection, target: target)
+    }
+
     /// Runs the import. Throws `ImportError.missingInput` or `.noTables` before doing anything when a path does
     /// not exist or holds no table file, `ImportError.locked` when another import holds the schema's lock,
     /// `PostgresError` when the server cannot be reached. Data problems do not throw: they are failed outcomes in
@@ -47,7 +57,7 @@ public final class PostgresImporter {
             connection = opened
         }
         let ledger = connection.map { PostgresLedger(connection: $0, target: target) }
-        try options.settleRows(ledger: ledger, readOnly: nil as PostgresLedger?)
+        try options.settleRows(ledger: ledger, readOnly: options.dryRun ? readOnlyLedger() : nil)
         let rejectsDirectory = options.rejectsDirectory ?? defaultRejectsDirectory
         let pass = ImportPass<PostgresTableLoad>(options: options, ledger: ledger, selected: selected) {
             file, reader, source in
