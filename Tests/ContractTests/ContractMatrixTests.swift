@@ -100,7 +100,15 @@ enum ContractPostgres {
             let paths = try FeedWriter.write(export, under: scratch.url)
             let expected = model.apply(export, request: request)
             var problems: [String] = []
+            // Every third export is first dry-run on both stores: it must settle the selection as the import will
+            // (what the database keeps, or a refusal) and write nothing.
+            let dryRuns = (seed &+ UInt64(export.number)) % 3 == 0
 
+            if dryRuns {
+                problems += try Self.dryRunProblems(paths + request.arguments + ["--db", database], expected,
+                                                    store: "SQLite", settings: SQLiteReader.settings(database),
+                                                    in: scratch.path)
+            }
             let sqlite = try BuiltEPF.run(["import"] + paths + request.arguments
                                               + ["--db", database, "--json", "--quiet"], in: scratch.path)
             problems += Self.reportProblems(sqlite, expected, store: "SQLite")
@@ -109,6 +117,14 @@ enum ContractPostgres {
             problems += try Self.changeProblems(database: database, model, in: scratch.path)
             problems += try Self.lookupProblems(database: database, model, seed: seed, in: scratch.path)
 
+            if dryRuns {
+                problems += try Self.dryRunProblems(paths + request.arguments
+                                                        + ["--db", postgres, "--schema", schema,
+                                                           "--rejects-dir", scratch.file("pg.rejects")],
+                                                    expected, store: "PostgreSQL",
+                                                    settings: PostgresReader.settings(url: postgres, schema: schema),
+                                                    in: scratch.path)
+            }
             let pg = try BuiltEPF.run(["import"] + paths + request.arguments
                                           + ["--db", postgres, "--schema", schema, "--json", "--quiet",
                                              "--rejects-dir", scratch.file("pg.rejects")], in: scratch.path)
@@ -181,6 +197,39 @@ enum ContractPostgres {
         let fileErrors = report["fileErrors"] as? [Any] ?? []
         for table in expected.refused where !seen.contains(table) && fileErrors.isEmpty {
             problems.append("\(store): \(table) neither reported nor named by a file error, the model says refused")
+        }
+        return problems
+    }
+
+    /// `epf import --dry-run` with the import's arguments (`settings` reads the store's `epf_settings`): refused
+    /// when the model says the selection is, else each table the model applies validated with the records the
+    /// import will leave out; the settings unchanged.
+    static func dryRunProblems(_ arguments: [String], _ expected: ExpectedImport, store: String,
+                               settings: () throws -> [String], in directory: String) throws -> [String] {
+        let before = try settings()
+        let run = try BuiltEPF.run(["import", "--dry-run", "--json", "--quiet"] + arguments, in: directory)
+        var problems: [String] = []
+        if try settings() != before { problems.append("\(store): the dry run changed epf_settings") }
+        if expected.selectionRefused {
+            if run.status != 64 || !run.stderr.contains("loaded with another selection") {
+                problems.append("\(store): the dry run exited \(run.status), the model refuses the selection; "
+                                + "stderr: \(run.stderr.prefix(600))")
+            }
+            return problems
+        }
+        guard let report = try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any],
+              let outcomes = report["outcomes"] as? [[String: Any]] else {
+            return problems + ["\(store): the dry run gave no JSON report: \(run.stdout.prefix(300)) "
+                               + "\(run.stderr.prefix(600))"]
+        }
+        for outcome in outcomes {
+            guard let table = outcome["table"] as? String, expected.applied[table] != nil else { continue }
+            if outcome["status"] as? String != "validated" {
+                problems.append("\(store): the dry run says \(table) \(outcome["status"] ?? "?"), the model applies it")
+            } else if outcome["leftOut"] as? Int != expected.leftOut[table] ?? 0 {
+                problems.append("\(store): the dry run left out \(outcome["leftOut"] ?? "?") records of \(table), "
+                                + "the model says \(expected.leftOut[table] ?? 0)")
+            }
         }
         return problems
     }

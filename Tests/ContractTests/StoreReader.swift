@@ -1,6 +1,7 @@
 import EPFPostgres
 import EPFSQLite
 import EPFStore
+import Foundation
 
 /// Reads a table back from either store as the model's values: one optional string per column, in the model's
 /// spelling (integers in decimal, dates ISO 8601 UTC, booleans 0 or 1, prices as written).
@@ -105,5 +106,33 @@ final class PostgresReader: StoreReader {
             }
         }.joined(separator: ", ")
         return try connection.query("SELECT \(columns) FROM \"\(schema)\".\"\(table.name)\"")
+    }
+}
+
+extension SQLiteReader {
+    /// Reads a database's `epf_settings` as `name=value` lines (none before the database or the table exists).
+    static func settings(_ path: String) -> () throws -> [String] {
+        {
+            guard FileManager.default.fileExists(atPath: path) else { return [] }
+            let connection = try SQLiteConnection(path: path, mode: .readOnly)
+            guard try connection.tableExists("epf_settings") else { return [] }
+            return try connection.query("SELECT name, value FROM epf_settings ORDER BY name").map { row in
+                row.map { value in if case .text(let text) = value { text } else { "\(value)" } }
+                    .joined(separator: "=")
+            }
+        }
+    }
+}
+
+extension PostgresReader {
+    /// Reads a schema's `epf_settings` as `name=value` lines (none before the schema or the table exists).
+    static func settings(url: String, schema: String) -> () throws -> [String] {
+        {
+            let connection = try PostgresConnection(url: url)
+            guard try connection.query("SELECT to_regclass($1)::text", ["\"\(schema)\".epf_settings"])
+                .first?.first ?? nil != nil else { return [] }
+            return try connection.query("SELECT name, value FROM \"\(schema)\".epf_settings ORDER BY name")
+                .map { row in row.map { $0 ?? "∅" }.joined(separator: "=") }
+        }
     }
 }
