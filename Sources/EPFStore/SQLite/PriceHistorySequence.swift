@@ -15,11 +15,13 @@ struct PriceHistorySequence {
     /// The numbering as the last load saved it. A table made before the numbering was kept (its `seq` a rowid,
     /// rows never removed) starts from its largest `seq`, for both.
     static func load(_ connection: SQLiteConnection) throws -> PriceHistorySequence {
-        let ledger = Ledger(connection: connection)
         guard try connection.tableExists(PriceHistory.table) else { return PriceHistorySequence(last: 0, rows: 0) }
-        if let last = try ledger.setting(lastSetting).flatMap(Int64.init),
-           let rows = try ledger.setting(rowsSetting).flatMap(Int64.init) {
-            return PriceHistorySequence(last: last, rows: rows)
+        if try connection.tableExists("epf_settings") {
+            let ledger = Ledger(connection: connection)
+            if let last = try ledger.setting(lastSetting).flatMap(Int64.init),
+               let rows = try ledger.setting(rowsSetting).flatMap(Int64.init) {
+                return PriceHistorySequence(last: last, rows: rows)
+            }
         }
         guard case .integer(let largest) = try connection.scalar("SELECT max(seq) FROM \(PriceHistory.table)") else {
             return PriceHistorySequence(last: 0, rows: 0)
@@ -27,18 +29,9 @@ struct PriceHistorySequence {
         return PriceHistorySequence(last: largest, rows: largest)
     }
 
-    /// The number of rows the status reports: the saved count, else (a table made before it was kept) the largest
-    /// `seq`; nil without the table.
+    /// The number of rows the status reports (`load`'s); nil without the table.
     static func rows(_ connection: SQLiteConnection) throws -> Int64? {
-        guard try connection.tableExists(PriceHistory.table) else { return nil }
-        if try connection.tableExists("epf_settings"),
-           let rows = try Ledger(connection: connection).setting(rowsSetting).flatMap(Int64.init) {
-            return rows
-        }
-        if case .integer(let largest) = try connection.scalar("SELECT max(seq) FROM \(PriceHistory.table)") {
-            return largest
-        }
-        return 0
+        try connection.tableExists(PriceHistory.table) ? try load(connection).rows : nil
     }
 
     /// Saves the numbering, in the caller's transaction.
