@@ -11,7 +11,7 @@ day-1 incremental (3 % of prices changed), plus 30 daily incrementals at the qui
 - Targets (issue 22): history adds at most 10 % to the full and 15 % to the daily. The rows of the price table
   alone are the hardest view (all of history's work, none of the rest of an export); the whole-export rows below
   are the budget's own terms.
-- Storage: bytes of `epf_price_history` and its two indexes (SQLite's dbstat) per million recorded changes.
+- Storage: bytes of the history's table and index (`epf_price_changes`, SQLite's dbstat) per million recorded changes.
 - Whole export: the same comparison on every table as Apple ships them (`--layout v5`, .tbz; 1/64, quick 1/512),
   search index and lookup documents built: the budget's own terms, a share of the whole full and daily.
 - 30 days: the full, then the day 1 ... 30 incrementals of the quick fraction, with history on: the table's rows
@@ -66,11 +66,13 @@ def feed_input(b, epf, fraction, extra, name, whole=False):
 
 
 def history_size(database):
-    """(rows, bytes of the table and its indexes) of epf_price_history."""
+    """(changes, bytes of the tables and indexes behind epf_price_history): the packed table epf_price_changes
+    and its index, or the table of one row per change of an earlier layout."""
     connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:
         rows = connection.execute("SELECT count(*) FROM epf_price_history").fetchone()[0]
-        size = connection.execute("SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'epf_price_history%'").fetchone()[0]
+        size = connection.execute("SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'epf_price_history%' "
+                                  "OR name LIKE 'epf_price_changes%'").fetchone()[0]
         return rows, size or 0
     except sqlite3.Error:
         return 0, 0
@@ -141,7 +143,7 @@ def bench_history(b, epf, profile_name, reps):
             rows.append((name, changes, size))
         for name, changes, size in rows:
             if changes:
-                b.add(b.Row(f"history: storage of epf_price_history after the {name} (table and indexes)",
+                b.add(b.Row(f"history: storage of the price history after the {name} (table and index)",
                             f"{size / changes * 1e6 / 1e6:.1f} MB per million changes", "", "", "", "info",
                             f"{changes:,} changes in {size / 1e6:.1f} MB"))
         b.remove_db(database)

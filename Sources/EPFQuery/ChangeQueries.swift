@@ -110,18 +110,24 @@ extension ChangeQueries {
 
     /// One page of a changes table (`epf_changes`, `epf_price_history`: `export_date` and `seq` with an index on
     /// both): the rows after `after` in (export date, seq) order that pass `filters` (SQL ending in `AND `, with
-    /// its parameters from `?4` in `bindings`), at most `limit`, and the cursor of the next page. Call inside
-    /// `reading`.
+    /// its parameters from `?4` in `bindings`), at most `limit`, and the cursor of the next page. With
+    /// `packedPositions`, `table` is the view of `PriceHistory.packedTable` (`seq` is `packed_seq` x
+    /// `packedPositions` + a position in the row), read in the order of the table's key. Call inside `reading`.
     func pagedRows<Row>(table: String, columns: String, filters: String, bindings: [SQLValue],
-                        after: (date: Int64, sequence: Int64), limit: Int, read: (SQLiteStatement) -> Row,
+                        after: (date: Int64, sequence: Int64), limit: Int, packedPositions: Int64? = nil,
+                        read: (SQLiteStatement) -> Row,
                         position: (Row) -> (Int64, Int64)) throws -> ([Row], String?) {
         // The rest of the cursor's export, then the later exports: two index ranges (one row-value range
         // `(export_date, seq) > (?1, ?2)` would use the index for export_date only and skip rows one by one).
+        // The view's `seq` is not the table's key: it is ordered by `packed_seq` (a row's entries come in order).
         let select = "SELECT \(columns) FROM \(table) WHERE \(filters)"
+        let rest = packedPositions.map { "packed_seq >= ?2 / \($0) AND seq > ?2 ORDER BY packed_seq" }
+            ?? "seq > ?2 ORDER BY seq"
+        let later = packedPositions == nil ? "export_date, seq" : "export_date, packed_seq"
         let sql = """
-            SELECT * FROM (\(select)export_date = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3)
+            SELECT * FROM (\(select)export_date = ?1 AND \(rest) LIMIT ?3)
             UNION ALL
-            SELECT * FROM (\(select)export_date > ?1 ORDER BY export_date, seq LIMIT ?3)
+            SELECT * FROM (\(select)export_date > ?1 ORDER BY \(later) LIMIT ?3)
             ORDER BY export_date, seq LIMIT ?3
             """
         var rows: [Row] = []

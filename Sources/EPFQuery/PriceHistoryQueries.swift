@@ -140,8 +140,10 @@ extension ChangeQueries {
                 filters += "change = 'changed' AND CAST(new_price AS REAL) < CAST(old_price AS REAL) AND "
             }
             let countries = try smallTables().storefronts
+            let packed = tables.contains(PriceHistory.packedTable) ? PriceHistory.positionsPerRow : nil
             let (rows, next) = try pagedRows(table: PriceHistory.table, columns: Self.priceColumns, filters: filters,
-                                             bindings: bindings, after: after, limit: limit) {
+                                             bindings: bindings, after: after, limit: limit,
+                                             packedPositions: packed) {
                 priceChange($0, countries: countries)
             } position: { ($0.exportDate, $0.sequence) }
             return PriceChangePage(changes: rows, nextCursor: next)

@@ -74,9 +74,22 @@ import Testing
         #expect(try Self.reportedChanges(database) == Int64(expected.count))
     }
 
-    /// A history table made before it was clustered by date (`seq` a rowid, a date index) keeps its layout and
-    /// goes on numbering after its largest `seq`.
-    @Test func aHistoryOfTheEarlierLayoutGoesOn() throws {
+    /// The two layouts of the history before it was packed: a rowid table with a date index, and a table
+    /// clustered by (export_date, seq), both with a row per change.
+    static let earlierLayouts = [
+        PriceHistory.schema(qualifiedTable: PriceHistory.table, serial: "INTEGER PRIMARY KEY"),
+        """
+        CREATE TABLE epf_price_history (seq INTEGER NOT NULL, export_date BIGINT NOT NULL, kind TEXT NOT NULL,
+            id BIGINT NOT NULL, storefront_id BIGINT NOT NULL, change TEXT NOT NULL, old_price TEXT, new_price TEXT,
+            currency TEXT, PRIMARY KEY (export_date, seq)) WITHOUT ROWID;
+        CREATE UNIQUE INDEX epf_price_history_item ON epf_price_history (id, kind, storefront_id, export_date);
+        """,
+    ]
+
+    /// A history of an earlier layout (a row per change) is moved into the packed table by the next load that
+    /// records history: its changes come first, in their order, and are counted.
+    @Test(arguments: earlierLayouts)
+    func aHistoryOfAnEarlierLayoutIsMovedAndGoesOn(_ layout: String) throws {
         let scratch = try Scratch()
         let database = scratch.file("epf.sqlite")
         let full = try Self.write(scratch.path, date: "20260105", mode: "FULL",
@@ -84,22 +97,94 @@ import Testing
         #expect(try importPaths([full], database: database) { $0.historyRequest = true }.succeeded)
         do {
             let connection = try SQLiteConnection(path: database, mode: .readWrite)
-            try connection.execute(PriceHistory.schema(qualifiedTable: PriceHistory.table,
-                                                       serial: "INTEGER PRIMARY KEY"))
+            try connection.execute("DROP VIEW IF EXISTS epf_price_history; DROP TABLE IF EXISTS epf_price_changes;")
+            try connection.execute(layout)
             try connection.execute("""
                 INSERT INTO epf_price_history (seq, export_date, kind, id, storefront_id, change, old_price,
-                    new_price, currency) VALUES (1, 1, 'app', 1, 143441, 'changed', '0.99', '1.99', 'USD')
+                    new_price, currency) VALUES (1, 1, 'app', 1, 143441, 'changed', '0.99', '1.99', 'USD'),
+                    (2, 1, 'app', 1, 143442, 'changed', '0.99', '1.99', 'USD'),
+                    (3, 1, 'app', 4, 143441, 'appeared', NULL, '1.99', 'USD');
+                DELETE FROM epf_settings WHERE name LIKE 'price_history%';
                 """)
         }
+        #expect(try Self.reportedChanges(database) == 3, "a table not yet moved is counted")
         let daily = try Self.write(scratch.path, date: "20260106", mode: "INCREMENTAL",
                                    rows: [["2", "2.99", "USD", "143441"], ["3", "1.99", "EUR", "143441"],
                                           ["2", "3.99", "USD", "143441"]])
         #expect(try importPaths([daily], database: database).succeeded)
-        #expect(try dump(database, "SELECT seq, id, new_price, currency FROM epf_price_history")
-                == ["1|1|1.99|USD", "2|2|3.99|USD", "3|3|1.99|EUR"])
-        #expect(try Self.reportedChanges(database) == 3)
-        let rowid = try dump(database, "SELECT sql FROM sqlite_schema WHERE name = 'epf_price_history'")
-        #expect(rowid.first?.contains("WITHOUT ROWID") == false)
+        // `dump` sorts its lines: each starts with its place in (export_date, seq) order.
+        let recorded = try dump(database, "SELECT row_number() OVER (ORDER BY export_date, seq), id, storefront_id, "
+                                + "coalesce(old_price, '-'), new_price, currency FROM epf_price_history")
+        #expect(recorded == ["1|1|143441|0.99|1.99|USD", "2|1|143442|0.99|1.99|USD", "3|4|143441|-|1.99|USD",
+                             "4|2|143441|1.99|3.99|USD", "5|3|143441|1.99|1.99|EUR"])
+        #expect(try Self.reportedChanges(database) == 5)
+        #expect(try dump(database, "SELECT type FROM sqlite_schema WHERE name = 'epf_price_history'") == ["view"])
+        #expect(try dump(database, "SELECT count(*) FROM epf_price_changes WHERE export_date = 1") == ["2"],
+                "item 1's two changes are one row")
+    }
+
+    /// An item changed in several storefronts is one row; its entries written again in the same file are settled
+    /// one by one: one taken back (removed), one changed again (its new price), one left alone.
+    @Test func anItemsEntriesAreSettledOneByOne() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("epf.sqlite")
+        let storefronts = ["143441", "143442", "143443", "143444"]
+        let full = try Self.write(scratch.path, date: "20260105", mode: "FULL",
+                                  rows: storefronts.flatMap { [["1", "1.99", "USD", $0], ["2", "1.99", "USD", $0]] })
+        #expect(try importPaths([full], database: database) { $0.historyRequest = true }.succeeded)
+        let rows = storefronts.map { ["1", "2.99", "USD", $0] } + [["2", "0.99", "USD", "143441"]]
+            + [["1", "1.99", "USD", "143442"], ["1", "4.99", "USD", "143443"]]
+        let daily = try Self.write(scratch.path, date: "20260106", mode: "INCREMENTAL", rows: rows)
+        #expect(try importPaths([daily], database: database).succeeded)
+        let expected = ["1|143441|changed|1.99|2.99|USD", "1|143443|changed|1.99|4.99|USD",
+                        "1|143444|changed|1.99|2.99|USD", "2|143441|changed|1.99|0.99|USD"]
+        #expect(try Self.history(database).sorted() == expected)
+        #expect(try Self.reportedChanges(database) == 4)
+        #expect(try dump(database, "SELECT count(*) FROM epf_price_changes") == ["2"])
+        #expect(try importPaths([daily], database: database) { $0.force = true }.succeeded)
+        #expect(try Self.history(database).sorted() == expected, "applied again, nothing more")
+    }
+
+    /// Entries are JSON built byte by byte: texts with quotes, backslashes, control characters and non-ASCII come
+    /// back from the view as they went in, NULL stays NULL and empty stays empty; a row is never written twice
+    /// for a storefront already recorded in its export.
+    @Test func packedEntriesGiveBackTheirTextsExactly() throws {
+        let scratch = try Scratch()
+        let connection = try SQLiteConnection(path: scratch.file("h.sqlite"), mode: .readWriteCreate)
+        try connection.execute("CREATE TABLE epf_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated TEXT NOT NULL)")
+        try PriceHistoryLayout.prepare(connection)
+        let texts: [String?] = ["1\"9", "a\\b\\", "\u{1}\u{1F}\t\n", "€ 1,99", "", nil, "\u{7F}x\"", "1e1"]
+        let writer = try PackedHistoryWriter(connection, date: 7, kind: "app", sequence: .init(last: 0, rows: 0))
+        for (index, text) in texts.enumerated() {
+            try writer.add(item: 5, storefront: Int64(-1 - index), change: "changed")
+            for value in [text, texts[(index + 1) % texts.count], text] {
+                if let value {
+                    Array(value.utf8).withUnsafeBytes { writer.appendText($0) }
+                } else {
+                    writer.appendText(nil)
+                }
+            }
+        }
+        try writer.add(item: 9, storefront: Int64.max, change: "appeared")
+        (0..<3).forEach { _ in writer.appendText(nil) }
+        try writer.add(item: 5, storefront: -2, change: "changed")   // item 5 again: -2 is recorded, -100 is not
+        (0..<3).forEach { _ in writer.appendText(nil) }
+        try writer.add(item: 5, storefront: -100, change: "changed")
+        (0..<3).forEach { _ in writer.appendText(nil) }
+        try writer.finish()
+        #expect(writer.sequence.rows == Int64(texts.count + 2))
+        let rows = try connection.query("""
+            SELECT id, storefront_id, old_price, new_price, currency FROM epf_price_history ORDER BY seq
+            """)
+        #expect(rows.count == texts.count + 2)
+        for (index, text) in texts.enumerated() {
+            let expected: [SQLValue] = [.integer(5), .integer(Int64(-1 - index)), text.map { .text($0) } ?? .null,
+                                        texts[(index + 1) % texts.count].map { .text($0) } ?? .null,
+                                        text.map { .text($0) } ?? .null]
+            #expect(rows[index] == expected)
+        }
+        #expect(rows[texts.count] == [.integer(9), .integer(Int64.max), .null, .null, .null])
+        #expect(rows[texts.count + 1][1] == .integer(-100))
     }
 
     /// `DecimalText.certainlyDiffer` sends a note straight to the history only for plain decimals that differ;

@@ -114,15 +114,17 @@ import Testing
         let order = ordered ? " WHERE application_id IS NOT NULL ORDER BY application_id, storefront_id" : ""
         var merge = PriceTableMerge(old: PriceTableReader(try connection.prepare("SELECT \(columns) FROM old\(order)")),
                                     new: PriceTableReader(try connection.prepare("SELECT \(columns) FROM new\(order)")))
-        let capture = try connection.prepare("SELECT ?1, ?2, ?3")
+        final class Capture: PriceTextSink {
+            var texts: [String?] = []
+            func appendText(_ text: UnsafeRawBufferPointer?) { texts.append(text.map { String(decoding: $0, as: UTF8.self) }) }
+        }
         var found: [Found] = []
         try merge.run { change in
-            try change.bindTexts(to: capture, oldPrice: 1, newPrice: 2, currency: 3)
-            _ = try capture.step()
+            let capture = Capture()
+            change.appendTexts(to: capture)
             found.append(Found(key: Key(item: change.item, storefront: change.storefront),
-                               change: "\(change.change.word)", old: capture.text(at: 0), new: capture.text(at: 1),
-                               currency: capture.text(at: 2)))
-            capture.reset()
+                               change: "\(change.change.word)", old: capture.texts[0], new: capture.texts[1],
+                               currency: capture.texts[2]))
         }
         return found
     }

@@ -56,9 +56,10 @@ public enum PriceHistory {
         """
     }
 
-    /// The table and its indexes on PostgreSQL (`seq` a `bigserial`), and on SQLite before `sqliteSchema` (`seq`
-    /// a rowid) (`CREATE ... IF NOT EXISTS`). `seq` orders the changes as recorded; the indexes serve the
-    /// history of one item, the feed of changes by date, and make each change unique.
+    /// The table and its indexes on PostgreSQL (`seq` a `bigserial`), and on SQLite in databases made before
+    /// `sqliteSchema` (the next load moves their changes into it, `PriceHistoryLayout`) (`CREATE ... IF NOT
+    /// EXISTS`). `seq` orders the changes as recorded; the indexes serve the history of one item, the feed of
+    /// changes by date, and make each change unique.
     package static func schema(qualifiedTable: String, serial: String) -> String {
         """
         CREATE TABLE IF NOT EXISTS \(qualifiedTable) (
@@ -70,19 +71,48 @@ public enum PriceHistory {
         """
     }
 
-    /// The table on SQLite, for a new database: the same columns, clustered by (export_date, seq), the order of
-    /// the feed of changes, so each change is an append to the table and one entry in the index of items (the
-    /// layout of `schema`, a rowid table with two indexes, cost a third more to write). `seq` is given out by the
-    /// loads (`PriceHistorySequence`), not by SQLite. A database whose table has the layout of `schema` keeps it;
-    /// both are read and written the same way.
+    /// The table that holds SQLite's history: one row per item and export (`seq` given out by the loads,
+    /// `PriceHistorySequence`), its changes in `entries`, a JSON array of `[storefront_id, change, old_price,
+    /// new_price, currency]` (the prices and the currency as texts, exactly as stored, or null). A weekly full
+    /// changes an item in most of its 175 storefronts at once, so one row per change cost a row and an index entry
+    /// each (90.9 MB and about 0.8 µs a change); packed, a change costs its entry's bytes. An item with more
+    /// changes than `entriesPerRow` in one export takes several rows.
+    package static let packedTable = "epf_price_changes"
+
+    /// The most changes one row of `packedTable` holds.
+    package static let entriesPerRow = 1000
+
+    /// Positions per row of `packedTable` in the view's `seq` (above `entriesPerRow`).
+    package static let positionsPerRow: Int64 = 1024
+
+    /// SQLite's layout: `packedTable`, clustered by (export_date, seq), the order of the feed of changes, with an
+    /// index of items; and `epf_price_history`, a view with one row per change and the columns of `schema`
+    /// (`seq` is `packed_seq` x `positionsPerRow` + the entry's position, so it orders the changes as recorded),
+    /// plus `packed_seq`, which the feed of changes pages by (`CREATE ... IF NOT EXISTS`).
     package static let sqliteSchema = """
-        CREATE TABLE IF NOT EXISTS \(table) (
+        CREATE TABLE IF NOT EXISTS \(packedTable) (
+            export_date INTEGER NOT NULL,
             seq INTEGER NOT NULL,
-        \(columnDefinitions),
+            kind TEXT NOT NULL,
+            id INTEGER NOT NULL,
+            entries TEXT NOT NULL,
             PRIMARY KEY (export_date, seq)
         ) WITHOUT ROWID;
-        \(itemIndex(table))
+        CREATE INDEX IF NOT EXISTS epf_price_changes_item ON \(packedTable) (id, kind, export_date);
+        CREATE VIEW IF NOT EXISTS \(table) AS
+            SELECT p.seq * \(positionsPerRow) + j.key AS seq, p.export_date AS export_date, p.kind AS kind,
+                p.id AS id, json_extract(j.value, '$[0]') AS storefront_id, json_extract(j.value, '$[1]') AS change,
+                json_extract(j.value, '$[2]') AS old_price, json_extract(j.value, '$[3]') AS new_price,
+                json_extract(j.value, '$[4]') AS currency, p.seq AS packed_seq
+            FROM \(packedTable) AS p, json_each(p.entries) AS j;
         """
+
+    /// The JSON entry of one change, from SQL values (`storefront_id`, `change`, `old_price`, `new_price`,
+    /// `currency`), as the loads write it.
+    package static func entrySQL(_ storefront: String, _ change: String, _ oldPrice: String, _ newPrice: String,
+                                 _ currency: String) -> String {
+        "json_array(\(storefront), \(change), \(oldPrice), \(newPrice), \(currency))"
+    }
 
     /// What an import asks of `--history`: `prices` turns it on, `none` off; nil keeps what the database has.
     public static func request(_ text: String?) throws -> Bool? {

@@ -1,37 +1,51 @@
 import EPFSQLite
 
-/// Where the SQLite price history's numbering stands: the last `seq` given out and the rows the table holds, kept
-/// in `epf_settings` and saved by each load in its own transaction. The table (`PriceHistory.sqliteSchema`) is
-/// clustered by (export_date, seq), so neither could be read cheaply from it.
+/// Where the SQLite price history's numbering stands: the last `seq` of `PriceHistory.packedTable` given out and
+/// the changes the history holds, kept in `epf_settings` and saved by each load in its own transaction. The table
+/// is clustered by (export_date, seq) and packs many changes per row, so neither could be read cheaply from it.
 struct PriceHistorySequence {
-    /// The last `seq` given out (rows may have been ignored or removed since: numbers are never reused).
+    /// The last `seq` given out (rows may have been removed since: numbers are never reused).
     var last: Int64
-    /// The rows of `epf_price_history`.
+    /// The changes the history holds.
     var rows: Int64
 
     private static let lastSetting = "price_history_seq"
     private static let rowsSetting = "price_history_rows"
 
-    /// The numbering as the last load saved it. A table made before the numbering was kept (its `seq` a rowid,
-    /// rows never removed) starts from its largest `seq`, for both.
+    /// The numbering as the last load saved it (counted from the table if it was not saved). Call after
+    /// `PriceHistoryLayout.prepare`.
     static func load(_ connection: SQLiteConnection) throws -> PriceHistorySequence {
-        guard try connection.tableExists(PriceHistory.table) else { return PriceHistorySequence(last: 0, rows: 0) }
-        if try connection.tableExists("epf_settings") {
-            let ledger = Ledger(connection: connection)
-            if let last = try ledger.setting(lastSetting).flatMap(Int64.init),
-               let rows = try ledger.setting(rowsSetting).flatMap(Int64.init) {
-                return PriceHistorySequence(last: last, rows: rows)
-            }
+        guard try connection.tableExists(PriceHistory.packedTable) else { return PriceHistorySequence(last: 0, rows: 0) }
+        if let saved = try saved(connection) { return saved }
+        var sequence = PriceHistorySequence(last: 0, rows: 0)
+        if case .integer(let last) = try connection.scalar("SELECT max(seq) FROM \(PriceHistory.packedTable)") {
+            sequence.last = last
         }
-        guard case .integer(let largest) = try connection.scalar("SELECT max(seq) FROM \(PriceHistory.table)") else {
-            return PriceHistorySequence(last: 0, rows: 0)
+        if case .integer(let rows) = try connection.scalar(
+            "SELECT CAST(total(json_array_length(entries)) AS INTEGER) FROM \(PriceHistory.packedTable)") {
+            sequence.rows = rows
         }
-        return PriceHistorySequence(last: largest, rows: largest)
+        return sequence
     }
 
-    /// The number of rows the status reports (`load`'s); nil without the table.
+    private static func saved(_ connection: SQLiteConnection) throws -> PriceHistorySequence? {
+        guard try connection.tableExists("epf_settings") else { return nil }
+        let ledger = Ledger(connection: connection)
+        guard let last = try ledger.setting(lastSetting).flatMap(Int64.init),
+              let rows = try ledger.setting(rowsSetting).flatMap(Int64.init) else { return nil }
+        return PriceHistorySequence(last: last, rows: rows)
+    }
+
+    /// The number of changes the status reports; nil without a history. A table of an earlier layout, not yet
+    /// moved (`PriceHistoryLayout`), reports its saved count, else its largest `seq` (a rowid, rows never removed).
     static func rows(_ connection: SQLiteConnection) throws -> Int64? {
-        try connection.tableExists(PriceHistory.table) ? try load(connection).rows : nil
+        if try connection.tableExists(PriceHistory.packedTable) { return try load(connection).rows }
+        guard try connection.tableExists(PriceHistory.table) else { return nil }
+        if let saved = try saved(connection) { return saved.rows }
+        guard case .integer(let largest) = try connection.scalar("SELECT max(seq) FROM \(PriceHistory.table)") else {
+            return 0
+        }
+        return largest
     }
 
     /// Saves the numbering, in the caller's transaction.

@@ -36,14 +36,14 @@ struct PriceTableMerge<Old: PriceItemSource, New: PriceItemSource> {
         let oldRows: PriceItemRows
         let newRows: PriceItemRows
 
-        /// Binds the old price, the new price (as stored) and the currency (the new row's, else the old's).
-        func bindTexts(to statement: SQLiteStatement, oldPrice: Int32, newPrice: Int32, currency: Int32) throws {
-            try oldRows.bind(was?.priceText, to: statement, at: oldPrice)
-            try newRows.bind(now?.priceText, to: statement, at: newPrice)
+        /// Appends the old price, the new price (as stored) and the currency (the new row's, else the old's).
+        func appendTexts(to writer: some PriceTextSink) {
+            oldRows.withText(was?.priceText) { writer.appendText($0) }
+            newRows.withText(now?.priceText) { writer.appendText($0) }
             if let now {
-                try newRows.bind(now.currency, to: statement, at: currency)
+                newRows.withText(now.currency) { writer.appendText($0) }
             } else {
-                try oldRows.bind(was?.currency, to: statement, at: currency)
+                oldRows.withText(was?.currency) { writer.appendText($0) }
             }
         }
     }
@@ -176,9 +176,9 @@ struct PriceItemRows: Sendable {
         texts.same(range, as: otherRange, in: other.texts)
     }
 
-    /// Binds a text of these rows (NULL for nil) to a parameter of `statement`.
-    func bind(_ range: Range<Int>?, to statement: SQLiteStatement, at index: Int32) throws {
-        try texts.bind(range, to: statement, at: index)
+    /// Calls `body` with the bytes of a text of these rows, nil for NULL.
+    func withText(_ range: Range<Int>?, _ body: (UnsafeRawBufferPointer?) -> Void) {
+        texts.withOptionalText(range, body)
     }
 }
 

@@ -30,68 +30,7 @@ final class PriceTracking {
     }
 
     private static func createTable(_ connection: SQLiteConnection) throws {
-        try connection.execute(PriceHistory.sqliteSchema)
-    }
-
-    /// Writes recorded changes to `epf_price_history`, `batch` rows per statement (one statement per row cost
-    /// twice as much per change: binding, stepping and resetting are per statement), numbering them from
-    /// `sequence`, which it keeps up to date. Parameters 1 and 2, the export date and the kind, are shared by every
-    /// row.
-    private struct HistoryWriter {
-        static let batch = 64
-        private static let perRow = 7
-        private let connection: SQLiteConnection
-        private let batched: SQLiteStatement
-        private var pending = 0
-        private(set) var sequence: PriceHistorySequence
-
-        init(_ connection: SQLiteConnection, date: Int64, kind: String, sequence: PriceHistorySequence) throws {
-            self.connection = connection
-            self.sequence = sequence
-            batched = try Self.statement(connection, rows: Self.batch)
-            try batched.bind(date, at: 1)
-            try batched.bind(kind, at: 2)
-        }
-
-        private static func statement(_ connection: SQLiteConnection, rows: Int) throws -> SQLiteStatement {
-            let values = (0..<rows).map { row in
-                "(?1, ?2, " + (0..<perRow).map { "?\(3 + row * perRow + $0)" }.joined(separator: ", ") + ")"
-            }
-            return try connection.prepare("""
-                INSERT OR IGNORE INTO \(PriceHistory.table)
-                    (export_date, kind, seq, id, storefront_id, change, old_price, new_price, currency)
-                VALUES \(values.joined(separator: ", "))
-                """)
-        }
-
-        /// Adds a change: `bindTexts` binds the old price, new price and currency to the parameters it is given.
-        mutating func add(item: Int64, storefront: Int64, change: StaticString,
-                          bindTexts: (SQLiteStatement, Int32, Int32, Int32) throws -> Void) throws {
-            let first = Int32(3 + pending * Self.perRow)
-            sequence.last += 1
-            try batched.bind(sequence.last, at: first)
-            try batched.bind(item, at: first + 1)
-            try batched.bind(storefront, at: first + 2)
-            try batched.bindTextNoCopy(change.utf8Start, count: change.utf8CodeUnitCount, at: first + 3)
-            try bindTexts(batched, first + 4, first + 5, first + 6)
-            pending += 1
-            if pending == Self.batch { try write() }
-        }
-
-        /// Writes the rows of an incomplete batch: the batch's unused rows get a NULL id, which `INSERT OR IGNORE`
-        /// skips (IGNORE applies to NOT NULL too).
-        mutating func finish() throws {
-            guard pending > 0 else { return }
-            for row in pending..<Self.batch { try batched.bindNull(at: Int32(3 + row * Self.perRow + 1)) }
-            try write()
-        }
-
-        private mutating func write() throws {
-            try batched.step()
-            sequence.rows += connection.changes
-            batched.reset()
-            pending = 0
-        }
+        try PriceHistoryLayout.prepare(connection)
     }
 
     // MARK: Full exports
@@ -141,11 +80,10 @@ final class PriceTracking {
     private func record<Old, New>(_ merge: PriceTableMerge<Old, New>, _ connection: SQLiteConnection,
                                   date: Int64, sequence: PriceHistorySequence) throws {
         var merge = merge
-        var writer = try HistoryWriter(connection, date: date, kind: kind, sequence: sequence)
+        let writer = try PackedHistoryWriter(connection, date: date, kind: kind, sequence: sequence)
         try merge.run { found in
-            try writer.add(item: found.item, storefront: found.storefront, change: found.change.word) {
-                try found.bindTexts(to: $0, oldPrice: $1, newPrice: $2, currency: $3)
-            }
+            try writer.add(item: found.item, storefront: found.storefront, change: found.change.word)
+            found.appendTexts(to: writer)
         }
         try writer.finish()
         try writer.sequence.save(connection)
@@ -161,7 +99,7 @@ final class PriceTracking {
     /// The keys noted so far: a key's first note may go straight to the history, its later ones may not.
     private var seenKeys: SeenKeys?
     /// Writes first notes straight to the history, with `directDate`, the export date when the first was written.
-    private var direct: HistoryWriter?
+    private var direct: PackedHistoryWriter?
     private var directDate: Int64?
     /// The history's numbering when this load began: the rows after its `last` are this load's.
     private var start = PriceHistorySequence(last: 0, rows: 0)
@@ -260,12 +198,13 @@ final class PriceTracking {
             }
             if direct == nil {
                 let date = ChangeLog.exportDate(exportDate, feedDate: feedDate)
-                direct = try HistoryWriter(connection, date: date, kind: kind, sequence: start)
+                direct = try PackedHistoryWriter(connection, date: date, kind: kind, sequence: start)
                 directDate = date
             }
-            try direct?.add(item: note.item, storefront: note.storefront,
-                            change: note.appeared ? "appeared" : "changed") { statement, old, new, currency in
-                try pending.bind(note, to: statement, oldPrice: old, newPrice: new, currency: currency)
+            if let direct {
+                try direct.add(item: note.item, storefront: note.storefront,
+                               change: note.appeared ? "appeared" : "changed")
+                pending.appendTexts(of: note, to: direct)
             }
         }
         var next = 0
@@ -312,64 +251,93 @@ final class PriceTracking {
         let date = directDate ?? ChangeLog.exportDate(exportDate, feedDate: feedDate)
         if notedSlowly {
             try settleRevisited(connection, date: date, sequence: &sequence)
-            let copy = try connection.prepare("""
-                INSERT OR IGNORE INTO \(PriceHistory.table)
-                    (export_date, kind, seq, id, storefront_id, change, old_price, new_price, currency)
-                SELECT ?1, ?2, ?3 + row_number() OVER (ORDER BY id, storefront_id), id, storefront_id,
-                    CASE appeared WHEN 1 THEN 'appeared' ELSE 'changed' END, old_price, new_price, new_currency
-                FROM \(Self.noted)
-                WHERE appeared = 1 OR CAST(old_price AS REAL) IS NOT CAST(new_price AS REAL)
-                    OR old_currency IS NOT new_currency
-                ORDER BY id, storefront_id
-                """)
-            try copy.bind([.integer(date), .text(kind), .integer(sequence.last)])
-            _ = try copy.step()
-            sequence.rows += connection.changes
-            if case .integer(let last) = try connection.scalar(
-                "SELECT max(seq) FROM \(PriceHistory.table) WHERE export_date = ?1", [.integer(date)]) {
-                sequence.last = max(sequence.last, last)
-            }
+            try copyNoted(connection, date: date, sequence: &sequence)
         }
         try sequence.save(connection)
         try connection.execute("DROP TABLE IF EXISTS \(Self.noted)")
     }
 
-    /// The TEMP table's keys whose first note went to the history as a row of this load: the row takes the values
-    /// after the key's last note, or goes when they equal those before its first (as a number, same currency).
-    /// The TEMP table keeps the others.
+    /// Records the TEMP table's keys whose price as a number or currency differs after the load from before it,
+    /// and those that appeared, an item's in one row (or more, past `PriceHistory.entriesPerRow`), but not a key
+    /// the history already has for this export (an export applied again after an interruption).
+    private func copyNoted(_ connection: SQLiteConnection, date: Int64, sequence: inout PriceHistorySequence) throws {
+        let entry = PriceHistory.entrySQL("storefront_id", "change", "old_price", "new_price", "new_currency")
+        let copy = try connection.prepare("""
+            INSERT INTO main.\(PriceHistory.packedTable) (export_date, seq, kind, id, entries)
+            SELECT ?1, ?3 + row_number() OVER (ORDER BY id, part), ?2, id, json_group_array(\(entry))
+            FROM (SELECT n.id, n.storefront_id, CASE n.appeared WHEN 1 THEN 'appeared' ELSE 'changed' END AS change,
+                    n.old_price, n.new_price, n.new_currency,
+                    (row_number() OVER (PARTITION BY n.id ORDER BY n.storefront_id) - 1)
+                        / \(PriceHistory.entriesPerRow) AS part
+                  FROM \(Self.noted) AS n
+                  WHERE (n.appeared = 1 OR CAST(n.old_price AS REAL) IS NOT CAST(n.new_price AS REAL)
+                        OR n.old_currency IS NOT n.new_currency)
+                    AND NOT EXISTS (SELECT 1 FROM main.\(PriceHistory.table) AS h
+                        WHERE h.id = n.id AND h.kind = ?2 AND h.export_date = ?1 AND h.storefront_id = n.storefront_id)
+                  ORDER BY n.id, n.storefront_id)
+            GROUP BY id, part
+            """)
+        try copy.bind([.integer(date), .text(kind), .integer(sequence.last)])
+        _ = try copy.step()
+        let written = Int64(connection.changes)
+        guard written > 0 else { return }
+        if case .integer(let count) = try connection.scalar("""
+            SELECT CAST(total(json_array_length(entries)) AS INTEGER) FROM main.\(PriceHistory.packedTable)
+            WHERE export_date = ?1 AND seq > ?2
+            """, [.integer(date), .integer(sequence.last)]) {
+            sequence.rows += count
+        }
+        sequence.last += written
+    }
+
+    /// The TEMP table's keys whose first note went to the history as an entry of this load: the entry takes the
+    /// values after the key's last note, or goes when they equal those before its first (as a number, same
+    /// currency); a row left without entries goes too. The TEMP table keeps the others.
     private func settleRevisited(_ connection: SQLiteConnection, date: Int64,
                                  sequence: inout PriceHistorySequence) throws {
-        let history = "main.\(PriceHistory.table)"
+        let packed = "main.\(PriceHistory.packedTable)"
         try connection.execute("""
             DROP TABLE IF EXISTS temp.epf_price_revisited;
-            CREATE TEMP TABLE epf_price_revisited (seq INTEGER PRIMARY KEY, id INTEGER, storefront_id INTEGER,
-                new_price TEXT, new_currency TEXT, keep INTEGER);
+            CREATE TEMP TABLE epf_price_revisited (seq INTEGER NOT NULL, position INTEGER NOT NULL, id INTEGER,
+                storefront_id INTEGER, new_price TEXT, new_currency TEXT, keep INTEGER,
+                PRIMARY KEY (seq, position)) WITHOUT ROWID;
             """)
         let revisited = try connection.prepare("""
             INSERT INTO temp.epf_price_revisited
-            SELECT h.seq, n.id, n.storefront_id, n.new_price, n.new_currency,
-                h.change = 'appeared' OR CAST(h.old_price AS REAL) IS NOT CAST(n.new_price AS REAL)
-                    OR h.currency IS NOT n.new_currency
-            FROM \(Self.noted) AS n JOIN \(history) AS h
-                ON h.id = n.id AND h.kind = ?1 AND h.storefront_id = n.storefront_id AND h.export_date = ?2
-                    AND h.seq > ?3
+            SELECT p.seq, j.key, n.id, n.storefront_id, n.new_price, n.new_currency,
+                json_extract(j.value, '$[1]') = 'appeared'
+                    OR CAST(json_extract(j.value, '$[2]') AS REAL) IS NOT CAST(n.new_price AS REAL)
+                    OR json_extract(j.value, '$[4]') IS NOT n.new_currency
+            FROM \(Self.noted) AS n JOIN \(packed) AS p
+                ON p.id = n.id AND p.kind = ?1 AND p.export_date = ?2 AND p.seq > ?3
+                JOIN json_each(p.entries) AS j ON json_extract(j.value, '$[0]') = n.storefront_id
             """)
         try revisited.bind([.text(kind), .integer(date), .integer(start.last)])
         _ = try revisited.step()
+        if case .integer(let removed) = try connection.scalar(
+            "SELECT count(*) FROM temp.epf_price_revisited WHERE NOT keep") {
+            sequence.rows -= removed
+        }
+        let entry = PriceHistory.entrySQL("json_extract(j.value, '$[0]')", "json_extract(j.value, '$[1]')",
+                                          "json_extract(j.value, '$[2]')", "r.new_price", "r.new_currency")
         let update = try connection.prepare("""
-            UPDATE \(history) SET new_price = r.new_price, currency = r.new_currency
-            FROM temp.epf_price_revisited AS r
-            WHERE \(PriceHistory.table).export_date = ?1 AND \(PriceHistory.table).seq = r.seq AND r.keep
+            UPDATE \(packed) SET entries = (
+                SELECT json_group_array(CASE WHEN r.seq IS NULL THEN json(j.value) ELSE \(entry) END)
+                FROM json_each(\(PriceHistory.packedTable).entries) AS j
+                    LEFT JOIN temp.epf_price_revisited AS r
+                        ON r.seq = \(PriceHistory.packedTable).seq AND r.position = j.key
+                WHERE r.seq IS NULL OR r.keep)
+            WHERE export_date = ?1 AND seq IN (SELECT seq FROM temp.epf_price_revisited)
             """)
         try update.bind([.integer(date)])
         _ = try update.step()
         let remove = try connection.prepare("""
-            DELETE FROM \(history)
-            WHERE export_date = ?1 AND seq IN (SELECT seq FROM temp.epf_price_revisited WHERE NOT keep)
+            DELETE FROM \(packed)
+            WHERE export_date = ?1 AND seq IN (SELECT seq FROM temp.epf_price_revisited)
+                AND json_array_length(entries) = 0
             """)
         try remove.bind([.integer(date)])
         _ = try remove.step()
-        sequence.rows -= connection.changes
         try connection.execute("""
             DELETE FROM \(Self.noted)
                 WHERE (id, storefront_id) IN (SELECT id, storefront_id FROM temp.epf_price_revisited);
@@ -429,10 +397,11 @@ struct NotedChanges {
         try statement.bind(note.appeared ? 1 : 0, at: first + 6)
     }
 
-    /// Binds a note's texts as a history row has them: the old and new price, and the currency after.
-    func bind(_ note: Note, to statement: SQLiteStatement, oldPrice: Int32, newPrice: Int32, currency: Int32) throws {
-        try texts.bind(note.oldPrice, to: statement, at: oldPrice)
-        try texts.bind(note.newPrice, to: statement, at: newPrice)
-        try texts.bind(note.newCurrency, to: statement, at: currency)
+    /// Appends a note's texts as a history entry has them: the old and new price, and the currency after.
+    func appendTexts(of note: Note, to writer: PackedHistoryWriter) {
+        texts.withOptionalText(note.oldPrice) { writer.appendText($0) }
+        texts.withOptionalText(note.newPrice) { writer.appendText($0) }
+        texts.withOptionalText(note.newCurrency) { writer.appendText($0) }
     }
+
 }

@@ -29,6 +29,12 @@ struct TextArena: Sendable {
         bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
+    /// Calls `body` with the bytes of a text of this arena, nil for NULL.
+    func withOptionalText<Result>(_ range: Range<Int>?, _ body: (UnsafeRawBufferPointer?) -> Result) -> Result {
+        guard let range else { return body(nil) }
+        return withText(range, body)
+    }
+
     /// Whether two texts are the same bytes (both NULL counts as the same).
     static func same(_ left: UnsafeRawBufferPointer?, _ right: UnsafeRawBufferPointer?) -> Bool {
         switch (left, right) {
