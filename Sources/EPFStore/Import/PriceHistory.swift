@@ -79,6 +79,9 @@ public enum PriceHistory {
     /// changes than `entriesPerRow` in one export takes several rows.
     package static let packedTable = "epf_price_changes"
 
+    /// The index of `packedTable`'s items, (id, kind, export_date).
+    package static let packedItemIndex = "epf_price_changes_item"
+
     /// The most changes one row of `packedTable` holds.
     package static let entriesPerRow = 1000
 
@@ -98,7 +101,7 @@ public enum PriceHistory {
             entries TEXT NOT NULL,
             PRIMARY KEY (export_date, seq)
         ) WITHOUT ROWID;
-        CREATE INDEX IF NOT EXISTS epf_price_changes_item ON \(packedTable) (id, kind, export_date);
+        CREATE INDEX IF NOT EXISTS \(packedItemIndex) ON \(packedTable) (id, kind, export_date);
         CREATE VIEW IF NOT EXISTS \(table) AS
             SELECT p.seq * \(positionsPerRow) + j.key AS seq, p.export_date AS export_date, p.kind AS kind,
                 p.id AS id, json_extract(j.value, '$[0]') AS storefront_id, json_extract(j.value, '$[1]') AS change,

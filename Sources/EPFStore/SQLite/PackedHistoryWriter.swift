@@ -7,7 +7,8 @@ import EPFSQLite
 ///
 /// A change is recorded once per (item, storefront, export date): before writing a row, it drops the entries
 /// already recorded for that item and export (an export applied again after an interruption), as the unique
-/// index of one row per change did. That costs one index lookup per row, not per change.
+/// index of one row per change did. That costs one lookup in the index of items per row, not per change (named:
+/// without statistics SQLite would rather scan the export's rows by the table's key).
 final class PackedHistoryWriter: PriceTextSink {
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
@@ -28,7 +29,9 @@ final class PackedHistoryWriter: PriceTextSink {
             INSERT INTO \(PriceHistory.packedTable) (export_date, kind, seq, id, entries) VALUES (?1, ?2, ?3, ?4, ?5)
             """)
         recorded = try connection.prepare("""
-            SELECT json_extract(j.value, '$[0]') FROM \(PriceHistory.packedTable) AS p, json_each(p.entries) AS j
+            SELECT json_extract(j.value, '$[0]')
+            FROM \(PriceHistory.packedTable) AS p INDEXED BY \(PriceHistory.packedItemIndex),
+                json_each(p.entries) AS j
             WHERE p.id = ?3 AND p.kind = ?2 AND p.export_date = ?1
             """)
         for statement in [insert, recorded] {

@@ -272,8 +272,11 @@ final class PriceTracking {
                   FROM \(Self.noted) AS n
                   WHERE (n.appeared = 1 OR CAST(n.old_price AS REAL) IS NOT CAST(n.new_price AS REAL)
                         OR n.old_currency IS NOT n.new_currency)
-                    AND NOT EXISTS (SELECT 1 FROM main.\(PriceHistory.table) AS h
-                        WHERE h.id = n.id AND h.kind = ?2 AND h.export_date = ?1 AND h.storefront_id = n.storefront_id)
+                    AND NOT EXISTS (SELECT 1
+                        FROM main.\(PriceHistory.packedTable) AS p INDEXED BY \(PriceHistory.packedItemIndex),
+                            json_each(p.entries) AS j
+                        WHERE p.id = n.id AND p.kind = ?2 AND p.export_date = ?1
+                            AND json_extract(j.value, '$[0]') = n.storefront_id)
                   ORDER BY n.id, n.storefront_id)
             GROUP BY id, part
             """)
@@ -308,7 +311,7 @@ final class PriceTracking {
                 json_extract(j.value, '$[1]') = 'appeared'
                     OR CAST(json_extract(j.value, '$[2]') AS REAL) IS NOT CAST(n.new_price AS REAL)
                     OR json_extract(j.value, '$[4]') IS NOT n.new_currency
-            FROM \(Self.noted) AS n JOIN \(packed) AS p
+            FROM \(Self.noted) AS n JOIN \(packed) AS p INDEXED BY \(PriceHistory.packedItemIndex)
                 ON p.id = n.id AND p.kind = ?1 AND p.export_date = ?2 AND p.seq > ?3
                 JOIN json_each(p.entries) AS j ON json_extract(j.value, '$[0]') = n.storefront_id
             """)
