@@ -71,7 +71,7 @@ public enum PriceHistory {
         """
     }
 
-    /// The table that holds SQLite's history: one row per item and export (`seq` given out by the loads,
+    /// The table that holds SQLite's history: one row per item and export (`seq`, its rowid, given out by the loads,
     /// `PriceHistorySequence`), its changes in `entries`, a JSON array of `[storefront_id, change, old_price,
     /// new_price, currency]` (the prices and the currency as texts, exactly as stored, or null). A weekly full
     /// changes an item in most of its 175 storefronts at once, so one row per change cost a row and an index entry
@@ -88,19 +88,20 @@ public enum PriceHistory {
     /// Positions per row of `packedTable` in the view's `seq` (above `entriesPerRow`).
     package static let positionsPerRow: Int64 = 1024
 
-    /// SQLite's layout: `packedTable`, clustered by (export_date, seq), the order of the feed of changes, with an
-    /// index of items; and `epf_price_history`, a view with one row per change and the columns of `schema`
+    /// SQLite's layout: `packedTable`, a rowid table (`seq`) with an index on (export_date, seq), the order of the
+    /// feed of changes, and one of items (`WITHOUT ROWID`, clustered by date, put every row's entries past 2 KB on
+    /// an overflow page of their own: 16 KB pages a third full); and `epf_price_history`, a view with one row per change and the columns of `schema`
     /// (`seq` is `packed_seq` x `positionsPerRow` + the entry's position, so it orders the changes as recorded),
     /// plus `packed_seq`, which the feed of changes pages by (`CREATE ... IF NOT EXISTS`).
     package static let sqliteSchema = """
         CREATE TABLE IF NOT EXISTS \(packedTable) (
+            seq INTEGER PRIMARY KEY,
             export_date INTEGER NOT NULL,
-            seq INTEGER NOT NULL,
             kind TEXT NOT NULL,
             id INTEGER NOT NULL,
-            entries TEXT NOT NULL,
-            PRIMARY KEY (export_date, seq)
-        ) WITHOUT ROWID;
+            entries TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS epf_price_changes_date ON \(packedTable) (export_date, seq);
         CREATE INDEX IF NOT EXISTS \(packedItemIndex) ON \(packedTable) (id, kind, export_date);
         CREATE VIEW IF NOT EXISTS \(table) AS
             SELECT p.seq * \(positionsPerRow) + j.key AS seq, p.export_date AS export_date, p.kind AS kind,

@@ -2,7 +2,7 @@ import EPFSQLite
 
 /// Where the SQLite price history's numbering stands: the last `seq` of `PriceHistory.packedTable` given out and
 /// the changes the history holds, kept in `epf_settings` and saved by each load in its own transaction. The table
-/// is clustered by (export_date, seq) and packs many changes per row, so neither could be read cheaply from it.
+/// packs many changes per row, so the count could not be read cheaply from it.
 struct PriceHistorySequence {
     /// The last `seq` given out (rows may have been removed since: numbers are never reused).
     var last: Int64
