@@ -53,9 +53,12 @@ import Testing
                 insert.reset()
             }
         }
-        let all = Self.rows.map { "\($0.date) \($0.id) \($0.storefront) \($0.new)" }
-        let drops = Self.rows.filter { $0.new == "1.99" }.map { "\($0.date) \($0.id) \($0.storefront) \($0.new)" }
-        let france = Self.rows.filter { $0.storefront == 143442 }.map { "\($0.date) \($0.id) \($0.storefront) \($0.new)" }
+        func line(_ row: (date: Int64, id: Int64, storefront: Int64, old: String, new: String)) -> String {
+            "\(row.date) \(row.id) \(row.storefront) \(row.new)"
+        }
+        let all = Self.rows.map(line)
+        let drops = Self.rows.filter { $0.new == "1.99" }.map(line)
+        let france = Self.rows.filter { $0.storefront == 143442 }.map(line)
         for limit in [1, 2, 5, 100] {
             #expect(try Self.page(fixture.path, country: nil, drops: false, limit: limit) == all)
         }

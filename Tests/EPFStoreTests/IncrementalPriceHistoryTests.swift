@@ -151,7 +151,7 @@ import Testing
     @Test func packedEntriesGiveBackTheirTextsExactly() throws {
         let scratch = try Scratch()
         let connection = try SQLiteConnection(path: scratch.file("h.sqlite"), mode: .readWriteCreate)
-        try connection.execute("CREATE TABLE epf_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated TEXT NOT NULL)")
+        try connection.execute(StoreDatabase.bookkeepingSchema)
         try PriceHistoryLayout.prepare(connection)
         let texts: [String?] = ["1\"9", "a\\b\\", "\u{1}\u{1F}\t\n", "€ 1,99", "", nil, "\u{7F}x\"", "1e1"]
         let writer = try PackedHistoryWriter(connection, date: 7, kind: "app", sequence: .init(last: 0, rows: 0))

@@ -116,7 +116,9 @@ import Testing
                                     new: PriceTableReader(try connection.prepare("SELECT \(columns) FROM new\(order)")))
         final class Capture: PriceTextSink {
             var texts: [String?] = []
-            func appendText(_ text: UnsafeRawBufferPointer?) { texts.append(text.map { String(decoding: $0, as: UTF8.self) }) }
+            func appendText(_ text: UnsafeRawBufferPointer?) {
+                texts.append(text.map { String(decoding: $0, as: UTF8.self) })
+            }
         }
         var found: [Found] = []
         try merge.run { change in

@@ -71,12 +71,12 @@ public enum PriceHistory {
         """
     }
 
-    /// The table that holds SQLite's history: one row per item and export (`seq`, its rowid, given out by the loads,
-    /// `PriceHistorySequence`), its changes in `entries`, a JSON array of `[storefront_id, change, old_price,
-    /// new_price, currency]` (the prices and the currency as texts, exactly as stored, or null). A weekly full
-    /// changes an item in most of its 175 storefronts at once, so one row per change cost a row and an index entry
-    /// each (90.9 MB and about 0.8 µs a change); packed, a change costs its entry's bytes. An item with more
-    /// changes than `entriesPerRow` in one export takes several rows.
+    /// The table that holds SQLite's history: one row per item and export (`seq`, its rowid, given out by the
+    /// loads, `PriceHistorySequence`), its changes in `entries`, a JSON array of `[storefront_id, change, old_price,
+    /// new_price, currency]` (the prices and the currency as texts, exactly as stored, or null). A price change is
+    /// nearly always an item's change in most of its 175 storefronts at once, so one row per change cost a row and
+    /// an index entry each (90.9 MB per million changes); packed, a change costs its entry's bytes (47 MB). An item
+    /// with more changes than `entriesPerRow` in one export takes several rows.
     package static let packedTable = "epf_price_changes"
 
     /// The index of `packedTable`'s items, (id, kind, export_date).
@@ -88,11 +88,13 @@ public enum PriceHistory {
     /// Positions per row of `packedTable` in the view's `seq` (above `entriesPerRow`).
     package static let positionsPerRow: Int64 = 1024
 
-    /// SQLite's layout: `packedTable`, a rowid table (`seq`) with an index on (export_date, seq), the order of the
-    /// feed of changes, and one of items (`WITHOUT ROWID`, clustered by date, put every row's entries past 2 KB on
-    /// an overflow page of their own: 16 KB pages a third full); and `epf_price_history`, a view with one row per change and the columns of `schema`
-    /// (`seq` is `packed_seq` x `positionsPerRow` + the entry's position, so it orders the changes as recorded),
-    /// plus `packed_seq`, which the feed of changes pages by (`CREATE ... IF NOT EXISTS`).
+    /// SQLite's layout (`CREATE ... IF NOT EXISTS`):
+    /// - `packedTable`, a rowid table (`seq`) with an index on (export_date, seq), the order of the feed of
+    ///   changes, and one of items. (Clustered by date, `WITHOUT ROWID`, it put every row's entries past about 2 KB
+    ///   on an overflow page of their own: 16 KB pages a third full.)
+    /// - `epf_price_history`, a view with one row per change and the columns of `schema` (`seq` is `packed_seq` x
+    ///   `positionsPerRow` + the entry's position, so it orders the changes as recorded), plus `packed_seq`, which
+    ///   the feed of changes pages by.
     package static let sqliteSchema = """
         CREATE TABLE IF NOT EXISTS \(packedTable) (
             seq INTEGER PRIMARY KEY,

@@ -140,7 +140,8 @@ enum JSONBytes {
     static func appendString(_ text: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var plainFrom = 0
-        for (index, byte) in text.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        for (index, byte) in text.enumerated() where byte < 0x20 || byte == quote || byte == backslash {
             output.append(contentsOf: UnsafeRawBufferPointer(rebasing: text[plainFrom..<index]))
             if byte < 0x20 {
                 let hex = Array("0123456789abcdef".utf8)

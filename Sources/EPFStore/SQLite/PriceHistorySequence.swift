@@ -15,7 +15,9 @@ struct PriceHistorySequence {
     /// The numbering as the last load saved it (counted from the table if it was not saved). Call after
     /// `PriceHistoryLayout.prepare`.
     static func load(_ connection: SQLiteConnection) throws -> PriceHistorySequence {
-        guard try connection.tableExists(PriceHistory.packedTable) else { return PriceHistorySequence(last: 0, rows: 0) }
+        guard try connection.tableExists(PriceHistory.packedTable) else {
+            return PriceHistorySequence(last: 0, rows: 0)
+        }
         if let saved = try saved(connection) { return saved }
         var sequence = PriceHistorySequence(last: 0, rows: 0)
         if case .integer(let last) = try connection.scalar("SELECT max(seq) FROM \(PriceHistory.packedTable)") {
