@@ -203,6 +203,41 @@ import Testing
         #expect(Array(right.utf8).withUnsafeBytes { DecimalText.certainlyDiffer(nil, $0) } == false)
     }
 
+    /// The exact keys of Apple's storefronts: never a key claimed seen that was not, in any order of items and
+    /// storefronts, an item seen again after others included; other storefronts go to the filter.
+    @Test func notedKeysAreExactForApplesStorefronts() {
+        let keys = NotedKeys()
+        var random = SystemRandomNumberGenerator()
+        var inserted = Set<[Int64]>()
+        for _ in 0..<60_000 {
+            let item = Int64.random(in: 1...2_000, using: &random)
+            let storefront = Int64.random(in: 143_441...143_696, using: &random)
+            let seen = keys.insert(item: item, storefront: storefront)
+            #expect(seen == !inserted.insert([item, storefront]).inserted, "\(item) \(storefront)")
+        }
+        #expect(keys.itemCount == Set(inserted.map { $0[0] }).count)
+        #expect(!keys.insert(item: 5, storefront: 143_440), "below the maps: the filter")
+        #expect(keys.insert(item: 5, storefront: 143_440))
+        #expect(!keys.insert(item: 5, storefront: 143_697), "above the maps: the filter")
+        #expect(keys.insert(item: 5, storefront: 143_697))
+    }
+
+    /// Past its largest number of items, new items' keys go to the filter: still never forgotten.
+    @Test func notedKeysStopGivingMapsAtTheirLargestItemCount() {
+        let keys = NotedKeys(largestItemCount: 100)
+        for item in Int64(0)..<1_000 {
+            for storefront in Int64(143_441)..<143_444 { #expect(!keys.insert(item: item, storefront: storefront)) }
+        }
+        #expect(keys.itemCount == 100)
+        var forgotten = 0
+        for item in Int64(0)..<1_000 {
+            for storefront in Int64(143_441)..<143_444 where !keys.insert(item: item, storefront: storefront) {
+                forgotten += 1
+            }
+        }
+        #expect(forgotten == 0)
+    }
+
     /// The key filter never forgets a key, across its growing levels, and rarely claims one it has not seen.
     @Test func seenKeysRemembersEveryKeyAndRarelyImaginesOne() {
         let keys = SeenKeys()

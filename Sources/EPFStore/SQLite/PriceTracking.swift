@@ -97,7 +97,7 @@ final class PriceTracking {
     private var noteBatch: SQLiteStatement?
     private var noteOne: SQLiteStatement?
     /// The keys noted so far: a key's first note may go straight to the history, its later ones may not.
-    private var seenKeys: SeenKeys?
+    private var seenKeys: NotedKeys?
     /// Writes first notes straight to the history, with `directDate`, the export date when the first was written.
     private var direct: PackedHistoryWriter?
     private var directDate: Int64?
@@ -115,7 +115,7 @@ final class PriceTracking {
     /// (`appeared`) and each update whose price or currency text differs, with the values before and after. Unlike
     /// triggers, the hook writes nothing, so the upserts need no statement journal (with triggers, each spilled to
     /// a temp file: 4.6 writes a row). `flush` routes the notes in batches:
-    /// - a key's first note (`SeenKeys`) that is a change whatever happens next goes straight to the history: an
+    /// - a key's first note (`NotedKeys`) that is a change whatever happens next goes straight to the history: an
     ///   appearance, or plain decimal prices that differ (`DecimalText`) in the same currency. Nearly every note of
     ///   a real incremental is one; it costs one row of the history and no lookup.
     /// - any other note (a key noted before, a currency that changes, prices that are equal as numbers or not
@@ -143,7 +143,7 @@ final class PriceTracking {
         }
         noteBatch = try Self.noteStatement(connection, rows: NotedChanges.batch)
         noteOne = try Self.noteStatement(connection, rows: 1)
-        seenKeys = SeenKeys()
+        seenKeys = NotedKeys()
         let tableName = Array(table.utf8CString)
         connection.setPreUpdateHook { [unowned self] change in
             guard strcmp(change.table, tableName) == 0, strcmp(change.database, "main") == 0 else { return }
