@@ -14,12 +14,13 @@ final class NotedKeys {
     /// The most items given a map.
     let largestItemCount: Int
 
-    private var maps: [UInt64] = []
-    /// Each item's map: its number (the map's words start at number x `wordsPerItem`).
-    private var itemMaps: [Int64: Int32] = [:]
+    @exclusivity(unchecked) private var maps: [UInt64] = []
+    /// Each item's map: its number (the map's words start at number x `wordsPerItem`). Used by one thread, so
+    /// accesses to these go unchecked (see `PriceTracking.pending`).
+    @exclusivity(unchecked) private var itemMaps: [Int64: Int32] = [:]
     /// The last item looked up and where its map starts (-1: none yet, or the item has none).
-    private var lastItem: Int64 = 0
-    private var lastMap = -1
+    @exclusivity(unchecked) private var lastItem: Int64 = 0
+    @exclusivity(unchecked) private var lastMap = -1
     private let others: SeenKeys
 
     init(largestItemCount: Int = 1 << 18, filter: SeenKeys = SeenKeys()) {

@@ -15,12 +15,13 @@ final class PackedHistoryWriter: PriceTextSink {
     private let recorded: SQLiteStatement
     private(set) var sequence: PriceHistorySequence
     /// The item of the row being built, its entries as a JSON array without its closing bracket, where each
-    /// starts, their storefronts, and how many texts the last one has.
-    private var item: Int64 = 0
-    private var entries: [UInt8] = []
-    private var entryStarts: [Int] = []
-    private var storefronts: [Int64] = []
-    private var texts = 0
+    /// starts, their storefronts, and how many texts the last one has. One thread writes at a time, so their
+    /// accesses go unchecked (see `PriceTracking.pending`).
+    @exclusivity(unchecked) private var item: Int64 = 0
+    @exclusivity(unchecked) private var entries: [UInt8] = []
+    @exclusivity(unchecked) private var entryStarts: [Int] = []
+    @exclusivity(unchecked) private var storefronts: [Int64] = []
+    @exclusivity(unchecked) private var texts = 0
 
     init(_ connection: SQLiteConnection, date: Int64, kind: String, sequence: PriceHistorySequence) throws {
         self.connection = connection

@@ -91,8 +91,10 @@ final class PriceTracking {
 
     // MARK: Incrementals
 
-    /// Keys noted by the pre-update hook and not yet routed (every `flushEvery`).
-    private var pending = NotedChanges()
+    /// Keys noted by the pre-update hook and not yet routed (every `flushEvery`). Only the load's thread touches
+    /// it (the hook runs inside the load's statements), so its accesses go unchecked: dynamic exclusivity checks on
+    /// it, the writer and the noted keys cost 0.03 s of a 1/64 daily's 0.58 s price table.
+    @exclusivity(unchecked) private var pending = NotedChanges()
     private static let flushEvery = 4096
     private var noteBatch: SQLiteStatement?
     private var noteOne: SQLiteStatement?
