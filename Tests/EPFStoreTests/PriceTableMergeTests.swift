@@ -36,6 +36,8 @@ import Testing
 
     static let texts = ["0.99", "0.990", "1.99", "2", "2.00", "0", "free", "", "1e1", "10", "-0.0", nil]
     static let currencies = ["USD", "EUR", "JPY", nil]
+    static let storefronts: [Int64] = [143_441, 143_442, 143_500, 143_624, 143_696, 143_441, 143_462, 143_465,
+                                       1, 143_440, 143_697]
 
     func randomTable(_ random: inout SystemRandomNumberGenerator, like base: [Key: Price]?) -> [Key: Price] {
         var table: [Key: Price] = [:]
@@ -51,7 +53,9 @@ import Testing
             }
         }
         for _ in 0..<Int.random(in: 0...40, using: &random) {
-            let key = Key(item: Int64.random(in: 1...12, using: &random), storefront: Int64.random(in: 1...9, using: &random))
+            // Apple's storefronts (placed by offset when an item has only those) and others (sorted by comparison).
+            let storefront = Self.storefronts.randomElement(using: &random) ?? 1
+            let key = Key(item: Int64.random(in: 1...12, using: &random), storefront: storefront)
             table[key] = Price(text: Self.texts.randomElement(using: &random) ?? nil,
                                currency: Self.currencies.randomElement(using: &random) ?? nil)
         }
@@ -110,10 +114,11 @@ import Testing
     }
 
     func merged(_ connection: SQLiteConnection, ordered: Bool) throws -> [Found] {
-        let columns = "application_id, storefront_id, retail_price, currency_code"
-        let order = ordered ? " WHERE application_id IS NOT NULL ORDER BY application_id, storefront_id" : ""
-        var merge = PriceTableMerge(old: PriceTableReader(try connection.prepare("SELECT \(columns) FROM old\(order)")),
-                                    new: PriceTableReader(try connection.prepare("SELECT \(columns) FROM new\(order)")))
+        func reader(_ table: String) throws -> PriceTableReader {
+            PriceTableReader(try connection.prepare(PriceTableReader.query(table: table, key: "application_id",
+                                                                           ordered: ordered)))
+        }
+        var merge = PriceTableMerge(old: try reader("old"), new: try reader("new"))
         final class Capture: PriceTextSink {
             var texts: [String?] = []
             func appendText(_ text: UnsafeRawBufferPointer?) {
@@ -167,11 +172,11 @@ import Testing
             try write(rows(old, layout, &random), as: "old", to: connection)
             try write(rows(new, layout, &random), as: "new", to: connection)
             try connection.execute("BEGIN; CREATE TABLE written (x); INSERT INTO written VALUES (1)")
-            let columns = "application_id, storefront_id, retail_price, currency_code"
-            let prefetch = PriceTablePrefetch(path: path, sql: "SELECT \(columns) FROM old")
+            let prefetch = PriceTablePrefetch(path: path, sql: PriceTableReader.query(table: "old", key: "application_id",
+                                                                                      ordered: false))
             defer { prefetch.stop() }
-            var merge = PriceTableMerge(old: prefetch,
-                                        new: PriceTableReader(try connection.prepare("SELECT \(columns) FROM new")))
+            let newTable = PriceTableReader.query(table: "new", key: "application_id", ordered: false)
+            var merge = PriceTableMerge(old: prefetch, new: PriceTableReader(try connection.prepare(newTable)))
             var found: [Key] = []
             do {
                 try merge.run { found.append(Key(item: $0.item, storefront: $0.storefront)) }

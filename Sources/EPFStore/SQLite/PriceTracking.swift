@@ -46,9 +46,8 @@ final class PriceTracking {
         try Self.createTable(connection)
         let sequence = try PriceHistorySequence.load(connection)
         let date = ChangeLog.exportDate(exportDate, feedDate: feedDate)
-        let columns = ([key] + PriceHistory.columns).map(Self.quote).joined(separator: ", ")
-        let oldTable = "SELECT \(columns) FROM \(Self.quote(table))"
-        let newTable = "SELECT \(columns) FROM \(Self.quote(staging))"
+        let oldTable = PriceTableReader.query(table: table, key: key, ordered: false)
+        let newTable = PriceTableReader.query(table: staging, key: key, ordered: false)
         try connection.execute("SAVEPOINT epf_price_merge")
         do {
             // In WAL mode both tables, committed and not touched by this transaction, are read on connections and
@@ -68,9 +67,10 @@ final class PriceTracking {
             }
         } catch is PriceTableOutOfOrder {
             try connection.execute("ROLLBACK TO epf_price_merge")
-            let order = " WHERE \(Self.quote(key)) IS NOT NULL ORDER BY \(Self.quote(key)), storefront_id"
-            try record(PriceTableMerge(old: PriceTableReader(try connection.prepare(oldTable + order)),
-                                       new: PriceTableReader(try connection.prepare(newTable + order))),
+            let oldOrdered = PriceTableReader.query(table: table, key: key, ordered: true)
+            let newOrdered = PriceTableReader.query(table: staging, key: key, ordered: true)
+            try record(PriceTableMerge(old: PriceTableReader(try connection.prepare(oldOrdered)),
+                                       new: PriceTableReader(try connection.prepare(newOrdered))),
                        connection, date: date, sequence: sequence)
         }
         try connection.execute("RELEASE epf_price_merge")
