@@ -36,26 +36,6 @@ public enum PriceHistory {
     /// The columns a price table needs for its changes to be recorded, besides its key.
     package static let columns = ["storefront_id", "retail_price", "currency_code"]
 
-    /// The columns after `seq`, the same in every layout.
-    private static let columnDefinitions = """
-            export_date BIGINT NOT NULL,
-            kind TEXT NOT NULL,
-            id BIGINT NOT NULL,
-            storefront_id BIGINT NOT NULL,
-            change TEXT NOT NULL,
-            old_price TEXT,
-            new_price TEXT,
-            currency TEXT
-        """
-
-    /// The unique index of items, the same in every layout.
-    private static func itemIndex(_ qualifiedTable: String) -> String {
-        """
-        CREATE UNIQUE INDEX IF NOT EXISTS epf_price_history_item ON \(qualifiedTable)
-            (id, kind, storefront_id, export_date);
-        """
-    }
-
     /// The table and its indexes on PostgreSQL (`seq` a `bigserial`), and on SQLite in databases made before
     /// `sqliteSchema` (the next load moves their changes into it, `PriceHistoryLayout`) (`CREATE ... IF NOT
     /// EXISTS`). `seq` orders the changes as recorded; the indexes serve the history of one item, the feed of
@@ -64,9 +44,17 @@ public enum PriceHistory {
         """
         CREATE TABLE IF NOT EXISTS \(qualifiedTable) (
             seq \(serial),
-        \(columnDefinitions)
+            export_date BIGINT NOT NULL,
+            kind TEXT NOT NULL,
+            id BIGINT NOT NULL,
+            storefront_id BIGINT NOT NULL,
+            change TEXT NOT NULL,
+            old_price TEXT,
+            new_price TEXT,
+            currency TEXT
         );
-        \(itemIndex(qualifiedTable))
+        CREATE UNIQUE INDEX IF NOT EXISTS epf_price_history_item ON \(qualifiedTable)
+            (id, kind, storefront_id, export_date);
         CREATE INDEX IF NOT EXISTS epf_price_history_date ON \(qualifiedTable) (export_date, seq);
         """
     }
@@ -107,11 +95,28 @@ public enum PriceHistory {
         CREATE INDEX IF NOT EXISTS \(packedItemIndex) ON \(packedTable) (id, kind, export_date);
         CREATE VIEW IF NOT EXISTS \(table) AS
             SELECT p.seq * \(positionsPerRow) + j.key AS seq, p.export_date AS export_date, p.kind AS kind,
-                p.id AS id, json_extract(j.value, '$[0]') AS storefront_id, json_extract(j.value, '$[1]') AS change,
-                json_extract(j.value, '$[2]') AS old_price, json_extract(j.value, '$[3]') AS new_price,
-                json_extract(j.value, '$[4]') AS currency, p.seq AS packed_seq
+                p.id AS id, \(EntryField.allCases.map { "\(field($0, of: "j.value")) AS \($0)" }.joined(separator: ", ")),
+                p.seq AS packed_seq
             FROM \(packedTable) AS p, json_each(p.entries) AS j;
         """
+
+    /// The fields of an entry of `packedTable`, in their order, named as the columns of `epf_price_history`
+    /// they become.
+    package enum EntryField: Int, CaseIterable {
+        case storefront_id, change, old_price, new_price, currency
+    }
+
+    /// SQL reading a field of the entry `entry` (a `json_each` value).
+    package static func field(_ field: EntryField, of entry: String) -> String {
+        "json_extract(\(entry), '$[\(field.rawValue)]')"
+    }
+
+    /// SQL true when the entry `entry` of `entries` (a `json_each` value of it) is storefront `storefront`'s:
+    /// `instr` first looks for the entry's start, `[storefront,` as the loads write it, so an item's entries are
+    /// read one by one only when one of them may be it.
+    package static func isEntry(_ entry: String, of entries: String, storefront: String) -> String {
+        "instr(\(entries), '[' || \(storefront) || ',') > 0 AND \(field(.storefront_id, of: entry)) = \(storefront)"
+    }
 
     /// The JSON entry of one change, from SQL values (`storefront_id`, `change`, `old_price`, `new_price`,
     /// `currency`), as the loads write it.

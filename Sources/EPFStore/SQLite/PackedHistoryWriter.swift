@@ -30,7 +30,7 @@ final class PackedHistoryWriter: PriceTextSink {
             INSERT INTO \(PriceHistory.packedTable) (export_date, kind, seq, id, entries) VALUES (?1, ?2, ?3, ?4, ?5)
             """)
         recorded = try connection.prepare("""
-            SELECT json_extract(j.value, '$[0]')
+            SELECT \(PriceHistory.field(.storefront_id, of: "j.value"))
             FROM \(PriceHistory.packedTable) AS p INDEXED BY \(PriceHistory.packedItemIndex),
                 json_each(p.entries) AS j
             WHERE p.id = ?3 AND p.kind = ?2 AND p.export_date = ?1

@@ -262,10 +262,6 @@ final class PriceTracking {
     /// Records the TEMP table's keys whose price as a number or currency differs after the load from before it,
     /// and those that appeared, an item's in one row (or more, past `PriceHistory.entriesPerRow`), but not a key
     /// the history already has for this export (an export applied again after an interruption).
-    ///
-    /// Most keys here were only imagined seen by the filter (under 1 %), and their item has a row of this load
-    /// without them: `instr` looks for the entry's start, `[storefront,` (as the loads write it), before the
-    /// entries are read one by one (a tenth of a millisecond per key).
     private func copyNoted(_ connection: SQLiteConnection, date: Int64, sequence: inout PriceHistorySequence) throws {
         let entry = PriceHistory.entrySQL("storefront_id", "change", "old_price", "new_price", "new_currency")
         let copy = try connection.prepare("""
@@ -282,8 +278,7 @@ final class PriceTracking {
                         FROM main.\(PriceHistory.packedTable) AS p INDEXED BY \(PriceHistory.packedItemIndex),
                             json_each(p.entries) AS j
                         WHERE p.id = n.id AND p.kind = ?2 AND p.export_date = ?1
-                            AND instr(p.entries, '[' || n.storefront_id || ',') > 0
-                            AND json_extract(j.value, '$[0]') = n.storefront_id)
+                            AND \(PriceHistory.isEntry("j.value", of: "p.entries", storefront: "n.storefront_id")))
                   ORDER BY n.id, n.storefront_id)
             GROUP BY id, part
             """)
@@ -306,6 +301,7 @@ final class PriceTracking {
     private func settleRevisited(_ connection: SQLiteConnection, date: Int64,
                                  sequence: inout PriceHistorySequence) throws {
         let packed = "main.\(PriceHistory.packedTable)"
+        func field(_ field: PriceHistory.EntryField) -> String { PriceHistory.field(field, of: "j.value") }
         try connection.execute("""
             DROP TABLE IF EXISTS temp.epf_price_revisited;
             CREATE TEMP TABLE epf_price_revisited (seq INTEGER NOT NULL, position INTEGER NOT NULL, id INTEGER,
@@ -315,13 +311,13 @@ final class PriceTracking {
         let revisited = try connection.prepare("""
             INSERT INTO temp.epf_price_revisited
             SELECT p.seq, j.key, n.id, n.storefront_id, n.new_price, n.new_currency,
-                json_extract(j.value, '$[1]') = 'appeared'
-                    OR CAST(json_extract(j.value, '$[2]') AS REAL) IS NOT CAST(n.new_price AS REAL)
-                    OR json_extract(j.value, '$[4]') IS NOT n.new_currency
+                \(field(.change)) = 'appeared'
+                    OR CAST(\(field(.old_price)) AS REAL) IS NOT CAST(n.new_price AS REAL)
+                    OR \(field(.currency)) IS NOT n.new_currency
             FROM \(Self.noted) AS n JOIN \(packed) AS p INDEXED BY \(PriceHistory.packedItemIndex)
                 ON p.id = n.id AND p.kind = ?1 AND p.export_date = ?2 AND p.seq > ?3
-                    AND instr(p.entries, '[' || n.storefront_id || ',') > 0
-                JOIN json_each(p.entries) AS j ON json_extract(j.value, '$[0]') = n.storefront_id
+                JOIN json_each(p.entries) AS j
+                    ON \(PriceHistory.isEntry("j.value", of: "p.entries", storefront: "n.storefront_id"))
             """)
         try revisited.bind([.text(kind), .integer(date), .integer(start.last)])
         _ = try revisited.step()
@@ -329,8 +325,8 @@ final class PriceTracking {
             "SELECT count(*) FROM temp.epf_price_revisited WHERE NOT keep") {
             sequence.rows -= removed
         }
-        let entry = PriceHistory.entrySQL("json_extract(j.value, '$[0]')", "json_extract(j.value, '$[1]')",
-                                          "json_extract(j.value, '$[2]')", "r.new_price", "r.new_currency")
+        let entry = PriceHistory.entrySQL(field(.storefront_id), field(.change), field(.old_price), "r.new_price",
+                                          "r.new_currency")
         let update = try connection.prepare("""
             UPDATE \(packed) SET entries = (
                 SELECT json_group_array(CASE WHEN r.seq IS NULL THEN json(j.value) ELSE \(entry) END)
@@ -414,5 +410,4 @@ struct NotedChanges {
         texts.withOptionalText(note.newPrice) { writer.appendText($0) }
         texts.withOptionalText(note.newCurrency) { writer.appendText($0) }
     }
-
 }
