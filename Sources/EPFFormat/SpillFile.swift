@@ -3,14 +3,15 @@ import Foundation
 /// A scratch file that has no name: created in a directory and unlinked at once, so its space is freed when it is
 /// closed, whether the process ends normally or is killed. The corresponding C calls are `mkstemp(3)`,
 /// `unlink(2)`, `pwrite(2)`, `pread(2)` and `close(2)`; every failure throws `EPFError.io` naming the call.
-final class SpillFile {
+package final class SpillFile {
     /// The name the file had before it was unlinked, for errors.
-    let path: String
+    package let path: String
     private let descriptor: Int32
 
-    /// Creates the file in `directory`. Throws `EPFError.io` when it cannot be created or unlinked.
-    init(directory: String) throws {
-        var template = Array((directory as NSString).appendingPathComponent(".epf-read-ahead-XXXXXX").utf8CString)
+    /// Creates the file in `directory`, named from `prefix` until it is unlinked. Throws `EPFError.io` when it
+    /// cannot be created or unlinked.
+    package init(directory: String, prefix: String = ".epf-read-ahead") throws {
+        var template = Array((directory as NSString).appendingPathComponent(prefix + "-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
             guard let base = buffer.baseAddress else { return -1 }
             return mkstemp(base)
@@ -33,7 +34,7 @@ final class SpillFile {
     }
 
     /// Writes all of `bytes` at `offset`.
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+    package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         guard let base = bytes.baseAddress else { return }
         try whole("pwrite", count: bytes.count) { done in
             pwrite(descriptor, base + done, bytes.count - done, off_t(offset) + off_t(done))
@@ -41,7 +42,7 @@ final class SpillFile {
     }
 
     /// Fills all of `buffer` from `offset`; a file shorter than that throws `EPFError.io` (EIO).
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws {
         guard let base = buffer.baseAddress else { return }
         try whole("pread", count: buffer.count) { done in
             pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))

@@ -44,9 +44,9 @@ struct SelectionPlanner {
     mutating func requests(count: Int) -> [SelectionRequest] {
         let storefronts = chance(0.33) ? subset(ExportPlanner.storefronts) : nil
         let languages = chance(0.33) ? Set(subset(ExportPlanner.languages).map { $0.lowercased() }) : nil
-        // Half the sequences record price history: from the first import, or from a later one (over a database
-        // that existed before), sometimes turned off and on again.
-        let historyFrom = chance(0.5) ? (chance(0.6) ? 0 : random.below(max(1, count))) : count
+        // Two sequences of three record price history: from the first import, or from a later one (over a
+        // database that existed before), sometimes turned off and on again.
+        let historyFrom = chance(0.67) ? (chance(0.6) ? 0 : random.below(max(1, count))) : count
         var recording = false
         return (0..<count).map { number in
             var request = SelectionRequest()

@@ -188,6 +188,71 @@ import Testing
         }
     }
 
+    /// The merge run while the indexes are built (`BackgroundPriceMerge`): on committed tables in WAL mode, while
+    /// this connection holds a write transaction, it keeps the same changes, texts and NULLs included, in order,
+    /// whether they stay in memory or go through its scratch file (blocks of 64 bytes here); a table that is not
+    /// grouped by item ends it `outOfOrder`; its scratch file has no name left in the directory.
+    @Test(arguments: [(Layout.storefrontsShuffled, 64), (.keyOrder, 1 << 20), (.itemsShuffled, 64)])
+    func backgroundMergeKeepsTheSameChangesThroughItsScratchFile(_ layout: Layout, blockBytes: Int) throws {
+        let scratch = try TemporaryDirectory()
+        var random = SystemRandomNumberGenerator()
+        for round in 0..<12 {
+            let path = scratch.file("db\(round).sqlite")
+            let connection = try SQLiteConnection(path: path, mode: .readWriteCreate)
+            try connection.execute("PRAGMA journal_mode = WAL")
+            let old = randomTable(&random, like: nil)
+            let new = randomTable(&random, like: old)
+            try write(rows(old, layout, &random), as: "old", to: connection)
+            try write(rows(new, layout, &random), as: "new", to: connection)
+            try connection.execute("BEGIN; CREATE TABLE written (x); INSERT INTO written VALUES (1)")
+            let merge = BackgroundPriceMerge(
+                path: path, oldSQL: PriceTableReader.query(table: "old", key: "application_id", ordered: false),
+                newSQL: PriceTableReader.query(table: "new", key: "application_id", ordered: false),
+                directory: scratch.path, blockBytes: blockBytes)
+            switch try merge.result() {
+            case .found(let changes):
+                var found: [Found] = []
+                func text(_ bytes: UnsafeRawBufferPointer?) -> String? {
+                    bytes.map { String(decoding: $0, as: UTF8.self) }
+                }
+                try changes.replay { change in
+                    found.append(Found(key: Key(item: change.item, storefront: change.storefront),
+                                       change: "\(change.change.word)", old: text(change.oldPrice),
+                                       new: text(change.newPrice), currency: text(change.currency)))
+                }
+                #expect(found == expected(old, new), "\(layout): \(old) -> \(new)")
+                #expect(changes.count == found.count)
+            case .outOfOrder:
+                #expect(layout == .itemsShuffled, "\(layout) is grouped by item")
+            }
+            try connection.execute("ROLLBACK")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
+        #expect(left.allSatisfy { !$0.hasPrefix(".epf-price-changes") }, "\(left)")
+    }
+
+    /// Cancelling a background merge that is still reading ends its thread and closes its connections: the
+    /// database can then be written and its tables dropped, and `result()` reports the cancellation.
+    @Test func cancellingABackgroundMergeEndsIt() throws {
+        let scratch = try TemporaryDirectory()
+        let path = scratch.file("db.sqlite")
+        let connection = try SQLiteConnection(path: path, mode: .readWriteCreate)
+        try connection.execute("PRAGMA journal_mode = WAL")
+        let old = (1...20_000).map { (Key(item: Int64($0), storefront: 143_441), Price(text: "1", currency: "USD")) }
+        let new = (1...20_000).map { (Key(item: Int64($0), storefront: 143_441), Price(text: "2", currency: "USD")) }
+        try write(old, as: "old", to: connection)
+        try write(new, as: "new", to: connection)
+        let merge = BackgroundPriceMerge(
+            path: path, oldSQL: PriceTableReader.query(table: "old", key: "application_id", ordered: false),
+            newSQL: PriceTableReader.query(table: "new", key: "application_id", ordered: false),
+            directory: scratch.path, blockBytes: 256)
+        merge.cancel()
+        if case .found(let changes) = try? merge.result() {
+            #expect(changes.count == 20_000, "a merge that ended before the cancel has every change")
+        }
+        try connection.execute("DROP TABLE old; DROP TABLE new; PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
     @Test func stoppingAPrefetchThatIsAheadEndsIt() throws {
         let scratch = try TemporaryDirectory()
         let path = scratch.file("db.sqlite")

@@ -92,6 +92,56 @@ import Testing
         }
     }
 
+    /// A full that records price history, killed after its first checkpoint or once its staging table is
+    /// complete (committed at the end of its part, while the merge runs beside the index build), and run again,
+    /// records the same history as a full never interrupted: each change once, nothing from the killed run.
+    @Test func aKilledFullWithPriceHistoryRecordsEachChangeOnce() throws {
+        let work = try WorkDirectory()
+        let old = try Self.generate(work, name: "old", apps: 1000, seed: 1, storefronts: 40)
+        let new = try Self.generate(work, name: "new", apps: 1500, seed: 2, storefronts: 40)
+        func history(_ database: String) throws -> [String] {
+            let connection = try SQLiteConnection(path: database, mode: .readOnly)
+            guard try connection.tableExists("epf_price_history") else { return [] }
+            return try connection.query("""
+                SELECT kind, id, storefront_id, change, old_price, new_price, currency, export_date
+                FROM epf_price_history
+                """).map { "\($0)" }.sorted()
+        }
+        let only = ["--only", "application_price", "--quiet"]
+        let reference = work.file("reference.sqlite")
+        #expect(try runEPF(["import", old, "--db", reference, "--history", "prices"] + only, in: work.path).status == 0)
+        #expect(try runEPF(["import", new, "--db", reference] + only, in: work.path).status == 0)
+        let expected = try history(reference)
+        let records = try Self.scalar(reference, "SELECT count(*) FROM application_price")
+        #expect(expected.count > 1000, "the new full changes prices")
+
+        for killAt in [5000, records] {
+            let database = work.file("killed-\(killAt).sqlite")
+            #expect(try runEPF(["import", old, "--db", database, "--history", "prices"] + only,
+                               in: work.path).status == 0)
+            let (process, _, _) = try startEPF(["import", new, "--db", database, "--checkpoint-records", "5000"]
+                                               + only, in: work.path)
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline && process.isRunning {
+                let done = (try? Self.scalar(database, "SELECT coalesce(max(records_done), 0) FROM epf_progress")) ?? 0
+                if done >= killAt { break }
+                usleep(5_000)
+            }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            if process.terminationReason == .uncaughtSignal {
+                let killed = try history(database)
+                #expect(killed.isEmpty || killed == expected, "a killed run records all or nothing")
+            }
+            let rerun = try runEPF(["import", new, "--db", database, "--checkpoint-records", "5000"] + only,
+                                   in: work.path)
+            #expect(rerun.status == 0, "\(rerun.stderr)")
+            #expect(try history(database) == expected, "killed at \(killAt) records")
+            #expect(try Self.digest(database, table: "application_price")
+                    == Self.digest(reference, table: "application_price"))
+        }
+    }
+
     @Test func aSecondImportIsRefusedWhileOneRuns() throws {
         let work = try WorkDirectory()
         let feed = try Self.generate(work, name: "feed", apps: 6000, storefronts: 40)

@@ -11,19 +11,7 @@ import Foundation
 /// a lower item after a higher one), `PriceTableOutOfOrder` is thrown, and the caller starts again reading
 /// both tables through their key indexes (`ordered`), which always satisfies it.
 struct PriceTableMerge<Old: PriceItemSource, New: PriceItemSource> {
-    /// What the merge found for one storefront of one item.
-    enum Change {
-        case changed, appeared, disappeared
-
-        /// The word `epf_price_history.change` holds.
-        var word: StaticString {
-            switch self {
-            case .changed: "changed"
-            case .appeared: "appeared"
-            case .disappeared: "disappeared"
-            }
-        }
-    }
+    typealias Change = PriceChange
 
     /// One difference, in key order: the rows it compares (nil for the side without one) and the item rows they
     /// belong to (where their texts are).
@@ -205,6 +193,20 @@ struct PriceItemRows: Sendable {
     /// Calls `body` with the bytes of a text of these rows, nil for NULL.
     func withText(_ range: Range<Int>?, _ body: (UnsafeRawBufferPointer?) -> Void) {
         texts.withOptionalText(range, body)
+    }
+}
+
+/// What a merge found for one storefront of one item.
+enum PriceChange: UInt8 {
+    case changed, appeared, disappeared
+
+    /// The word `epf_price_history.change` holds.
+    var word: StaticString {
+        switch self {
+        case .changed: "changed"
+        case .appeared: "appeared"
+        case .disappeared: "disappeared"
+        }
     }
 }
 

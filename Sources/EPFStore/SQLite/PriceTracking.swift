@@ -40,12 +40,35 @@ final class PriceTracking {
     /// (sequential, no index; in WAL mode on connections and threads of their own, `PriceTablePrefetch`); when a
     /// table is not grouped by item, the rows recorded so far are rolled back and both tables are read through
     /// their key indexes instead. Nothing is recorded on the first load or when either table lacks a price column.
-    func recordFull(_ connection: SQLiteConnection, staging: String, exportDate: Int64?, feedDate: String?) throws {
+    ///
+    /// `background`, when given, is the same merge already run while the indexes were built
+    /// (`startFullInBackground`): its changes are written as they are, or, when it found a table out of order, the
+    /// merge goes straight to the key indexes.
+    func recordFull(_ connection: SQLiteConnection, staging: String, exportDate: Int64?, feedDate: String?,
+                    background: BackgroundPriceMerge? = nil) throws {
         guard existed, try connection.tableExists(table), try hasColumns(connection, table),
               try hasColumns(connection, staging) else { return }
         try Self.createTable(connection)
         let sequence = try PriceHistorySequence.load(connection)
         let date = ChangeLog.exportDate(exportDate, feedDate: feedDate)
+        switch try background?.result() {
+        case .found(let changes):
+            let writer = try PackedHistoryWriter(connection, date: date, kind: kind, sequence: sequence)
+            try changes.replay { change in
+                try writer.add(item: change.item, storefront: change.storefront, change: change.change.word)
+                writer.appendText(change.oldPrice)
+                writer.appendText(change.newPrice)
+                writer.appendText(change.currency)
+            }
+            try writer.finish()
+            try writer.sequence.save(connection)
+            return
+        case .outOfOrder:
+            try recordOrdered(connection, staging: staging, date: date, sequence: sequence)
+            return
+        case nil:
+            break
+        }
         let oldTable = PriceTableReader.query(table: table, key: key, ordered: false)
         let newTable = PriceTableReader.query(table: staging, key: key, ordered: false)
         try connection.execute("SAVEPOINT epf_price_merge")
@@ -67,13 +90,37 @@ final class PriceTracking {
             }
         } catch is PriceTableOutOfOrder {
             try connection.execute("ROLLBACK TO epf_price_merge")
-            let oldOrdered = PriceTableReader.query(table: table, key: key, ordered: true)
-            let newOrdered = PriceTableReader.query(table: staging, key: key, ordered: true)
-            try record(PriceTableMerge(old: PriceTableReader(try connection.prepare(oldOrdered)),
-                                       new: PriceTableReader(try connection.prepare(newOrdered))),
-                       connection, date: date, sequence: sequence)
+            try recordOrdered(connection, staging: staging, date: date, sequence: sequence)
         }
         try connection.execute("RELEASE epf_price_merge")
+    }
+
+    /// The merge through both tables' key indexes, for tables not grouped by item.
+    private func recordOrdered(_ connection: SQLiteConnection, staging: String, date: Int64,
+                               sequence: PriceHistorySequence) throws {
+        let oldOrdered = PriceTableReader.query(table: table, key: key, ordered: true)
+        let newOrdered = PriceTableReader.query(table: staging, key: key, ordered: true)
+        try record(PriceTableMerge(old: PriceTableReader(try connection.prepare(oldOrdered)),
+                                   new: PriceTableReader(try connection.prepare(newOrdered))),
+                   connection, date: date, sequence: sequence)
+    }
+
+    /// Whether a full load of this table records history, so its staging table must be committed at the end of
+    /// each part for `startFullInBackground` to read it.
+    var mergesFull: Bool { existed }
+
+    /// Starts the full's merge on threads of their own (`BackgroundPriceMerge`), when it can run before the swap:
+    /// in WAL mode, with both tables committed and holding the price columns. Nil otherwise (`recordFull` then
+    /// merges in the swap).
+    func startFullInBackground(_ connection: SQLiteConnection, staging: String) throws -> BackgroundPriceMerge? {
+        guard existed, try connection.tableExists(table), try connection.tableExists(staging),
+              try hasColumns(connection, table), try hasColumns(connection, staging),
+              case .text(let mode) = try connection.scalar("PRAGMA journal_mode"), mode.lowercased() == "wal",
+              let path = connection.mainFilename else { return nil }
+        return BackgroundPriceMerge(path: path,
+                                    oldSQL: PriceTableReader.query(table: table, key: key, ordered: false),
+                                    newSQL: PriceTableReader.query(table: staging, key: key, ordered: false),
+                                    directory: (path as NSString).deletingLastPathComponent)
     }
 
     /// Runs a merge, writing what it finds, numbered from `sequence`.

@@ -213,7 +213,9 @@ final class TableLoad {
 
     var writing: Bool { connection != nil && !options.dryRun }
     var insertTiming: InsertTiming { .sampled }
-    var checkpointsPartEnds: Bool { false }
+    /// Only when a full's price history is merged before the swap (`BackgroundPriceMerge`), which reads the staging
+    /// table from connections of its own: elsewhere the load's final commit follows at once.
+    var checkpointsPartEnds: Bool { mode == .full && priceTracking?.mergesFull == true }
 
     @inline(__always)
     func bindRow(_ record: EPFRecord) throws -> RejectReason? { try binder.bind(record, to: statement) }
@@ -279,6 +281,9 @@ final class TableLoad {
 
     private func finishFull(_ connection: SQLiteConnection, ledger: Ledger?) throws {
         let indexesClock = PhaseClock()
+        // The staging table is committed (at the end of its last part): the price merge reads it meanwhile.
+        let backgroundMerge = try priceTracking?.startFullInBackground(connection, staging: staging)
+        defer { backgroundMerge?.cancel() }
         // Duplicates of composite keys: the later row wins. Building the unique index finds them; only then are the
         // earlier rows counted and removed (the GROUP BY is a full sort, too dear to run when there are none).
         if !schema.hasIntegerRowidKey && !keyIndexes.isEmpty {
@@ -310,8 +315,11 @@ final class TableLoad {
             try changeTracking?.recordFull(connection, staging: staging, exportDate: outcome.exportDate,
                                            feedDate: file.feedDate)
             let historyClock = PhaseClock()
+            // Removing duplicate keys changed the staging table after the merge began (it would have found them
+            // out of order anyway): merged again then.
             try priceTracking?.recordFull(connection, staging: staging, exportDate: outcome.exportDate,
-                                          feedDate: file.feedDate)
+                                          feedDate: file.feedDate,
+                                          background: outcome.duplicates == 0 ? backgroundMerge : nil)
             historyClock.stop(.priceHistory, &phases, &phasesCPU)
             if try connection.tableExists(schema.name) {
                 try connection.execute("ALTER TABLE \(quoted(schema.name)) RENAME TO \(quoted(retired))")
