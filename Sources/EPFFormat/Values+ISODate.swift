@@ -4,7 +4,7 @@ import Foundation
 extension EPFValues {
     /// The UTC calendar date of an instant, `YYYY-MM-DD` (`1452074401007` -> `2016-01-06`).
     public static func isoDate(milliseconds: Int64) -> String {
-        String(isoTimestamp(milliseconds: milliseconds).prefix(10))
+        isoText(milliseconds: milliseconds, dateOnly: true)
     }
 
     /// Midnight UTC of a date written exactly `YYYY-MM-DD` (years 1970 ... 9999), in milliseconds since 1970;

@@ -176,10 +176,39 @@ public enum EPFValues {
 
     /// Formats milliseconds since 1970 as ISO-8601 UTC, e.g. `2016-01-06T10:00:01Z`.
     public static func isoTimestamp(milliseconds: Int64) -> String {
+        isoText(milliseconds: milliseconds, dateOnly: false)
+    }
+
+    /// `isoTimestamp`, or its first 10 characters (the date). Digits are written by hand for years 0 to 9999:
+    /// `String(format:)` took a fifth of `epf changes --csv` (2.3 µs a line, boxing its arguments).
+    static func isoText(milliseconds: Int64, dateOnly: Bool) -> String {
         var seconds = time_t(milliseconds / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        let year = Int(parts.tm_year) + 1900
+        guard (0...9999).contains(year) else {
+            let text = String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", year, Int(parts.tm_mon) + 1,
+                              Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+            return dateOnly ? String(text.prefix(10)) : text
+        }
+        return String(unsafeUninitializedCapacity: 20) { buffer in
+            var end = 0
+            func put(_ value: Int32, digits: Int, then separator: Unicode.Scalar) {
+                var rest = value
+                for position in stride(from: end + digits - 1, through: end, by: -1) {
+                    buffer[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                buffer[end + digits] = UInt8(ascii: separator)
+                end += digits + 1
+            }
+            put(Int32(year), digits: 4, then: "-")
+            put(parts.tm_mon + 1, digits: 2, then: "-")
+            put(parts.tm_mday, digits: 2, then: "T")
+            put(parts.tm_hour, digits: 2, then: ":")
+            put(parts.tm_min, digits: 2, then: ":")
+            put(parts.tm_sec, digits: 2, then: "Z")
+            return dateOnly ? 10 : end
+        }
     }
 }

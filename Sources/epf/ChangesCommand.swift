@@ -133,18 +133,21 @@ enum PriceChangesListing {
     static func run(since: String, country: String?, drops: Bool, json: Bool, csv: Bool, path: String) throws
         -> ExitCode {
         _ = try QueryCLI.run { try ChangeQueries.changesSince(since, kind: nil) }
+        let prices = FormattedPrices()
         let listing = ChangeListing<PriceChange>(
             csvHeader: ["export_date", "change", "kind", "id", "storefront_id", "country", "currency", "old_price",
                         "new_price"],
             tableHeader: ["EXPORT", "CHANGE", "KIND", "ID", "CC", "OLD", "NEW"], rightAligned: [3, 5, 6],
-            json: \.json) { change in
+            json: { change in
+                change.json(old: prices.of(change.oldPrice, in: change), new: prices.of(change.newPrice, in: change))
+            }) { change in
             [EPFValues.isoDate(milliseconds: change.exportDate), change.change, change.kind, String(change.id),
              String(change.storefrontId), change.country ?? "", change.currency ?? "",
-             change.formatted(change.oldPrice)?.number ?? "", change.formatted(change.newPrice)?.number ?? ""]
+             prices.of(change.oldPrice, in: change)?.number ?? "", prices.of(change.newPrice, in: change)?.number ?? ""]
         } tableFields: { change in
             [EPFValues.isoDate(milliseconds: change.exportDate), change.change, change.kind, String(change.id),
-             change.country ?? "?", change.formatted(change.oldPrice)?.text ?? "-",
-             change.formatted(change.newPrice)?.text ?? "-"]
+             change.country ?? "?", prices.of(change.oldPrice, in: change)?.text ?? "-",
+             prices.of(change.newPrice, in: change)?.text ?? "-"]
         }
         try listing.write(json: json, csv: csv, path: path) { engine, cursor in
             let page = try engine.changes.pricePage(since: since, country: country, drops: drops,

@@ -84,7 +84,8 @@ enum SQLCommand: Command {
 
     /// RFC 4180: quote fields holding a comma, quote, CR or LF; double inner quotes.
     static func csvField(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else {
+        // Bytes, not characters: "\r\n" is one Character, and breaking text into Characters cost more than the rest.
+        guard text.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) else {
             return text
         }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""

@@ -318,6 +318,28 @@ func readAll(_ bytes: [UInt8], maximumRead: Int = .max, readSize: Int = 1 << 20)
 
     @Test func exportDateFormatsAsUTC() {
         #expect(EPFValues.isoTimestamp(milliseconds: 1_452_074_401_007) == "2016-01-06T10:00:01Z")
+        #expect(EPFValues.isoDate(milliseconds: 1_452_074_401_007) == "2016-01-06")
+    }
+
+    /// The timestamps written digit by digit are those `String(format:)` wrote, for any instant: before 1970, in
+    /// year 0, past 9999 (where the format's own text is kept), and random ones between.
+    @Test func timestampsAreTheFormattedOnes() {
+        func reference(_ milliseconds: Int64) -> String {
+            var seconds = time_t(milliseconds / 1000)
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                          Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        }
+        var random = SystemRandomNumberGenerator()
+        let edges: [Int64] = [0, -1, -999, -1000, -1001, 951_782_400_000, 253_402_300_799_999, 253_402_300_800_000,
+                              -62_167_219_200_000, -62_167_219_200_001, 4_102_444_800_000]
+        let randoms = (0..<20_000).map { _ in Int64.random(in: -62_200_000_000_000...300_000_000_000_000, using: &random) }
+        for milliseconds in edges + randoms {
+            let want = reference(milliseconds)
+            #expect(EPFValues.isoTimestamp(milliseconds: milliseconds) == want, "\(milliseconds)")
+            #expect(EPFValues.isoDate(milliseconds: milliseconds) == String(want.prefix(10)), "\(milliseconds)")
+        }
     }
 
     @Test func md5MatchesRFC1321Vectors() {

@@ -179,6 +179,10 @@ import Testing
         #expect((json.json as? [[String: Any]])?.count == 3)
         let csv = try feed.epf(["sql", "SELECT 'a,b' AS x, 'say \"hi\"' AS y, NULL AS z", "--csv"])
         #expect(csv.stdout == "x,y,z\r\n\"a,b\",\"say \"\"hi\"\"\",\r\n")
+        // Line ends quoted, CR LF (one Character) and a lone CR alike; other text (non-ASCII too) left as it is.
+        let lines = try feed.epf(["sql", "SELECT 'a' || char(13, 10) || 'b', 'c' || char(13) || 'd', 'e' || char(10), "
+                                  + "'日本語 é'", "--csv"])
+        #expect(lines.stdout.hasSuffix("\r\n\"a\r\nb\",\"c\rd\",\"e\n\",日本語 é\r\n"))
         #expect(try feed.epf(["sql", "SELEC 1"]).status == 65)
         #expect(try feed.epf(["sql"]).status == 64)
     }
