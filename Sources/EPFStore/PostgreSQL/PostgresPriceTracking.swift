@@ -40,11 +40,23 @@ struct PostgresPriceTracking {
         try connection.execute(PriceHistory.schema(qualifiedTable: history, serial: "bigserial PRIMARY KEY"))
     }
 
+    /// `ON CONFLICT DO NOTHING` when the history already holds changes of this kind for `exportDate` (an export
+    /// applied again, or a full after an incremental of the same date), else nothing: a change is then new by
+    /// construction, and the speculative insertion cost a quarter of a 1/64 full's history (4.3 of 18.1 s for
+    /// 1.46 M changes).
+    private func conflictClause(_ connection: PostgresConnection, exportDate: String) throws -> String {
+        let recorded = try connection.scalar("""
+            SELECT 1 FROM \(history) WHERE export_date = $1::bigint AND kind = $2 LIMIT 1
+            """, [exportDate, kind])
+        return recorded == nil ? "" : "ON CONFLICT DO NOTHING"
+    }
+
     /// Records what replacing the table with `staging` changes; call in the swap transaction, before the rename.
     func recordFull(_ connection: PostgresConnection, staging: String, exportDate: Int64?, feedDate: String?) throws {
         guard existed, try Self.hasColumns(connection, target: target, table: staging, key: key) else { return }
         try createTable(connection)
         let item = quoted(key)
+        let date = String(ChangeLog.exportDate(exportDate, feedDate: feedDate))
         try connection.execute("""
             INSERT INTO \(history) (export_date, kind, id, storefront_id, change, old_price, new_price, currency)
             SELECT $1::bigint, $2, coalesce(n.\(item), o.\(item)), coalesce(n.storefront_id, o.storefront_id),
@@ -58,8 +70,8 @@ struct PostgresPriceTracking {
             WHERE o.\(item) IS NULL OR n.\(item) IS NULL
                 OR o.retail_price::numeric IS DISTINCT FROM n.retail_price::numeric
                 OR o.currency_code IS DISTINCT FROM n.currency_code
-            ON CONFLICT DO NOTHING
-            """, [String(ChangeLog.exportDate(exportDate, feedDate: feedDate)), kind])
+            \(try conflictClause(connection, exportDate: date))
+            """, [date, kind])
     }
 
     /// Before an incremental's upsert: keeps the current price and currency of every key the incoming rows
@@ -83,6 +95,7 @@ struct PostgresPriceTracking {
         guard existed else { return }
         try createTable(connection)
         let item = quoted(key)
+        let date = String(ChangeLog.exportDate(exportDate, feedDate: feedDate))
         try connection.execute("""
             INSERT INTO \(history) (export_date, kind, id, storefront_id, change, old_price, new_price, currency)
             SELECT $1::bigint, $2, t.\(item), t.storefront_id,
@@ -94,8 +107,8 @@ struct PostgresPriceTracking {
             WHERE b.id IS NULL OR b.price::numeric IS DISTINCT FROM t.retail_price::numeric
                 OR b.currency IS DISTINCT FROM t.currency_code
             ORDER BY 3, 4
-            ON CONFLICT DO NOTHING
-            """, [String(ChangeLog.exportDate(exportDate, feedDate: feedDate)), kind])
+            \(try conflictClause(connection, exportDate: date))
+            """, [date, kind])
         try connection.execute("DROP TABLE IF EXISTS pg_temp.\(Self.before)")
     }
 }
