@@ -53,15 +53,14 @@ final class PriceTracking {
         let date = ChangeLog.exportDate(exportDate, feedDate: feedDate)
         switch try background?.result() {
         case .found(let changes):
-            let writer = try PackedHistoryWriter(connection, date: date, kind: kind, sequence: sequence)
-            try changes.replay { change in
-                try writer.add(item: change.item, storefront: change.storefront, change: change.change.word)
-                writer.appendText(change.oldPrice)
-                writer.appendText(change.newPrice)
-                writer.appendText(change.currency)
+            try write(connection, date: date, sequence: sequence) { writer in
+                try changes.replay { change in
+                    try writer.add(item: change.item, storefront: change.storefront, change: change.change.word)
+                    writer.appendText(change.oldPrice)
+                    writer.appendText(change.newPrice)
+                    writer.appendText(change.currency)
+                }
             }
-            try writer.finish()
-            try writer.sequence.save(connection)
             return
         case .outOfOrder:
             try recordOrdered(connection, staging: staging, date: date, sequence: sequence)
@@ -76,8 +75,7 @@ final class PriceTracking {
             // In WAL mode both tables, committed and not touched by this transaction, are read on connections and
             // threads of their own while this one compares and writes. (Not in rollback-journal mode, during a
             // database's first build: there a reader's lock could hold up this writer's spills.)
-            if case .text(let mode) = try connection.scalar("PRAGMA journal_mode"), mode.lowercased() == "wal",
-               let path = connection.mainFilename {
+            if let path = try Self.walDatabasePath(connection) {
                 let old = PriceTablePrefetch(path: path, sql: oldTable)
                 defer { old.stop() }
                 let new = PriceTablePrefetch(path: path, sql: newTable)
@@ -115,23 +113,38 @@ final class PriceTracking {
     func startFullInBackground(_ connection: SQLiteConnection, staging: String) throws -> BackgroundPriceMerge? {
         guard existed, try connection.tableExists(table), try connection.tableExists(staging),
               try hasColumns(connection, table), try hasColumns(connection, staging),
-              case .text(let mode) = try connection.scalar("PRAGMA journal_mode"), mode.lowercased() == "wal",
-              let path = connection.mainFilename else { return nil }
+              let path = try Self.walDatabasePath(connection) else { return nil }
         return BackgroundPriceMerge(path: path,
                                     oldSQL: PriceTableReader.query(table: table, key: key, ordered: false),
                                     newSQL: PriceTableReader.query(table: staging, key: key, ordered: false),
                                     directory: (path as NSString).deletingLastPathComponent)
     }
 
+    /// The database's file when it is in WAL mode (its committed tables can then be read from connections of
+    /// their own while this one writes), else nil.
+    private static func walDatabasePath(_ connection: SQLiteConnection) throws -> String? {
+        guard case .text(let mode) = try connection.scalar("PRAGMA journal_mode"), mode.lowercased() == "wal"
+        else { return nil }
+        return connection.mainFilename
+    }
+
     /// Runs a merge, writing what it finds, numbered from `sequence`.
     private func record<Old, New>(_ merge: PriceTableMerge<Old, New>, _ connection: SQLiteConnection,
                                   date: Int64, sequence: PriceHistorySequence) throws {
         var merge = merge
-        let writer = try PackedHistoryWriter(connection, date: date, kind: kind, sequence: sequence)
-        try merge.run { found in
-            try writer.add(item: found.item, storefront: found.storefront, change: found.change.word)
-            found.appendTexts(to: writer)
+        try write(connection, date: date, sequence: sequence) { writer in
+            try merge.run { found in
+                try writer.add(item: found.item, storefront: found.storefront, change: found.change.word)
+                found.appendTexts(to: writer)
+            }
         }
+    }
+
+    /// Writes the changes `add` gives a writer, numbered from `sequence`, and keeps the numbering.
+    private func write(_ connection: SQLiteConnection, date: Int64, sequence: PriceHistorySequence,
+                       _ add: (PackedHistoryWriter) throws -> Void) throws {
+        let writer = try PackedHistoryWriter(connection, date: date, kind: kind, sequence: sequence)
+        try add(writer)
         try writer.finish()
         try writer.sequence.save(connection)
     }
