@@ -312,10 +312,22 @@ public final class EPFRoutes: HTTPResponder {
             throw RouteError(status: 503, message: "the database is not readable: \(error)",
                              headers: [("Retry-After", "1")])
         }
-        let exportDate = database.newestExportDate()
+        // The claims of `epf status` (StoreStatus): the date the data is complete as of, whether the tables mix
+        // exports, and how many failed files nothing made up for; from the data itself without bookkeeping.
+        var exportDate = database.newestExportDate()
+        var mixed = false
+        var failures = 0
+        if try side.tableExists("epf_tables"),
+           let status = try? StoreStatus.read(side, databasePath: configuration.databasePath, lastImports: 0) {
+            exportDate = status.dataAsOf ?? exportDate
+            mixed = status.mixed
+            failures = status.failures.count
+        }
         return json(.object([
             ("status", .string("ok")),
             ("exportDate", exportDate.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null),
+            ("mixed", .bool(mixed)),
+            ("failures", .int(Int64(failures))),
         ]), cache: .noStore)
     }
 

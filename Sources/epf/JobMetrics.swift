@@ -36,6 +36,9 @@ struct JobMetrics {
     var tables: [String: TableRows] = [:]
     /// The newest export date over the database's tables, milliseconds since 1970; nil when unknown.
     var newestExportDate: Int64?
+    /// The database's claims after the run (`StoreStatus`): the date its data is complete as of, whether its tables
+    /// mix exports, and how many failed files nothing made up for; nil when unknown.
+    var claims: (asOf: Int64?, mixed: Bool, failures: Int)?
 
     /// `--metrics-file FILE` of sync and fetch.
     static let fileOption = TextOption(
@@ -88,6 +91,15 @@ struct JobMetrics {
         metric("epf_database_newest_export_timestamp_seconds",
                "The newest export date over the database's tables (Unix time), read after the run.",
                newestExportDate.map { [(label, Self.number(Double($0) / 1000))] } ?? [])
+        metric("epf_database_data_as_of_timestamp_seconds",
+               "The date the database's data is complete as of (Unix time): older than the newest export date when a "
+                   + "failed file or an older full holds a table back (epf status).",
+               claims?.asOf.map { [(label, Self.number(Double($0) / 1000))] } ?? [])
+        metric("epf_database_mixed_exports", "1 when the database's tables mix exports (epf status), else 0.",
+               claims.map { [(label, $0.mixed ? "1" : "0")] } ?? [])
+        metric("epf_database_failed_files",
+               "Files that failed and that nothing applied since made up for (listed by epf status).",
+               claims.map { [(label, "\($0.failures)")] } ?? [])
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -103,16 +115,16 @@ struct JobMetrics {
         return nil
     }
 
-    /// The newest export date of the database at `path` (SQLite file or postgresql:// URL); nil when there is no
-    /// database yet or it cannot be read (the metric is then left out).
-    static func newestExportDate(database path: String, schema: String) -> Int64? {
+    /// The status of the database at `path` (SQLite file or postgresql:// URL); nil when there is no database yet
+    /// or it cannot be read (its metrics are then left out).
+    static func databaseStatus(database path: String, schema: String) -> StoreStatus? {
         if PostgresURL.isPostgres(path) {
-            return (try? PostgresCLI.status(url: path, schema: schema, lastImports: 0))?.exportDate
+            return try? PostgresCLI.status(url: path, schema: schema, lastImports: 0)
         }
         guard FileManager.default.fileExists(atPath: path),
               let connection = try? SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5000)
         else { return nil }
-        return (try? StoreStatus.read(connection, databasePath: path, lastImports: 0))?.exportDate
+        return try? StoreStatus.read(connection, databasePath: path, lastImports: 0)
     }
 
     /// A number as Prometheus reads it: whole numbers without a fraction, others with millisecond precision.
@@ -179,7 +191,9 @@ final class JobRecorder {
         metrics.lastSuccess = exitCode == 0
             ? metrics.finished : JobMetrics.lastSuccess(inFileAt: path, job: metrics.job)
         if let database {
-            metrics.newestExportDate = JobMetrics.newestExportDate(database: database, schema: schema)
+            let status = JobMetrics.databaseStatus(database: database, schema: schema)
+            metrics.newestExportDate = status?.exportDate
+            metrics.claims = status.map { ($0.dataAsOf, $0.mixed, $0.failures.count) }
         }
         do {
             try AtomicFile.write(Data(metrics.text().utf8), to: path)

@@ -59,8 +59,13 @@ enum StatusCommand: Command {
             return .ok
         }
         say("database: \(database) (\(String(format: "%.1f", Double(status.sizeBytes) / 1_000_000)) MB)")
-        if let exportDate = status.exportDate {
-            say("data as of: \(EPFValues.isoTimestamp(milliseconds: exportDate))")
+        if let asOf = status.dataAsOf {
+            var line = "data as of: \(EPFValues.isoTimestamp(milliseconds: asOf))"
+            if let newest = status.exportDate, newest != asOf {
+                line += " (some tables at \(EPFValues.isoTimestamp(milliseconds: newest)); held back by what is "
+                    + "listed below)"
+            }
+            say(line)
         }
         say()
         printTable(header: ["table", "rows", "export date", "mode", "updated"], rows: status.tables.map { table in
@@ -75,6 +80,13 @@ enum StatusCommand: Command {
         if status.priceHistory || status.priceChanges > 0 {
             say("price history: \(status.priceHistory ? "recorded" : "off (--history none)"), "
                 + "\(status.priceChanges) changes (epf prices ID --history, epf changes --kind price)")
+        }
+        if !status.failures.isEmpty {
+            say()
+            say("warning: \(status.failures.count) file\(status.failures.count == 1 ? "" : "s") failed and nothing "
+                + "applied since made up for \(status.failures.count == 1 ? "it" : "them"):")
+            for failure in status.failures { say(failure.line) }
+            say("Fix the files (epf sync or epf fetch fetches them again) and run the import again.")
         }
         if let mixed = status.mixedExports {
             say()

@@ -30,7 +30,8 @@ struct ExpectedImport {
 /// - a full replaces the table with its accepted rows, a later row of a key winning over an earlier one;
 /// - an incremental upserts each accepted row by key, unless the stored row is dated later (a row without a date
 ///   replaces nothing dated, and is replaced by anything); a table without a key gets every row appended;
-/// - a refused file (count mismatch, cut, wrong `.md5`) changes nothing;
+/// - a refused file (count mismatch, cut, wrong `.md5`) changes nothing, and neither does an incremental for a table
+///   no full was applied to (it is refused);
 /// - the change log: a full replacing a table that existed records the ids it drops (`removed`) and adds
 ///   (`added`); an incremental into an existing table records each id it inserted (`added`) or updated (`updated`),
 ///   the first change of an id in the file winning; a first load records nothing; nothing is recorded twice;
@@ -60,7 +61,10 @@ struct ContractModel {
     var priceHistory: [String] = []
 
     /// Applies one export imported with `request`'s options and says what its import must report.
-    mutating func apply(_ export: PlannedExport, request: SelectionRequest = SelectionRequest()) -> ExpectedImport {
+    /// Tables in `skipping` are neither applied nor refused (the operations matrix decides those itself); `force`
+    /// (`--force`) applies an incremental to a table no full was applied to.
+    mutating func apply(_ export: PlannedExport, request: SelectionRequest = SelectionRequest(),
+                        skipping: Set<String> = [], force: Bool = false) -> ExpectedImport {
         var expected = ExpectedImport()
         let storefronts = request.storefronts.map(\.kept) ?? keptStorefronts
         let languages = request.languages.map(\.kept) ?? keptLanguages
@@ -75,8 +79,13 @@ struct ContractModel {
         }
         if let history = request.history { recordsHistory = history }
         for feed in export.feeds {
-            for file in feed.files {
+            for file in feed.files where !skipping.contains(file.table.name) {
                 if feed.wrongMD5 || file.mustFail {
+                    expected.refused.insert(file.table.name)
+                    continue
+                }
+                // An incremental alone is not the table: refused until a full of it is applied (docs/import.md).
+                if !force && !export.full && !(tables[file.table.name]?.exists ?? false) {
                     expected.refused.insert(file.table.name)
                     continue
                 }

@@ -199,10 +199,14 @@ func dump(_ database: String, _ sql: String) throws -> [String] {
         #expect(incremental.outcomes.first?.warnings.contains { $0.contains("version") } == true)
         #expect(try dump(database, "SELECT application_id, title, version FROM application")
                 == ["1|one|NULL", "2|newer|2.0", "3|new|1"])
-        // A table that does not exist yet is created by an incremental, with a warning.
+        // An incremental for a table no full was applied to is refused (an incremental alone is not the table);
+        // --force creates the table from it, with a warning.
         try Self.write(scratch.file("itunes20260107/artist_application"), header: ["export_date", "application_id"],
                        mode: "INCREMENTAL", rows: [["3000", "9"]])
-        let created = try importPaths([scratch.file("itunes20260107")], database: database)
+        let refused = try importPaths([scratch.file("itunes20260107")], database: database)
+        #expect(refused.outcomes.first?.status == .failed)
+        #expect(refused.outcomes.first?.message?.contains("import a full export of artist_application first") == true)
+        let created = try importPaths([scratch.file("itunes20260107")], database: database) { $0.force = true }
         #expect(created.outcomes.first?.warnings.contains { $0.contains("does not exist") } == true)
     }
 

@@ -61,6 +61,10 @@ import Testing
         #expect(first["epf_job_rows_repaired{job=\"sync\",table=\"application_price\"}"] == 0)
         // The incremental of 2026-01-06.
         #expect(first["epf_database_newest_export_timestamp_seconds{job=\"sync\"}"] == 1_767_657_600)
+        // Everything applied: complete as of the same day, one export, nothing failed.
+        #expect(first["epf_database_data_as_of_timestamp_seconds{job=\"sync\"}"] == 1_767_657_600)
+        #expect(first["epf_database_mixed_exports{job=\"sync\"}"] == 0)
+        #expect(first["epf_database_failed_files{job=\"sync\"}"] == 0)
         #expect(first["epf_job_downloaded_bytes{job=\"sync\"}"] == nil)
         #expect(try Self.leftovers(work.file("metrics")).isEmpty)
         let mode = try FileManager.default.attributesOfItem(atPath: metrics)[.posixPermissions] as? Int

@@ -46,6 +46,9 @@ package protocol ImportLedger: AnyObject {
     func setSetting(_ name: String, to value: String?) throws
     /// True when the ledger shows any table applied.
     func hasAppliedTables() throws -> Bool
+    /// The exports applied to a table since its last full (all of them when it has none), oldest first
+    /// (`ExportOrderRule.historySQL`).
+    func appliedHistory(table: String) throws -> [AppliedExport]
 }
 
 extension ImportLedger {
@@ -165,6 +168,7 @@ package struct ImportPass<Load: TableLoading> {
             units = try FeedInput.units(at: path, options: options.readOptions)
         } catch {
             report.fileErrors.append("\(error)")
+            recordFileFailure(path, SourceIdentity(path: path), error)
             return
         }
         var laterUnits: [[String]]?
@@ -206,6 +210,8 @@ package struct ImportPass<Load: TableLoading> {
             var md5: String?
             var feedDate: String?
             var failedInsideLoad = false
+            /// Tables of this unit the order rule did not apply: their later parts are skipped too.
+            var notApplied: Set<String> = []
             do {
                 try FeedInput.forEachTable(inUnit: unit, options: options.readOptions,
                                            readAhead: prepared) { tableFile, reader in
@@ -242,6 +248,26 @@ package struct ImportPass<Load: TableLoading> {
                             && load.file.feedDate == tableFile.feedDate && load.mode == .full
                             && tableFile.part != nil && reader.header.exportMode != .incremental
                     } ?? false
+                    if tableFile.part != nil, notApplied.contains(tableFile.table) { return }
+                    if !options.dryRun, let ledger, !continuesPending,
+                       case let decision = try orderDecision(tableFile, reader, ledger), decision != .apply {
+                        notApplied.insert(tableFile.table)
+                        var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
+                                                   status: .unchanged)
+                        outcome.feed = tableFile.feed
+                        outcome.feedDate = tableFile.feedDate
+                        outcome.mode = reader.header.exportMode?.rawValue
+                        if case .refused(let reason) = decision {
+                            outcome.status = .failed
+                            outcome.message = "refused: \(reason)"
+                            ledger.record(outcome, file: tableFile, source: source)
+                            ok = false
+                        } else if case .superseded(let reason) = decision {
+                            outcome.message = reason
+                        }
+                        outcomes.append(outcome)
+                        return
+                    }
                     if !continuesPending {
                         finishPending()
                         pending = try makeLoad(tableFile, reader, source)
@@ -281,6 +307,7 @@ package struct ImportPass<Load: TableLoading> {
                     if stop == nil { stop = ImportStop(cause: noRoom, table: table, error: "\(error)") }
                 } else if !failedInsideLoad {
                     report.fileErrors.append("\(error)")
+                    recordFileFailure(file, source, error)
                 }
             }
             fileSucceeded.append((source, feedDate, md5, ok))
@@ -295,6 +322,31 @@ package struct ImportPass<Load: TableLoading> {
                 try ledger.recordSource(entry.source, feedDate: entry.feedDate, md5: entry.md5)
             }
         }
+    }
+
+    /// Records in the ledger a file that failed before a table was loaded from it (an archive whose `.md5` does not
+    /// match, a file that is not EPF), so that `epf status` names it until something makes up for it
+    /// (`ImportFailures`). The table is named after the file when its name is one (`application.tbz`).
+    private func recordFileFailure(_ path: String, _ source: SourceIdentity, _ error: Error) {
+        guard !options.dryRun, let ledger else { return }
+        let feed = FeedInput.feedAndDate(in: path)
+        let name = (path as NSString).lastPathComponent
+        var table = ""
+        if FeedInput.feedAndDate(in: name) == nil {
+            let candidate = FeedInput.tableName(fromFileName: name).table
+            if Importer.tableNameProblem(candidate) == nil { table = candidate }
+        }
+        var outcome = TableOutcome(table: table, location: path, status: .failed)
+        outcome.message = "\(error)"
+        ledger.record(outcome, file: TableFile(location: path, table: table, feed: feed?.feed, feedDate: feed?.date),
+                      source: source)
+    }
+
+    /// What `ExportOrderRule` says of a table file (the first part of a table split into parts).
+    private func orderDecision(_ file: TableFile, _ reader: EPFTableReader,
+                               _ ledger: Load.LedgerType) throws -> ExportOrderRule.Decision {
+        return ExportOrderRule.decide(table: file.table, mode: reader.header.exportMode, day: file.feedDate,
+                                      history: try ledger.appliedHistory(table: file.table), force: options.force)
     }
 
     /// Whether the ledger shows this input applied completely, so it is not read at all.

@@ -4,7 +4,10 @@ import JSONText
 extension StoreStatus {
     /// The status as JSON: the one shape of `epf status --json` and of `/v1/status` (which adds a `server`
     /// object). Export dates appear twice, as ISO 8601 UTC (`exportDate`) and as EPF's milliseconds
-    /// (`exportDateMs`); `exportDateFallback` stands in for the top-level date when no table has bookkeeping, and
+    /// (`exportDateMs`); the top-level `exportDate` is the date the data is complete as of (`dataAsOf`: a table
+    /// held back by a failure or an older full holds it back), `newestExportDate` the newest of any table, `mixed`
+    /// whether the tables mix exports, `failures` the files not applied and not made up for since;
+    /// `exportDateFallback` stands in for the top-level date when no table has bookkeeping, and
     /// `extra` members are appended. `mixedExports` is null, or names the tables behind the newest full export
     /// and what the next `epf sync` does about them. `selection` holds the storefronts (`id`, `country`) and
     /// languages the database keeps, each null when it keeps all;
@@ -41,12 +44,16 @@ extension StoreStatus {
             })
         } ?? .null
         let languages: JSONValue = selection.languages.map { .array($0.map { .string($0) }) } ?? .null
+        let asOf = dataAsOf ?? exportDateFallback
         let newest = exportDate ?? exportDateFallback
         return .object([
             ("database", .string(database)),
             ("sizeBytes", .int(sizeBytes)),
-            ("exportDate", date(newest)),
-            ("exportDateMs", milliseconds(newest)),
+            ("exportDate", date(asOf)),
+            ("exportDateMs", milliseconds(asOf)),
+            ("newestExportDate", date(newest)),
+            ("mixed", .bool(mixed)),
+            ("failures", .array(failures.map(\.json))),
             ("tables", .array(tables)),
             ("derived", .array(derived)),
             ("mixedExports", mixedExports?.json ?? .null),

@@ -82,8 +82,40 @@ public struct StoreStatus: Sendable {
         self.mixedExports = mixedExports
     }
 
+    /// Files that failed and that nothing applied since made up for (`ImportFailures`), oldest first.
+    public var failures: [ImportFailure] = []
+    /// The date the data is complete as of (ms since 1970): the newest export date of any table, unless a failure
+    /// or an older full holds a table back, then that table's date (`settleClaims`).
+    public var dataAsOf: Int64?
+    /// True when the tables are not all of one export sequence: some come from an older full (`mixedExports`) or
+    /// are held back by a failure.
+    public var mixed = false
+
     /// The newest export date over all tables (ms since 1970).
     public var exportDate: Int64? { tables.compactMap(\.exportDate).max() }
+
+    /// Sets `failures`, `dataAsOf` and `mixed` from the ledger rows since the first failure (`ImportFailures`)
+    /// and the feed each table was last applied from; call after `tables` and `mixedExports` are set.
+    package mutating func settleClaims(ledger entries: [ImportFailures.Entry], lastFeeds: () throws -> [String: String?])
+        rethrows {
+        failures = ImportFailures.open(entries)
+        var asOf = exportDate
+        var heldBack = false
+        func hold(_ table: String, before limit: Int64?) {
+            guard let date = tables.first(where: { $0.name == table })?.exportDate else { return }
+            if let limit, date >= limit { return }
+            heldBack = true
+            asOf = min(asOf ?? date, date)
+        }
+        let feeds = failures.contains { $0.table == nil } ? try lastFeeds() : [:]
+        for failure in failures {
+            guard let limit = failure.day.flatMap(ImportFailures.midnight) else { continue }
+            for table in ImportFailures.affectedTables(failure, lastFeeds: feeds) { hold(table, before: limit) }
+        }
+        for entry in mixedExports?.behind ?? [] { hold(entry.table, before: nil) }
+        dataAsOf = asOf
+        mixed = mixedExports != nil || heldBack
+    }
 
     /// The fulls of tables this status lists (a table dropped since is no longer behind), with a known date.
     package func present(_ fulls: [MixedExports.TableFull]) -> [MixedExports.TableFull] {
@@ -182,7 +214,33 @@ public struct StoreStatus: Sendable {
                                                     order: integer(row[5]) ?? 0))
             }
             status.mixedExports = MixedExports.find(status.present(fulls))
+            let entries = try connection.query(ImportFailures.ledgerSQL(ledger: "epf_ledger")).map(Self.entry)
+            try status.settleClaims(ledger: entries) {
+                var feeds: [String: String?] = [:]
+                for row in try connection.query(ImportFailures.lastFeedsSQL(ledger: "epf_ledger")) where row.count == 2 {
+                    guard case .text(let table) = row[0] else { continue }
+                    if case .text(let feed) = row[1] { feeds[table] = feed } else { feeds[table] = .some(nil) }
+                }
+                return feeds
+            }
+        } else {
+            status.dataAsOf = status.exportDate
         }
         return status
+    }
+
+    /// A ledger row of `ImportFailures.ledgerSQL`.
+    private static func entry(_ row: [SQLValue]) -> ImportFailures.Entry {
+        func text(_ index: Int) -> String? {
+            guard index < row.count, case .text(let text) = row[index] else { return nil }
+            return text
+        }
+        func integer(_ index: Int) -> Int64? {
+            guard index < row.count, case .integer(let value) = row[index] else { return nil }
+            return value
+        }
+        return ImportFailures.Entry(id: integer(0) ?? 0, table: text(1) ?? "", location: text(2) ?? "",
+                                    source: text(3) ?? "", feed: text(4), feedDate: text(5), exportDate: integer(6),
+                                    mode: text(7), outcome: text(8) ?? "", finished: text(9), message: text(10))
     }
 }

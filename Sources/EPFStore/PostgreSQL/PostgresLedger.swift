@@ -15,16 +15,23 @@ final class PostgresLedger: ImportLedger {
 
     private func table(_ name: String) -> String { target.qualified(name) }
 
+    /// As `Ledger.sourceApplied`: a moved mirror keeps what it applied.
     func sourceApplied(_ source: SourceIdentity) throws -> Bool {
-        try connection.scalar("SELECT 1 FROM \(table("epf_sources")) WHERE source = $1 AND size = $2 AND mtime = $3 "
-                              + "AND outcome = 'applied'",
-                              [source.path, String(source.size), String(source.mtime)]) != nil
+        try connection.scalar("""
+            SELECT 1 FROM \(table("epf_sources")) WHERE outcome = 'applied' AND size = $2
+            AND ((source = $1 AND mtime = $3) OR right(source, length($4) + 1) = '/' || $4) LIMIT 1
+            """, [source.path, String(source.size), String(source.mtime), source.exportName]) != nil
     }
 
     func tableApplied(_ file: TableFile, source: SourceIdentity) throws -> Bool {
-        try connection.scalar("SELECT 1 FROM \(table("epf_ledger")) WHERE source = $1 AND source_size = $2 "
-                              + "AND source_mtime = $3 AND location = $4 AND outcome = 'applied' LIMIT 1",
-                              [source.path, String(source.size), String(source.mtime), file.location]) != nil
+        let location = SourceIdentity.exportName(of: file.location) ?? file.location
+        return try connection.scalar("""
+            SELECT 1 FROM \(table("epf_ledger")) WHERE outcome = 'applied' AND source_size = $2
+            AND ((source = $1 AND source_mtime = $3 AND location = $4)
+                 OR (right(source, length($5) + 1) = '/' || $5 AND right(location, length($6) + 1) = '/' || $6))
+            LIMIT 1
+            """, [source.path, String(source.size), String(source.mtime), file.location, source.exportName,
+                  location]) != nil
     }
 
     func setting(_ name: String) throws -> String? {
@@ -44,6 +51,14 @@ final class PostgresLedger: ImportLedger {
 
     func hasAppliedTables() throws -> Bool {
         try connection.scalar("SELECT 1 FROM \(table("epf_ledger")) WHERE outcome = 'applied' LIMIT 1") != nil
+    }
+
+    func appliedHistory(table name: String) throws -> [AppliedExport] {
+        try connection.query(ExportOrderRule.historySQL(ledger: table("epf_ledger"), parameter: "$1"), [name])
+            .compactMap { row in
+                guard row.count == 3 else { return nil }
+                return ExportOrderRule.entry(feedDate: row[0], exportDate: row[1].flatMap { Int64($0) }, mode: row[2])
+            }
     }
 
     func recordSource(_ source: SourceIdentity, feedDate: String?, md5: String?) throws {
@@ -92,9 +107,13 @@ final class PostgresLedger: ImportLedger {
             INSERT INTO \(table("epf_tables")) AS t (table_name, rows, export_date, mode, location, updated)
             VALUES ($1, $2, $3, $4, $5, $6)
             ON CONFLICT (table_name) DO UPDATE SET rows = excluded.rows,
-                export_date = greatest(excluded.export_date, t.export_date), mode = excluded.mode,
+                export_date = CASE WHEN excluded.mode = 'FULL' THEN excluded.export_date
+                                   ELSE coalesce(greatest(excluded.export_date, t.export_date), t.export_date) END,
+                mode = excluded.mode,
                 location = excluded.location, updated = excluded.updated
-            """, [outcome.table, String(rows), outcome.exportDate.map(String.init), outcome.mode, outcome.location,
+            """, [outcome.table, String(rows),
+                  (outcome.exportDate ?? file.feedDate.flatMap(ImportFailures.midnight)).map(String.init), outcome.mode,
+                  outcome.location,
                   StoreDatabase.now()])
     }
 

@@ -70,6 +70,22 @@ extension StoreStatus {
                                               order: row[5].flatMap { Int64($0) } ?? 0)
             }
             status.mixedExports = MixedExports.find(status.present(fulls))
+            let ledger = target.qualified("epf_ledger")
+            let entries = try connection.query(ImportFailures.ledgerSQL(ledger: ledger)).map { row in
+                ImportFailures.Entry(id: row[0].flatMap { Int64($0) } ?? 0, table: row[1] ?? "", location: row[2] ?? "",
+                                     source: row[3] ?? "", feed: row[4], feedDate: row[5],
+                                     exportDate: row[6].flatMap { Int64($0) }, mode: row[7], outcome: row[8] ?? "",
+                                     finished: row[9], message: row[10])
+            }
+            try status.settleClaims(ledger: entries) {
+                var feeds: [String: String?] = [:]
+                for row in try connection.query(ImportFailures.lastFeedsSQL(ledger: ledger)) where row.count == 2 {
+                    if let table = row[0] { feeds[table] = row[1] }
+                }
+                return feeds
+            }
+        } else {
+            status.dataAsOf = status.exportDate
         }
         return status
     }

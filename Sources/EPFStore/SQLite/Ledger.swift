@@ -12,18 +12,27 @@ final class Ledger {
     }
 
     /// True when this input file (same path, size and modification time) was applied completely before.
+    ///
+    /// A mirror that was moved keeps what it applied: the same file of the same export (`exportName`, from the
+    /// `<feed>YYYYMMDD` component on) with the same size counts as applied wherever it now is.
     func sourceApplied(_ source: SourceIdentity) throws -> Bool {
-        try connection.scalar("SELECT 1 FROM epf_sources WHERE source = ?1 AND size = ?2 AND mtime = ?3 "
-                              + "AND outcome = 'applied'",
-                              [.text(source.path), .integer(source.size), .integer(source.mtime)]) != nil
+        try connection.scalar("""
+            SELECT 1 FROM epf_sources WHERE outcome = 'applied' AND size = ?2
+            AND ((source = ?1 AND mtime = ?3) OR substr(source, -length(?4) - 1) = '/' || ?4) LIMIT 1
+            """, [.text(source.path), .integer(source.size), .integer(source.mtime), .text(source.exportName)]) != nil
     }
 
     /// True when this table file of this input file was applied before (for finishing a partly applied archive).
+    /// Like `sourceApplied`, the same table file of a moved mirror counts.
     func tableApplied(_ file: TableFile, source: SourceIdentity) throws -> Bool {
-        try connection.scalar("SELECT 1 FROM epf_ledger WHERE source = ?1 AND source_size = ?2 AND source_mtime = ?3 "
-                              + "AND location = ?4 AND outcome = 'applied'",
-                              [.text(source.path), .integer(source.size), .integer(source.mtime),
-                               .text(file.location)]) != nil
+        let location = SourceIdentity.exportName(of: file.location) ?? file.location
+        return try connection.scalar("""
+            SELECT 1 FROM epf_ledger WHERE outcome = 'applied' AND source_size = ?2
+            AND ((source = ?1 AND source_mtime = ?3 AND location = ?4)
+                 OR (substr(source, -length(?5) - 1) = '/' || ?5 AND substr(location, -length(?6) - 1) = '/' || ?6))
+            LIMIT 1
+            """, [.text(source.path), .integer(source.size), .integer(source.mtime), .text(file.location),
+                  .text(source.exportName), .text(location)]) != nil
     }
 
     func setting(_ name: String) throws -> String? {
@@ -49,6 +58,20 @@ final class Ledger {
 
     func hasAppliedTables() throws -> Bool {
         try connection.scalar("SELECT 1 FROM epf_ledger WHERE outcome = 'applied' LIMIT 1") != nil
+    }
+
+    func appliedHistory(table: String) throws -> [AppliedExport] {
+        try connection.query(ExportOrderRule.historySQL(ledger: "epf_ledger", parameter: "?1"), [.text(table)])
+            .compactMap { row in
+                guard row.count == 3 else { return nil }
+                var feedDate: String?
+                var exportDate: Int64?
+                var mode: String?
+                if case .text(let text) = row[0] { feedDate = text }
+                if case .integer(let value) = row[1] { exportDate = value }
+                if case .text(let text) = row[2] { mode = text }
+                return ExportOrderRule.entry(feedDate: feedDate, exportDate: exportDate, mode: mode)
+            }
     }
 
     /// Records a completely applied input file.
@@ -107,12 +130,18 @@ final class Ledger {
                 rows = value
             }
         }
+        // A full sets the table's date (one applied with --force over newer data takes it back); an incremental
+        // moves it forward only (one older than the newest applied changes no row dated later).
+        // A file without rows has no export_date of its own: the day of its export's folder stands for it.
+        let current = "(SELECT export_date FROM epf_tables WHERE table_name = ?1)"
+        let date = outcome.mode == ExportMode.full.rawValue ? "?3"
+            : "coalesce(max(?3, coalesce(\(current), 0)), \(current))"
         let statement = try connection.prepare("""
             INSERT OR REPLACE INTO epf_tables (table_name, rows, export_date, mode, location, updated)
-            VALUES (?1, ?2, max(?3, coalesce((SELECT export_date FROM epf_tables WHERE table_name = ?1), 0)),
-                    ?4, ?5, ?6)
+            VALUES (?1, ?2, \(date), ?4, ?5, ?6)
             """)
-        try statement.bind([.text(outcome.table), .integer(rows), outcome.exportDate.map { .integer($0) } ?? .null,
+        let exportDate = outcome.exportDate ?? file.feedDate.flatMap(ImportFailures.midnight)
+        try statement.bind([.text(outcome.table), .integer(rows), exportDate.map { .integer($0) } ?? .null,
                             outcome.mode.map { .text($0) } ?? .null, .text(outcome.location),
                             .text(StoreDatabase.now())])
         try statement.step()

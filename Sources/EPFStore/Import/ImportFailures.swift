@@ -1,0 +1,145 @@
+import EPFFormat
+import JSONText
+
+/// A table file (or a whole input file) an import did not apply, and that nothing applied since has made up for:
+/// what `epf status`, `/v1/status` and `/healthz` report as failed, and why the data is older than the newest
+/// export. Found from the ledger (`ImportFailures.open`).
+public struct ImportFailure: Sendable, Equatable {
+    /// The table, nil when the file failed before a table could be named (a whole archive whose `.md5` does not
+    /// match, a file that is not EPF).
+    public var table: String?
+    public var location: String
+    public var feed: String?
+    /// `YYYYMMDD` of the export the file belongs to, when known.
+    public var day: String?
+    /// FULL or INCREMENTAL, when known.
+    public var mode: String?
+    /// When the import failed (ISO 8601 UTC).
+    public var when: String?
+    public var reason: String
+
+    /// The `failures` entry of `epf status --json` and `/v1/status`.
+    public var json: JSONValue {
+        .object([
+            ("table", table.map { .string($0) } ?? .null),
+            ("location", .string(location)),
+            ("feed", feed.map { .string($0) } ?? .null),
+            ("export", day.map { .string(ExportOrderRule.iso($0)) } ?? .null),
+            ("mode", mode.map { .string($0) } ?? .null),
+            ("failed", when.map { .string($0) } ?? .null),
+            ("reason", .string(reason)),
+        ])
+    }
+
+    /// The line of `epf status`.
+    public var line: String {
+        let export = [feed, day.map(ExportOrderRule.iso), mode].compactMap { $0 }.joined(separator: " ")
+        return "  \(table ?? location)\(export.isEmpty ? "" : " (\(export))")\(when.map { ", \($0)" } ?? ""): "
+            + reason
+    }
+}
+
+/// The failures the ledger shows that nothing applied since made up for.
+package enum ImportFailures {
+    /// One ledger row, as read for this.
+    package struct Entry: Sendable {
+        package var id: Int64
+        package var table: String
+        package var location: String
+        package var source: String
+        package var feed: String?
+        package var day: String?
+        package var mode: String?
+        package var applied: Bool
+        package var finished: String?
+        package var message: String?
+
+        package init(id: Int64, table: String, location: String, source: String, feed: String?, feedDate: String?,
+                     exportDate: Int64?, mode: String?, outcome: String, finished: String?, message: String?) {
+            self.id = id
+            self.table = table
+            self.location = location
+            self.source = source
+            self.feed = feed
+            self.day = MixedExports.fullDate(feedDate: feedDate, exportDate: exportDate)
+            self.mode = mode
+            self.applied = outcome == "applied"
+            self.finished = finished
+            self.message = message
+        }
+    }
+
+    /// The SQL (SQLite and PostgreSQL alike) of the ledger rows from the first failure on, in order: id,
+    /// table_name, location, source, feed, feed_date, export_date, mode, outcome, finished, message.
+    package static func ledgerSQL(ledger: String) -> String {
+        """
+        SELECT id, table_name, location, source, feed, feed_date, export_date, mode, outcome, finished, message
+        FROM \(ledger)
+        WHERE id >= coalesce((SELECT min(id) FROM \(ledger) WHERE outcome = 'failed'), 1 + (SELECT max(id) FROM \(ledger)))
+        ORDER BY id
+        """
+    }
+
+    /// The failures not made up for, oldest first. A failed file is made up for by a later applied file of the same
+    /// table (or, for a file that failed before a table was named, of the same feed, else the same input) that is
+    /// of the same export, or a full export at least as new.
+    package static func open(_ entries: [Entry]) -> [ImportFailure] {
+        var open: [ImportFailure] = []
+        for (index, failure) in entries.enumerated() where !failure.applied {
+            let madeUp = entries[(index + 1)...].contains { later in
+                guard later.applied else { return false }
+                let same = failure.table.isEmpty
+                    ? (failure.feed.map { $0 == later.feed } ?? (later.source == failure.source))
+                    : later.table == failure.table
+                guard same else { return false }
+                guard let day = failure.day, let laterDay = later.day else { return true }
+                if later.mode == ExportMode.full.rawValue { return laterDay >= day }
+                return laterDay == day && failure.mode != ExportMode.full.rawValue
+            }
+            guard !madeUp else { continue }
+            // One entry per file: a retried failure replaces the earlier one, also from a moved mirror.
+            let name = SourceIdentity.exportName(of: failure.location) ?? failure.location
+            open.removeAll { entry in
+                entry.table == (failure.table.isEmpty ? nil : failure.table)
+                    && (SourceIdentity.exportName(of: entry.location) ?? entry.location) == name
+            }
+            open.append(ImportFailure(table: failure.table.isEmpty ? nil : failure.table, location: failure.location,
+                                      feed: failure.feed, day: failure.day, mode: failure.mode,
+                                      when: failure.finished, reason: failure.message ?? "failed"))
+        }
+        return open
+    }
+
+    /// The SQL (SQLite and PostgreSQL alike) of the feed each table's last applied file came from: table_name, feed.
+    package static func lastFeedsSQL(ledger: String) -> String {
+        """
+        SELECT table_name, feed FROM \(ledger)
+        WHERE id IN (SELECT max(id) FROM \(ledger) WHERE outcome = 'applied' GROUP BY table_name)
+        """
+    }
+
+    /// The tables a failure holds back: its table, or for a file that failed before a table was named, the tables
+    /// whose last applied file came from the same feed (`lastFeeds`, from `lastFeedsSQL`).
+    package static func affectedTables(_ failure: ImportFailure, lastFeeds: [String: String?]) -> Set<String> {
+        if let table = failure.table { return [table] }
+        guard let feed = failure.feed else { return [] }
+        return Set(lastFeeds.compactMap { $0.value == feed ? $0.key : nil })
+    }
+
+    /// Midnight UTC of `YYYYMMDD`, in milliseconds since 1970; nil for anything else.
+    package static func midnight(_ day: String) -> Int64? {
+        guard day.count == 8, let number = Int(day) else { return nil }
+        let year = number / 10000
+        let month = (number / 100) % 100
+        let dayOfMonth = number % 100
+        guard (1...12).contains(month), (1...31).contains(dayOfMonth) else { return nil }
+        // Days from civil (Howard Hinnant's algorithm).
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + dayOfMonth - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Int64(days) * 86_400_000
+    }
+}
