@@ -18,10 +18,25 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// The `errno` of the last system call that failed under SQLite (`sqlite3_system_errno`), 0 when none: tells
     /// a full disk (`ENOSPC`) from a file size limit (`EFBIG`) behind an I/O error.
     public var systemErrno: Int32 = 0
+    /// The database file, when the error came from a connection: named in the errors a user can act on.
+    public var path: String?
 
     public var description: String {
         var text = "SQLite error \(code): \(message)"
         if let sql { text += " - while executing \(sql.prefix(200))" }
+        guard let path else { return text }
+        if isNotADatabase {
+            return "\(path) is not an SQLite database (\(text))"
+        }
+        if isMissingSharedMemory {
+            return "\(path) is a WAL database whose -shm file is missing, and this user cannot create it in the "
+                + "database's directory: run epf import (or epf sync) on it once as its owner, which keeps the file "
+                + "from then on, or let this user write the directory (\(text))"
+        }
+        if isAccessDenied {
+            return "cannot open \(path): permission denied: this user may not read the file or its directory "
+                + "(\(text))"
+        }
         return text
     }
 
@@ -33,6 +48,15 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public var isConstraint: Bool { primaryCode == SQLITE_CONSTRAINT }
     /// True when the connection is read-only and a write was attempted, or the statement was refused by the authorizer.
     public var isReadOnlyViolation: Bool { primaryCode == SQLITE_READONLY || primaryCode == SQLITE_AUTH }
+    /// True when this user may not open the file (`SQLITE_CANTOPEN` with `EACCES`/`EPERM`).
+    public var isAccessDenied: Bool {
+        primaryCode == SQLITE_CANTOPEN && (systemErrno == EACCES || systemErrno == EPERM)
+    }
+    /// True for `SQLITE_READONLY_CANTINIT` and `SQLITE_READONLY_DIRECTORY` (macros Swift does not import): a
+    /// read-only reader of a WAL database whose `-shm` file is missing and cannot be made.
+    public var isMissingSharedMemory: Bool { code == SQLITE_READONLY | (5 << 8) || code == SQLITE_READONLY | (6 << 8) }
+    /// Either of the two: this user cannot read the database as it is.
+    public var isPermissionProblem: Bool { isAccessDenied || isMissingSharedMemory }
     /// True for `SQLITE_NOTADB`: the file is not an SQLite database.
     public var isNotADatabase: Bool { primaryCode == SQLITE_NOTADB }
     /// True when a write found no room: `SQLITE_FULL`, or an I/O error whose system call failed with `ENOSPC`
@@ -86,13 +110,30 @@ public final class SQLiteConnection {
         let rc = sqlite3_open_v2(path, &db, flags, vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            let systemErrno = db.map { sqlite3_system_errno($0) } ?? 0
+            let code = db.map { sqlite3_extended_errcode($0) } ?? rc
             if let db { sqlite3_close_v2(db) }
-            throw SQLiteError(code: rc, message: "\(message) (opening \(path))", sql: nil)
+            throw SQLiteError(code: code, message: "\(message) (opening \(path))", sql: nil, systemErrno: systemErrno,
+                              path: path)
         }
         handle = db
         self.path = path
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        if mode != .readOnly { try keepWALFiles() }
+    }
+
+    /// Keeps a WAL database's `-wal` (emptied) and `-shm` files when the last connection closes, instead of
+    /// deleting them: a reader who may read the database but not write its directory (another OS user, the
+    /// package's `epf` group) can open a WAL database only when both files exist (SQLite's "read-only WAL
+    /// databases"). They take the database file's permissions. No effect on a rollback-journal database.
+    ///
+    /// The corresponding C call is `sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &1)`.
+    private func keepWALFiles() throws {
+        var persist: Int32 = 1
+        let rc = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+        // SQLITE_NOTFOUND: a VFS without the control (none of epf's): nothing to keep.
+        guard rc == SQLITE_OK || rc == SQLITE_NOTFOUND else { throw error(rc, sql: nil) }
     }
 
     deinit {
@@ -117,7 +158,7 @@ public final class SQLiteConnection {
 
     @usableFromInline func error(_ code: Int32, sql: String?) -> SQLiteError {
         SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql,
-                    systemErrno: sqlite3_system_errno(handle))
+                    systemErrno: sqlite3_system_errno(handle), path: path)
     }
 
     /// Runs one or more statements that return no rows. Throws on the first failing statement.
@@ -128,7 +169,7 @@ public final class SQLiteConnection {
             let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(errorMessage)
             throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, sql: sql,
-                              systemErrno: sqlite3_system_errno(handle))
+                              systemErrno: sqlite3_system_errno(handle), path: path)
         }
     }
 

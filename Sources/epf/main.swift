@@ -85,7 +85,7 @@ func runMain() -> Int32 {
     } catch {
         Output.shared.flush()
         printError("epf \(command.name): \(errorText(error))")
-        return ExitCode.software.rawValue
+        return ExitCode.forUnexplained(error).rawValue
     }
 }
 
