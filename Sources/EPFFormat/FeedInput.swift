@@ -99,6 +99,10 @@ public enum FeedInput {
             || lower.hasSuffix(".tmp") {
             return true
         }
+        // A database next to the feed (`epf import .`): the file, its -wal, -shm and -journal, its lock file and
+        // its rejects folder.
+        let databaseFiles = ["-wal", "-shm", "-journal", ".lock", ".rejects", ".sqlite3", ".db"]
+        if databaseFiles.contains(where: { lower.hasSuffix($0) }) { return true }
         return lower.hasSuffix(".md5") || lower.hasSuffix(".md") || lower.hasSuffix(".json")
             || lower.hasSuffix(".sqlite") || lower == "readme" || lower.hasSuffix(".log") || lower.hasSuffix(".txt.md5")
     }

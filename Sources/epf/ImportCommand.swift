@@ -38,6 +38,22 @@ enum ImportCommand: Command {
         let settings = try ImportRunner.settings(&arguments)
         let paths = try arguments.finish()
         guard !paths.isEmpty else { throw UsageError("give at least one PATH to import") }
-        return try ImportRunner.run(paths: paths, settings: settings)
+        return try ImportRunner.run(paths: try expandingMirrors(paths, quiet: settings.quiet || settings.json),
+                                    settings: settings)
+    }
+
+    /// A mirror of Apple's tree given as a path (`SyncPlan.isMirror`) stands for what `epf sync` applies from
+    /// it: its newest full export and the incrementals after it, said in a note on stderr. Any other path stays.
+    static func expandingMirrors(_ paths: [String], quiet: Bool) throws -> [String] {
+        try paths.flatMap { path -> [String] in
+            guard SyncPlan.isMirror(path) else { return [path] }
+            let plan = try SyncPlan.read(root: path)
+            if !quiet {
+                printError("note: \(path) is a mirror: importing its newest full export (\(plan.fullDate)) and the "
+                           + "\(plan.incrementals.count) incremental\(plan.incrementals.count == 1 ? "" : "s") "
+                           + "after it, as epf sync does")
+            }
+            return plan.orderedPaths
+        }
     }
 }

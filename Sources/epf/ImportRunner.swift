@@ -257,6 +257,9 @@ enum ImportRunner {
                 if outcome.repaired > 0 { counts.append("\(outcome.repaired) repaired (values stored as NULL)") }
                 printError("rejects: \(outcome.table): \(counts.joined(separator: ", ")) in \(file)")
             }
+            if outcome.status == .unchanged, let message = outcome.message {
+                printError("note: \(outcome.table) not applied, \(message)")
+            }
             if outcome.status == .failed, outcome.noRoom == nil {
                 printError("error: \(outcome.table) NOT applied, previous data kept: \(outcome.message ?? "")")
             }

@@ -9,27 +9,30 @@ package enum ImportOrder {
     /// The order key of an input: its feed date, then FULL before INCREMENTAL.
     private static func orderKey(_ path: String) -> (date: String, rank: Int) {
         var date = FeedInput.feedAndDate(in: path)?.date
-        var first: String?
-        if let files = try? FeedInput.files(at: path) {
-            first = files.first
-            if date == nil, let first { date = FeedInput.feedAndDate(in: first)?.date }
+        if date == nil, let first = try? FeedInput.files(at: path).first {
+            date = FeedInput.feedAndDate(in: first)?.date
         }
+        return (date ?? "99999999", exportMode(of: path) == .incremental ? 1 : 0)
+    }
+
+    /// The `#exportMode` of the first table file of an input (a file, an archive or a feed directory), read from
+    /// its header only; nil when it has none or cannot be read (errors surface when the input is really read).
+    package static func exportMode(of path: String) -> ExportMode? {
+        guard let first = (try? FeedInput.files(at: path))?.first else { return nil }
+        var peekOptions = ReadOptions(prefetch: false)
+        peekOptions.verifySidecars = false
+        // The header is in the first block: decoding blocks ahead in parallel would be wasted.
+        peekOptions.decompressionThreads = 1
         var mode: ExportMode?
-        if let first {
-            var peekOptions = ReadOptions(prefetch: false)
-            peekOptions.verifySidecars = false
-            // The header is in the first block: decoding blocks ahead in parallel would be wasted.
-            peekOptions.decompressionThreads = 1
-            do {
-                try FeedInput.forEachTable(inFile: first, options: peekOptions) { _, reader in
-                    mode = reader.header.exportMode
-                    throw StopPeeking()
-                }
-            } catch {
-                // Errors surface when the input is really read.
+        do {
+            try FeedInput.forEachTable(inFile: first, options: peekOptions) { _, reader in
+                mode = reader.header.exportMode
+                throw StopPeeking()
             }
+        } catch {
+            // Errors surface when the input is really read.
         }
-        return (date ?? "99999999", mode == .incremental ? 1 : 0)
+        return mode
     }
 
     /// Orders inputs: by date, full before incremental, otherwise as given.

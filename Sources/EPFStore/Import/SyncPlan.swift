@@ -25,22 +25,38 @@ public struct SyncPlan: Sendable {
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ImportError.missingInput(path: root)
         }
-        let groups = datedEntries(in: root)
-        guard let newest = groups.keys.max(), let fullPaths = groups[newest] else {
-            throw ImportError.badOption("\(root): no dated full export (YYYYMMDD/ or itunesYYYYMMDD) found")
-        }
+        var groups = datedEntries(in: root)
+        // What an export is, its files say (`#exportMode`), not the folder it was put in: an incremental placed in
+        // the root is an incremental.
         var incrementals: [String: [String]] = [:]
+        for (date, paths) in groups {
+            let incremental = paths.filter { ImportOrder.exportMode(of: $0) == .incremental }
+            guard !incremental.isEmpty else { continue }
+            incrementals[date, default: []] += incremental
+            let rest = paths.filter { !incremental.contains($0) }
+            groups[date] = rest.isEmpty ? nil : rest
+        }
+        guard let newest = groups.keys.max(), let fullPaths = groups[newest] else {
+            throw ImportError.badOption("\(root): no dated full export (YYYYMMDD/ or itunesYYYYMMDD with "
+                                        + "#exportMode:FULL) found")
+        }
+        incrementals = incrementals.filter { $0.key > newest }
         var incrementalRoots = [(root as NSString).appendingPathComponent("incremental")]
         for path in fullPaths where isDirectoryPath(path) {
             incrementalRoots.append((path as NSString).appendingPathComponent("incremental"))
         }
         for incrementalRoot in incrementalRoots where isDirectoryPath(incrementalRoot) {
             for (date, paths) in datedEntries(in: incrementalRoot) where date > newest {
-                incrementals[date, default: []] += paths
+                // A full export placed under incremental/ is not applied as an incremental: left out (the plan's
+                // full is the newest full of the root).
+                incrementals[date, default: []] += paths.filter { ImportOrder.exportMode(of: $0) != .full }
             }
         }
         return SyncPlan(fullDate: newest, fullPaths: fullPaths.sorted(by: Self.fullOrder),
-                        incrementals: incrementals.keys.sorted().map { ($0, (incrementals[$0] ?? []).sorted()) })
+                        incrementals: incrementals.keys.sorted().compactMap { date in
+                            let paths = (incrementals[date] ?? []).sorted()
+                            return paths.isEmpty ? nil : (date, paths)
+                        })
     }
 
     /// The order of a full's feed entries: pricing first, then by name. Its `application_price` (350 million rows
@@ -51,6 +67,19 @@ public struct SyncPlan: Sendable {
             FeedInput.feedAndDate(in: (path as NSString).lastPathComponent)?.feed == "pricing" ? 0 : 1
         }
         return (rank(left), left) < (rank(right), right)
+    }
+
+    /// Whether a directory is a mirror of Apple's tree rather than one export: it holds an `incremental/` folder,
+    /// `YYYYMMDD/` folders, or entries of more than one date. `epf import` of a mirror applies what `epf sync`
+    /// would (`read(root:)`), instead of every full in it and none of its incrementals.
+    public static func isMirror(_ path: String) -> Bool {
+        guard isDirectoryPath(path), FeedInput.feedAndDate(in: (path as NSString).lastPathComponent) == nil else {
+            return false
+        }
+        if isDirectoryPath((path as NSString).appendingPathComponent("incremental")) { return true }
+        let groups = datedEntries(in: path)
+        return groups.count > 1 || groups.values.contains { $0.contains { isDirectoryPath($0)
+            && (($0 as NSString).lastPathComponent.allSatisfy { $0.isASCII && $0.isNumber }) } }
     }
 
     static func isDirectoryPath(_ path: String) -> Bool {
