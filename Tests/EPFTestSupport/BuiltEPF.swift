@@ -34,6 +34,12 @@ public enum BuiltEPF {
         public var status: Int32
         public var stdout: String
         public var stderr: String
+
+        public init(status: Int32, stdout: String, stderr: String) {
+            self.status = status
+            self.stdout = stdout
+            self.stderr = stderr
+        }
     }
 
     /// Starts `epf arguments` in `directory`, without `EPF_DB` in its environment and with its standard input

@@ -1,0 +1,175 @@
+import EPFTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// What users do that the import contract did not cover, on the bundled sample feed (docs/import.md, "Exports out
+/// of order", "What status claims", "Databases other users read"); the operations matrix covers the same at random.
+@Suite struct UserOrderCLITests {
+    static var feeds: String { BuiltEPF.packageRoot.appendingPathComponent("feeds").path }
+
+    static func status(_ database: String, in directory: String) throws -> [String: Any] {
+        let run = try runEPF(["status", "--json", "--db", database], in: directory)
+        #expect(run.status == 0, "\(run.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+    }
+
+    /// Copies the sample mirror's parts into `root` (`incremental/20260106/...` below it).
+    static func mirror(_ work: WorkDirectory, _ name: String) throws -> String {
+        let root = work.file(name)
+        try FileManager.default.createDirectory(atPath: root + "/incremental", withIntermediateDirectories: true)
+        for feed in ["itunes20260105", "pricing20260105"] {
+            try FileManager.default.copyItem(atPath: feeds + "/" + feed, toPath: root + "/" + feed)
+        }
+        try FileManager.default.copyItem(atPath: feeds + "/incremental/20260106",
+                                         toPath: root + "/incremental/20260106")
+        return root
+    }
+
+    @Test func anIncrementalBeforeItsFullIsRefusedAndNothingIsLost() throws {
+        let work = try WorkDirectory(prefix: "epf-order")
+        let database = work.file("a.sqlite")
+        let incremental = ["itunes20260106", "pricing20260106"].map { Self.feeds + "/incremental/20260106/" + $0 }
+        let first = try runEPF(["import"] + incremental + ["--db", database, "--quiet"], in: work.path)
+        #expect(first.status == 65)
+        #expect(first.stderr.contains("import a full export of application first"), "\(first.stderr)")
+        let full = try runEPF(["import", Self.feeds + "/itunes20260105", Self.feeds + "/pricing20260105", "--db",
+                               database, "--quiet"], in: work.path)
+        #expect(full.status == 0, "\(full.stderr)")
+        let again = try runEPF(["import"] + incremental + ["--db", database, "--quiet"], in: work.path)
+        #expect(again.status == 0, "\(again.stderr)")
+        let search = try runEPF(["search", "cafe", "ole", "--db", database], in: work.path)
+        #expect(search.stdout.contains("Café Olé Lite 2"), "\(search.stdout)")
+        let status = try Self.status(database, in: work.path)
+        #expect(status["exportDate"] as? String == "2026-01-06T00:00:00Z")
+        #expect(status["mixed"] as? Bool == false)
+        #expect((status["failures"] as? [Any])?.isEmpty == true)
+
+        // The full of 2026-01-05 again, from a copy elsewhere: the same files, already applied.
+        try FileManager.default.copyItem(atPath: Self.feeds + "/itunes20260105", toPath: work.file("itunes20260105"))
+        let stale = try runEPF(["import", work.file("itunes20260105"), "--db", database], in: work.path)
+        #expect(stale.status == 0, "\(stale.stderr)")
+        #expect(stale.stdout.contains("0 applied"), "\(stale.stdout)")
+        let after = try runEPF(["search", "cafe", "ole", "--db", database], in: work.path)
+        #expect(after.stdout.contains("Café Olé Lite 2"))
+    }
+
+    @Test func aFileThatFailsIsClaimedUntilItIsMadeUpFor() throws {
+        let work = try WorkDirectory(prefix: "epf-order")
+        let root = try Self.mirror(work, "mirror")
+        let database = work.file("e.sqlite")
+        let broken = root + "/incremental/20260106/itunes20260106/application"
+        let original = try Data(contentsOf: URL(fileURLWithPath: broken))
+        try Data("not EPF at all\n".utf8).write(to: URL(fileURLWithPath: broken))
+        let synced = try runEPF(["sync", root, "--db", database, "--quiet"], in: work.path)
+        #expect(synced.status == 65)
+        var status = try Self.status(database, in: work.path)
+        // Other tables are at 2026-01-06, application is held at 2026-01-05: the data is complete as of then.
+        #expect(status["exportDate"] as? String == "2026-01-05T00:00:00Z")
+        #expect(status["newestExportDate"] as? String == "2026-01-06T00:00:00Z")
+        #expect(status["mixed"] as? Bool == true)
+        let failures = status["failures"] as? [[String: Any]] ?? []
+        #expect(failures.count == 1)
+        #expect(failures.first?["table"] as? String == "application")
+        #expect(failures.first?["export"] as? String == "2026-01-06")
+        let text = try runEPF(["status", "--db", database], in: work.path)
+        #expect(text.stdout.contains("data as of: 2026-01-05T00:00:00Z"), "\(text.stdout)")
+        #expect(text.stdout.contains("1 file failed"), "\(text.stdout)")
+
+        try original.write(to: URL(fileURLWithPath: broken))
+        let repaired = try runEPF(["sync", root, "--db", database, "--quiet"], in: work.path)
+        #expect(repaired.status == 0, "\(repaired.stderr)")
+        status = try Self.status(database, in: work.path)
+        #expect(status["exportDate"] as? String == "2026-01-06T00:00:00Z")
+        #expect(status["mixed"] as? Bool == false)
+        #expect((status["failures"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func aMovedMirrorKeepsWhatItApplied() throws {
+        let work = try WorkDirectory(prefix: "epf-order")
+        let root = try Self.mirror(work, "mirror")
+        let database = work.file("e.sqlite")
+        #expect(try runEPF(["sync", root, "--db", database, "--quiet"], in: work.path).status == 0)
+        try FileManager.default.moveItem(atPath: root, toPath: work.file("moved"))
+        let again = try runEPF(["sync", work.file("moved"), "--db", database, "--json", "--quiet"], in: work.path)
+        #expect(again.status == 0, "\(again.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
+        let applied = (report?["outcomes"] as? [[String: Any]] ?? []).filter { $0["status"] as? String == "applied" }
+        #expect(applied.isEmpty, "\(applied.map { $0["table"] ?? "" })")
+    }
+
+    @Test func syncAndImportOfAMirrorGoByExportMode() throws {
+        let work = try WorkDirectory(prefix: "epf-order")
+        // An incremental placed in the root, where fulls go: still an incremental.
+        let root = work.file("flat")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        for feed in ["itunes20260105", "pricing20260105"] {
+            try FileManager.default.copyItem(atPath: Self.feeds + "/" + feed, toPath: root + "/" + feed)
+        }
+        try FileManager.default.copyItem(atPath: Self.feeds + "/incremental/20260106/itunes20260106",
+                                         toPath: root + "/itunes20260106")
+        let plan = try runEPF(["sync", root, "--plan", "--db", work.file("p.sqlite")], in: work.path)
+        #expect(plan.stdout.contains("full 20260105"), "\(plan.stdout)")
+        #expect(plan.stdout.contains("incremental 20260106"), "\(plan.stdout)")
+
+        // epf import of a mirror's root imports what sync would, incrementals included, and says so.
+        let database = work.file("m.sqlite")
+        let imported = try runEPF(["import", Self.feeds, "--db", database], in: work.path)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains("is a mirror"), "\(imported.stderr)")
+        let status = try Self.status(database, in: work.path)
+        #expect(status["exportDate"] as? String == "2026-01-06T00:00:00Z")
+
+        // epf import . beside its own database leaves the database's files alone.
+        let here = work.file("here")
+        try FileManager.default.copyItem(atPath: Self.feeds + "/itunes20260105", toPath: here)
+        #expect(try runEPF(["import", ".", "--db", "epf.sqlite", "--quiet"], in: here).status == 0)
+        let twice = try runEPF(["import", ".", "--db", "epf.sqlite", "--json", "--quiet"], in: here)
+        #expect(twice.status == 0, "\(twice.stderr)")
+        #expect(!twice.stdout.contains("epf.sqlite-wal") && !twice.stdout.contains("epf.sqlite.lock"))
+    }
+
+    @Test func otherUsersReadTheDatabase() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        let work = try WorkDirectory(prefix: "epf-order")
+        chmod(work.path, 0o755)
+        let database = work.file("e.sqlite")
+        #expect(try runEPF(["import", Self.feeds, "--db", database, "--quiet"], in: work.path).status == 0)
+        func asNobody(_ arguments: [String]) throws -> BuiltEPF.Run {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", BuiltEPF.url.path] + arguments
+            process.currentDirectoryURL = URL(fileURLWithPath: "/")
+            let output = Pipe()
+            let errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            let (out, err) = BuiltEPF.readToEnd(process, output: output, errors: errors)
+            return BuiltEPF.Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+                                stderr: String(decoding: err, as: UTF8.self))
+        }
+        let lookup = try asNobody(["lookup", "293406864", "--db", database])
+        #expect(lookup.status == 0, "\(lookup.stderr)")
+        #expect(lookup.stdout.contains("Dragon Battle Tracker"))
+        #expect(try asNobody(["status", "--db", database]).status == 0)
+        let sql = try asNobody(["sql", "SELECT count(*) FROM application", "--db", database])
+        #expect(sql.status == 0 && sql.stdout.contains("153"), "\(sql.stdout) \(sql.stderr)")
+
+        // A copy without its -shm (made by an earlier version) says what to do; so does one nobody may not read.
+        let old = work.file("old.sqlite")
+        try FileManager.default.copyItem(atPath: database, toPath: old)
+        let missing = try asNobody(["status", "--db", old])
+        #expect(missing.status == 77)
+        #expect(missing.stderr.contains("-shm file is missing"), "\(missing.stderr)")
+        chmod(old, 0o600)
+        let denied = try asNobody(["status", "--db", old])
+        #expect(denied.status == 77)
+        #expect(denied.stderr.contains("permission denied"), "\(denied.stderr)")
+        let notADatabase = work.file("notes.sqlite")
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: notADatabase))
+        let bad = try runEPF(["status", "--db", notADatabase], in: work.path)
+        #expect(bad.status == 65)
+        #expect(bad.stderr.contains("is not an SQLite database"), "\(bad.stderr)")
+    }
+}
