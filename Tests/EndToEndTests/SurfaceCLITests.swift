@@ -59,6 +59,11 @@ import Testing
         let exportDate = Self.object(generated.stdout)["exportDate"] as? String ?? ""
         #expect(Self.isISOTimestamp(exportDate), "\(exportDate)")
 
+        let inspected = try runEPF(["inspect", "mirror/20260105/itunes20260105", "--json"], in: work.path)
+        let reports = (try? JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8))) as? [[String: Any]] ?? []
+        #expect(!reports.isEmpty && reports.allSatisfy { Self.isISOTimestamp($0["exportDate"] as? String ?? "") },
+                "\(inspected.stdout.prefix(300))")
+
         let plan = try runEPF(["sync", "mirror", "--plan", "--json", "--db", "epf.sqlite"], in: work.path)
         #expect(plan.status == 0, "\(plan.stderr)")
         let steps = Self.object(plan.stdout)["steps"] as? [[String: Any]] ?? []
