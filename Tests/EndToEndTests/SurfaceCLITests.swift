@@ -95,6 +95,8 @@ import Testing
         let answer = Self.object(unknown.stdout)
         #expect(answer["id"] as? Int == 99 && answer["found"] as? Bool == false
                     && (answer["prices"] as? [Any])?.isEmpty == true, "\(unknown.stdout)")
+        let genre = try feed.epf(["genres", "999999", "--json", "--db", feed.database])
+        #expect(genre.status == 1 && Self.object(genre.stdout)["found"] as? Bool == false, "\(genre.stdout)")
         let lookup = try feed.epf(["lookup", "99", "--json", "--db", feed.database])
         #expect(lookup.status == 1 && (Self.object(lookup.stdout)["invalidIds"] as? [String]) == ["99"])
 
