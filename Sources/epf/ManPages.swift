@@ -73,6 +73,10 @@ enum ManPages {
                 + "prices, genres, storefronts, sql) and serves the same answers as JSON over HTTP (epf serve).",
             "",
             "Run 'epf COMMAND --help', or read epf-COMMAND(1), for a command's options and examples.",
+            "",
+            "--db, --schema, --json and --quiet may come before COMMAND as well as after it; --wide, anywhere, "
+                + "shows every column of a table wider than the terminal (which otherwise leaves out its least "
+                + "useful columns). A usage error is one line naming the nearest valid word, and exits 64.",
         ])
         roff += ".SH COMMANDS\n"
         for command in commands {
