@@ -61,12 +61,14 @@ enum GlobalOptions {
         return found
     }
 
-    /// Splits the words before the command: the global options given there, then the command and its words.
-    /// Throws a usage error for any other option before the command.
+    /// Splits the words before the command: the global options given there, then the command and its words
+    /// (`--help` and `--version` end the global options: they are answered as if first). Throws a usage error for
+    /// any other option before the command.
     static func split(_ words: [String]) throws -> (globals: [String], rest: [String]) {
         var globals: [String] = []
         var index = 0
-        while index < words.count, words[index].hasPrefix("-"), words[index] != "-" {
+        let ownWords = ["--help", "-h", "--version"]
+        while index < words.count, words[index].hasPrefix("-"), words[index] != "-", !ownWords.contains(words[index]) {
             let word = words[index]
             let name = String(word.dropFirst(2).prefix { $0 != "=" })
             if word.hasPrefix("--"), valued.contains(name) {

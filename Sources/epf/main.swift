@@ -37,6 +37,8 @@ Exit codes: 0 ok, 1 not found, 64 usage, 65 bad data, 66 missing input, 69 serve
 func runMain() -> Int32 {
     var given = Array(CommandLine.arguments.dropFirst())
     TableLayout.wide = GlobalOptions.takeWide(&given)
+    guard let (globals, rest) = splitGlobalOptions(given) else { return ExitCode.usage.rawValue }
+    if !globals.isEmpty, let word = rest.first, ["--help", "-h", "--version"].contains(word) { given = rest }
     guard let first = given.first else {
         printError(mainHelp)
         return ExitCode.usage.rawValue
@@ -61,7 +63,6 @@ func runMain() -> Int32 {
         Output.shared.flush()
         return 0
     }
-    guard let (globals, rest) = splitGlobalOptions(given) else { return ExitCode.usage.rawValue }
     var words = rest
     guard let name = words.first else {
         printError("epf: give a command after \(globals.joined(separator: " "))\nsee 'epf --help'")

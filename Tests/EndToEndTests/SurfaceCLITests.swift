@@ -158,6 +158,10 @@ import Testing
         let before = try feed.epf(["--db", feed.database, "--json", "status"])
         #expect(after.status == 0 && before.status == 0, "\(before.stderr)")
         #expect(Self.object(before.stdout)["tables"] != nil && before.stdout == after.stdout)
+        let version = try feed.epf(["--db", feed.database, "--version"])
+        #expect(version.status == 0 && version.stdout.hasPrefix("epf "), "\(version.stderr)")
+        let nothing = try feed.epf(["--db", feed.database])
+        #expect(nothing.status == 64 && nothing.stderr.hasSuffix("see 'epf --help'\n"), "\(nothing.stderr)")
         // The command's own --db wins over one given before it.
         let both = try feed.epf(["--db", "elsewhere.sqlite", "lookup", feed.appID, "--db", feed.database])
         #expect(both.status == 0, "\(both.stderr)")
