@@ -109,7 +109,7 @@ public struct PriceList {
     /// `{"id", "kind", "title", "prices": [...]}`.
     public var json: JSONValue {
         .object([
-            ("id", .int(id)), ("kind", .string(kind.rawValue)), ("title", title.map { .string($0) } ?? .null),
+            ("id", .int(id)), ("kind", .string(kind.word)), ("title", title.map { .string($0) } ?? .null),
             ("prices", .array(rows.map(\.json))),
         ])
     }

@@ -38,6 +38,33 @@ public enum EntityKind: String, CaseIterable, Sendable {
     }
 }
 
+extension EntityKind {
+    /// epf's own word for the kind, the one its CLI and its JSON use (docs/cli.md, "Kinds"): app, book, album,
+    /// song, video, artist. Apple's answers (lookup and search results) keep Apple's words.
+    public var word: String {
+        switch self {
+        case .software: return "app"
+        case .ebook: return "book"
+        case .album, .song, .video, .artist: return rawValue
+        }
+    }
+
+    /// epf's words in order, for help texts and completions.
+    public static var words: [String] { allCases.map(\.word) }
+
+    /// The kind a word names: epf's word, or an older word that scripts may still pass (software and
+    /// application for app, ebook for book), in any case.
+    public init?(word: String) {
+        switch word.lowercased() {
+        case "app", "software", "application": self = .software
+        case "book", "ebook": self = .ebook
+        case let other:
+            guard let kind = EntityKind(rawValue: other) else { return nil }
+            self = kind
+        }
+    }
+}
+
 /// An Apple ID read from a number or a store link, with the kind and country the link names.
 public struct StoreLink: Equatable, Sendable {
     /// The Apple ID (for album links with `?i=`, the song's ID).

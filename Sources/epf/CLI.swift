@@ -2,7 +2,9 @@ import EPFPostgres
 import Foundation
 
 /// Exit statuses, following sysexits(3) like swift-argument-parser's tools.
-enum ExitCode: Int32 {
+///
+/// Every case is listed in `epf --help`, docs/cli.md and epf(1); a test reads this enum and checks.
+enum ExitCode: Int32, CaseIterable {
     case ok = 0
     /// Some requested IDs were not found (lookup), or a generic failure.
     case notFound = 1
@@ -11,6 +13,7 @@ enum ExitCode: Int32 {
     case noInput = 66
     /// A server did not answer or deliver after retries (EX_UNAVAILABLE).
     case unavailable = 69
+    /// An internal error: a failure epf did not foresee, or a server that could not start (EX_SOFTWARE).
     case software = 70
     case cannotCreate = 73
     case tempFail = 75
@@ -18,10 +21,23 @@ enum ExitCode: Int32 {
     case noPermission = 77
 }
 
-/// A mistake in the command line; printed with the command's usage, exit 64.
+/// A mistake in the command line: printed as one line (with the nearest valid word when there is one) and a
+/// pointer to `--help`, exit 64.
 struct UsageError: Error, CustomStringConvertible {
     let description: String
-    init(_ message: String) { description = message }
+    /// The option word that is not one of the command's (e.g. `--contry`), for a "did you mean" hint.
+    let unknownOption: String?
+
+    init(_ message: String) {
+        description = message
+        unknownOption = nil
+    }
+
+    /// An option the command does not take.
+    init(unknownOption: String) {
+        description = "unknown option '\(unknownOption)'"
+        self.unknownOption = unknownOption
+    }
 }
 
 /// A failure the command already explained; carries the exit status to use.
@@ -117,7 +133,7 @@ struct Arguments {
             if item == "--help" || item == "-h" { continue }
             if !afterDoubleDash && item == "--" { afterDoubleDash = true; continue }
             if !afterDoubleDash && item.hasPrefix("-") && item != "-" && !Arguments.looksNumeric(item) {
-                throw UsageError("unknown option '\(item)'")
+                throw UsageError(unknownOption: item)
             }
             positionals.append(item)
         }
@@ -141,9 +157,10 @@ func terminalWidth() -> Int? {
     return 80
 }
 
-/// Whether colour may be used on stdout (a terminal and no `NO_COLOR`).
+/// Whether colour may be used on stdout: a terminal, and `NO_COLOR` unset or empty (no-color.org: only a
+/// non-empty value turns colour off).
 var colorAllowed: Bool {
-    isTerminal(STDOUT_FILENO) && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+    isTerminal(STDOUT_FILENO) && (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
 }
 
 /// Standard output with a large buffer; flushed at exit.

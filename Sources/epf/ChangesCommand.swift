@@ -31,9 +31,10 @@ enum ChangesCommand: Command {
     """
 
     static let since = TextOption("since", "DATE", "List the changes of exports dated DATE (UTC) or later. Required.")
-    static let kind = TextOption("kind", "KIND", "Only one kind: app, collection, song, video or artist; or price, "
-                                    + "the price changes.",
-                                 choices: ["app", "collection", "song", "video", "artist", "price"])
+    static let kind = TextOption("kind", "KIND", "Only one kind: app, collection (albums and books), song, video "
+                                    + "or artist; or price, the price changes. software, album and book are "
+                                    + "accepted too.",
+                                 choices: Vocabulary.changeKinds + ["price"])
     static let country = TextOption("country", "CC", "With --kind price: only this storefront (us, gbr).")
     static let drops = Flag("drops", "With --kind price: only prices that went down.")
     static let json = CommonOptions.json("One JSON array of {\"id\", \"kind\", \"change\", \"exportDate\"} objects "
@@ -44,7 +45,7 @@ enum ChangesCommand: Command {
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let path = try databasePath(&arguments)
         let since = try arguments.read(Self.since)
-        let kind = try arguments.read(Self.kind)
+        let kind = try arguments.read(Self.kind).map(Vocabulary.changeKind)
         let country = try arguments.read(Self.country)
         let drops = arguments.read(Self.drops)
         let json = arguments.read(Self.json)

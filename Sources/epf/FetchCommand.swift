@@ -205,9 +205,7 @@ enum FetchCommand: Command {
         }
         recorder?.setDownloadedBytes(report.downloadedBytes)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            Output.shared.write(String(decoding: try encoder.encode(report), as: UTF8.self) + "\n")
+            ReportJSON.write(ReportJSON.fetchReport(report))
         } else {
             printSummary(report)
         }
@@ -241,7 +239,7 @@ enum FetchCommand: Command {
         }
         if !rows.isEmpty {
             printTable(header: ["status", "file", "MB", "fetched MB", "seconds", "MB/s"], rows: rows,
-                       rightAligned: [2, 3, 4, 5])
+                       rightAligned: [2, 3, 4, 5], priorities: [0, 0, 1, 3, 2, 2])
         }
         for directory in report.published { say("published  \(directory)") }
         for path in report.pruned { say("removed    \(path) (--keep)") }

@@ -168,28 +168,7 @@ enum GenerateCommand: Command {
     }
 
     private static func printJSON(_ feed: GeneratedFeed) throws {
-        struct Report: Encodable {
-            let exportDate: Int64
-            let mode: String
-            let layout: String
-            let apps: Int
-            let seed: UInt64
-            let scale: Double?
-            let seconds: Double
-            let uncompressedBytes: Int64
-            let tables: [GeneratedTable]
-            let files: [GeneratedFile]
-            let dirtManifest: String?
-            let dirt: [DirtEntry]
-        }
-        let report = Report(exportDate: feed.options.exportDate, mode: feed.options.mode.rawValue,
-                            layout: feed.options.layout.rawValue, apps: feed.options.apps, seed: feed.options.seed,
-                            scale: feed.options.scale, seconds: feed.seconds,
-                            uncompressedBytes: feed.uncompressedBytes, tables: feed.tables,
-                            files: feed.files, dirtManifest: feed.manifest?.path, dirt: feed.dirt)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        say(String(decoding: try encoder.encode(report), as: UTF8.self))
+        ReportJSON.write(ReportJSON.generatedFeed(feed))
     }
 }
 

@@ -40,6 +40,13 @@ enum GenresCommand: Command {
                 try QueryEngine(databasePath: path).catalogue.genreApps(id: id, country: country, limit: limit)
             }
             guard let answer else {
+                if json {
+                    // As prices does for an unknown id: an answer beside the message and exit status 1.
+                    QueryCLI.writeJSON(.object([("id", .int(id)), ("found", .bool(false)), ("genre", .null),
+                                                ("country", country.map { .string($0) } ?? .null),
+                                                ("total", .int(0)), ("apps", .array([]))]))
+                    Output.shared.flush()
+                }
                 printError("epf genres: no genre \(id)")
                 return .notFound
             }

@@ -217,10 +217,7 @@ enum ImportRunner {
     /// Prints the report (JSON or the summary) and returns the exit status.
     static func finish(_ report: ImportReport, json: Bool) throws -> ExitCode {
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            let data = try encoder.encode(report)
-            Output.shared.write(String(decoding: data, as: UTF8.self) + "\n")
+            ReportJSON.write(ReportJSON.importReport(report))
         } else {
             printSummary(report)
         }
@@ -229,6 +226,23 @@ enum ImportRunner {
             return .cannotCreate
         }
         return report.succeeded ? .ok : .dataError
+    }
+
+    /// "phases: reading 1.2 s, inserting 3.4 s, ...": reading and inserting always (every applied table has
+    /// them), the other phases only when they took time (0.05 s or more), so an import without price history,
+    /// lookup documents or index builds does not name them.
+    static func phasesLine(_ phases: PhaseTimes) -> String {
+        let optional: [(String, Double)] = [
+            ("indexes", phases.indexes), ("committing", phases.committing), ("search index", phases.searchIndex),
+            ("lookup documents", phases.lookupDocuments), ("checkpoint", phases.checkpoint),
+        ]
+        let parts = [("reading", phases.reading), ("inserting", phases.inserting)]
+            + optional.filter { $0.1 >= 0.05 } + [("other", phases.other)]
+        var line = "phases: " + parts.map { String(format: "%@ %.1f s", $0.0, $0.1) }.joined(separator: ", ")
+        if phases.priceHistory >= 0.05 {
+            line += String(format: " (price history %.1f s of committing)", phases.priceHistory)
+        }
+        return line
     }
 
     static func printSummary(_ report: ImportReport) {
@@ -244,7 +258,8 @@ enum ImportRunner {
         if !rows.isEmpty {
             printTable(header: ["status", "table", "mode", "records", "rows", "rejects", "repaired", "dupes",
                                 "seconds", "rows/s"],
-                       rows: rows, rightAligned: [3, 4, 5, 6, 7, 8, 9])
+                       rows: rows, rightAligned: [3, 4, 5, 6, 7, 8, 9],
+                       priorities: [0, 0, 1, 3, 0, 1, 2, 3, 2, 4])
         }
         for outcome in report.outcomes where outcome.leftOut > 0 {
             say("left out  \(outcome.table): \(outcome.leftOut) records of storefronts or languages the database "
@@ -268,15 +283,7 @@ enum ImportRunner {
             say(String(format: "rebuilt  %@: %d items in %.1f s", derived.name, derived.items, derived.seconds))
         }
         for error in report.fileErrors { printError("error: \(error)") }
-        let phases = report.phases
-        if report.outcomes.contains(where: { $0.status == .applied }) {
-            say(String(format: "phases: reading %.1f s, inserting %.1f s, indexes %.1f s, committing %.1f s, "
-                       + "search index %.1f s, lookup documents %.1f s, checkpoint %.1f s, other %.1f s",
-                       phases.reading, phases.inserting, phases.indexes, phases.committing, phases.searchIndex,
-                       phases.lookupDocuments, phases.checkpoint, phases.other)
-                + (phases.priceHistory > 0 ? String(format: " (price history %.1f s of committing)",
-                                                    phases.priceHistory) : ""))
-        }
+        if report.outcomes.contains(where: { $0.status == .applied }) { say(phasesLine(report.phases)) }
         let applied = report.outcomes.filter { $0.status == .applied }.count
         let failed = report.outcomes.filter { $0.status == .failed }.count + report.fileErrors.count
         say(String(format: "%d applied, %d failed, %d unchanged in %.1f s -> %@", applied, failed,

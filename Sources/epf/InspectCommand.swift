@@ -180,10 +180,7 @@ enum InspectCommand: Command {
         add("feedDate", report.file.feedDate.map { .string($0) })
         add("part", report.file.part.map { .int(Int64($0)) })
         add("md5", report.file.verifiedMD5.map { .string($0) })
-        if let exportDate = report.exportDate {
-            add("exportDate", .int(exportDate))
-            add("exportDateUTC", .string(EPFValues.isoTimestamp(milliseconds: exportDate)))
-        }
+        add("exportDate", report.exportDate.map(ReportJSON.date))
         if let header = report.header {
             add("mode", text(header.exportMode?.rawValue ?? header.unknownExportMode))
             add("flavor", .string(header.flavor.rawValue))
@@ -213,8 +210,8 @@ enum InspectCommand: Command {
                 return .object(entry)
             }))
             add("bytes", .int(Int64(summary.bytes)))
-            add("seconds", .double(report.seconds))
-            add("megabytesPerSecond", .double(report.seconds > 0
+            add("seconds", ReportJSON.seconds(report.seconds))
+            add("megabytesPerSecond", ReportJSON.megabytesPerSecond(report.seconds > 0
                 ? Double(summary.bytes) / 1_000_000 / report.seconds : 0))
         }
         add("error", report.error.map { .string($0) })

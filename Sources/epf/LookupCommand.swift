@@ -111,8 +111,7 @@ enum QueryCLI {
         let value = item.value
         let title = value["trackName"]?.stringValue ?? value["collectionName"]?.stringValue
             ?? value["artistName"]?.stringValue ?? ""
-        let kindName = value["kind"]?.stringValue ?? value["wrapperType"]?.stringValue ?? item.kind.rawValue
-        let heading = TerminalText.oneLine("\(item.id)  \(title)  (\(kindName))")
+        let heading = TerminalText.oneLine("\(item.id)  \(title)  (\(item.kind.word))")
         say(TerminalText.bold(TerminalText.truncate(heading, to: width)))
         var lines: [(String, String)] = []
         func add(_ label: String, _ text: String?) {

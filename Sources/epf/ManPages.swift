@@ -73,6 +73,10 @@ enum ManPages {
                 + "prices, genres, storefronts, sql) and serves the same answers as JSON over HTTP (epf serve).",
             "",
             "Run 'epf COMMAND --help', or read epf-COMMAND(1), for a command's options and examples.",
+            "",
+            "--db, --schema, --json and --quiet may come before COMMAND as well as after it; --wide, anywhere, "
+                + "shows every column of a table wider than the terminal (which otherwise leaves out its least "
+                + "useful columns). A usage error is one line naming the nearest valid word, and exits 64.",
         ])
         roff += ".SH COMMANDS\n"
         for command in commands {
@@ -83,6 +87,7 @@ enum ManPages {
             (0, "Success."), (1, "Some requested ids were not found."), (64, "Usage error."),
             (65, "Bad data: some tables or files were not applied."), (66, "Missing input."),
             (69, "A server did not answer or deliver after retries."),
+            (70, "Internal error: a failure epf did not foresee, or epf serve could not start listening."),
             (73, "Cannot write (for example, no space left)."), (75, "Locked: another run holds the lock."),
             (77, "The feed server refused the credentials."),
         ]
@@ -92,7 +97,7 @@ enum ManPages {
             ("EPF_DB", "The database when --db is not given (default ./epf.sqlite)."),
             ("EPF_MIRROR", "The mirror of epf fetch when --mirror is not given."),
             ("EPF_USER, EPF_PASSWORD", "Feed server credentials of epf fetch when --netrc-file is not given."),
-            ("NO_COLOR", "When set, no colour on a terminal."),
+            ("NO_COLOR", "When set to a non-empty value, no colour on a terminal."),
         ]
         for (name, text) in variables { roff += ".TP\n.B \(escape(name))\n\(escape(text))\n" }
         roff += ".SH FILES\n"

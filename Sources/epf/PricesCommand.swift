@@ -1,4 +1,5 @@
 import EPFQuery
+import JSONText
 
 /// `epf prices`: an item's price in every storefront, in each storefront's own currency.
 enum PricesCommand: Command {
@@ -26,8 +27,9 @@ enum PricesCommand: Command {
       epf prices 364709193 --history --country us --since 2026-01-01
     """
 
-    static let json = CommonOptions.json("Print {\"id\", \"kind\", \"title\", \"prices\": [{\"storefrontId\", "
-                                             + "\"country\", \"currency\", \"price\", \"formattedPrice\", ...}]}.")
+    static let json = CommonOptions.json("Print {\"id\", \"found\", \"kind\", \"title\", \"prices\": "
+                                             + "[{\"storefrontId\", \"country\", \"currency\", \"price\", "
+                                             + "\"formattedPrice\", ...}]}; an id in no table prints found false.")
 
     static let history = Flag("history", "The price over time: one line per recorded change (needs imports with "
                                   + "--history prices).")
@@ -54,15 +56,21 @@ enum PricesCommand: Command {
             try QueryEngine(databasePath: path).catalogue.prices(id: link.id)
         }
         guard let list else {
+            if json {
+                // As lookup's JSON does, an answer for the id not found, beside the message and exit status 1.
+                QueryCLI.writeJSON(.object([("id", .int(link.id)), ("found", .bool(false)), ("kind", .null),
+                                            ("title", .null), ("prices", .array([]))]))
+                Output.shared.flush()
+            }
             printError("epf prices: not found: \(items[0])")
             return .notFound
         }
         if json {
-            QueryCLI.writeJSON(list.json)
+            QueryCLI.writeJSON(foundJSON(list.json))
             return .ok
         }
         let width = terminalWidth()
-        let heading = TerminalText.oneLine("\(list.id)  \(list.title ?? "")  (\(list.kind.rawValue))")
+        let heading = TerminalText.oneLine("\(list.id)  \(list.title ?? "")  (\(list.kind.word))")
         say(TerminalText.bold(TerminalText.truncate(heading, to: width)))
         if list.rows.isEmpty {
             say("no prices in any storefront")
@@ -74,5 +82,12 @@ enum PricesCommand: Command {
         printTable(header: ["CC", "STOREFRONT", "NAME", "CURRENCY", "PRICE"], rows: rows, width: width,
                    rightAligned: [1, 4], boldHeader: true)
         return .ok
+    }
+
+    /// The prices' JSON with `"found": true` after the id, the member a not-found answer has as false.
+    private static func foundJSON(_ value: JSONValue) -> JSONValue {
+        guard case .object(var pairs) = value else { return value }
+        pairs.insert(("found", .bool(true)), at: min(1, pairs.count))
+        return .object(pairs)
     }
 }

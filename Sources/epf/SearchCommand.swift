@@ -23,8 +23,9 @@ enum SearchCommand: Command {
       epf search 東京 --country jp --json
     """
 
-    static let entity = TextOption("entity", "KIND", "Only one kind: software, ebook, album, song, video or artist.",
-                                   choices: ["software", "ebook", "album", "song", "video", "artist"])
+    static let entity = TextOption("entity", "KIND", "Only one kind: app, book, album, song, video or artist "
+                                       + "(software and ebook are accepted too).",
+                                   choices: EntityKind.words)
     static let country = TextOption("country", "CC", "Storefront for the prices shown (ISO 3166 alpha-2).",
                                     shownDefault: QueryEngine.defaultCountry)
     static let limit = IntOption("limit", default: 20, range: 1...1000, "At most N results, 1 to 1000.")
@@ -39,13 +40,7 @@ enum SearchCommand: Command {
         let words = try arguments.finish()
         guard !words.isEmpty else { throw UsageError("give a search term") }
         var entity: EntityKind?
-        if let entityText {
-            guard let kind = EntityKind(rawValue: entityText.lowercased()) else {
-                let kinds = EntityKind.allCases.map(\.rawValue).joined(separator: ", ")
-                throw UsageError("--entity must be one of \(kinds), got '\(entityText)'")
-            }
-            entity = kind
-        }
+        if let entityText { entity = try Vocabulary.entity(entityText) }
         let term = words.joined(separator: " ")
         let (result, indexed) = try QueryCLI.run {
             let engine = try QueryEngine(databasePath: path)
@@ -61,7 +56,7 @@ enum SearchCommand: Command {
                 let title = value["trackName"]?.stringValue ?? value["collectionName"]?.stringValue
                     ?? value["artistName"]?.stringValue ?? ""
                 let by = item.kind == .artist ? "" : value["artistName"]?.stringValue ?? ""
-                return [String(item.id), item.kind.rawValue, value["formattedPrice"]?.stringValue ?? "", title, by]
+                return [String(item.id), item.kind.word, value["formattedPrice"]?.stringValue ?? "", title, by]
             }
             printTable(header: ["ID", "KIND", "PRICE", "TITLE", "BY"], rows: rows, width: terminalWidth(),
                        rightAligned: [0, 2], boldHeader: true)

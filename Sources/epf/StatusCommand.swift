@@ -71,7 +71,7 @@ enum StatusCommand: Command {
         printTable(header: ["table", "rows", "export date", "mode", "updated"], rows: status.tables.map { table in
             [table.name, "\(table.rows)", table.exportDate.map { EPFValues.isoTimestamp(milliseconds: $0) } ?? "-",
              table.mode ?? "-", table.updated ?? "-"]
-        }, rightAligned: [1])
+        }, rightAligned: [1], priorities: [0, 0, 0, 1, 2])
         if !status.selection.keepsEverything {
             say()
             say("keeps only: storefronts \(RowSelection.describe(status.selection.storefronts)); languages "
@@ -105,7 +105,7 @@ enum StatusCommand: Command {
                        rows: status.lastImports.map { entry in
                 [entry.finished ?? "-", entry.outcome, entry.table, entry.mode ?? "-", "\(entry.rows)",
                  "\(entry.rejects)", "\(entry.repaired)", "\(entry.duplicates)", entry.location]
-            }, rightAligned: [4, 5, 6, 7])
+            }, rightAligned: [4, 5, 6, 7], priorities: [0, 0, 0, 2, 0, 1, 2, 3, 4])
         }
         return .ok
     }

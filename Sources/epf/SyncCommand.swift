@@ -26,7 +26,8 @@ enum SyncCommand: Command {
       epf sync /srv/epf-mirror --quiet --metrics-file /var/lib/prometheus/node-exporter/epf-sync.prom
     """
 
-    static let planOnly = Flag("plan", "Only print what would be applied, in order.")
+    static let planOnly = Flag("plan", "Only print what would be applied, in order (with --json: {\"root\", "
+                                   + "\"steps\": [{\"mode\", \"date\", \"paths\"}]}).")
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let metricsFile = try arguments.read(JobMetrics.fileOption)
@@ -50,7 +51,12 @@ enum SyncCommand: Command {
             // A mirror without a full export, or unreadable, is missing input either way.
             throw CommandFailure(.noInput, error.description)
         }
-        if planOnly || !settings.quiet {
+        if planOnly && settings.json {
+            ReportJSON.write(ReportJSON.syncPlan(plan, root: root))
+            return .ok
+        }
+        // With --json, stdout holds the report alone (one JSON document).
+        if planOnly || !settings.quiet && !settings.json {
             say("full \(plan.fullDate): \(plan.fullPaths.joined(separator: ", "))")
             for incremental in plan.incrementals {
                 say("incremental \(incremental.date): \(incremental.paths.joined(separator: ", "))")

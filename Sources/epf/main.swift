@@ -22,31 +22,35 @@ nonisolated(unsafe) let commands: [Command.Type] = [
 let mainHelp = """
 epf: turn Apple's Enterprise Partner Feed into a fast, verified, queryable SQLite database.
 
-USAGE: epf <command> [options]
+USAGE: epf [--db FILE] [--json] [--quiet] [--wide] <command> [options]
 
 COMMANDS:
 \(commands.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.summary }
     .joined(separator: "\n"))
 
-Run 'epf <command> --help' for a command's options and examples.
+Run 'epf <command> --help' for a command's options and examples. --db, --schema, --json and --quiet may
+come before the command too; --wide (anywhere) shows every column of a table wider than the terminal.
 Exit codes: 0 ok, 1 not found, 64 usage, 65 bad data, 66 missing input, 69 server unavailable,
-73 cannot write (no space), 75 locked, 77 credentials refused.
+70 internal error, 73 cannot write (no space), 75 locked, 77 credentials refused.
 """
 
 func runMain() -> Int32 {
-    var words = Array(CommandLine.arguments.dropFirst())
-    guard let first = words.first else {
+    var given = Array(CommandLine.arguments.dropFirst())
+    TableLayout.wide = GlobalOptions.takeWide(&given)
+    guard let (globals, rest) = splitGlobalOptions(given) else { return ExitCode.usage.rawValue }
+    if !globals.isEmpty, let word = rest.first, ["--help", "-h", "--version"].contains(word) { given = rest }
+    guard let first = given.first else {
         printError(mainHelp)
         return ExitCode.usage.rawValue
     }
-    if first == "help", words.count > 1, words[1] == "--man" {
-        return writeManPages(Array(words.dropFirst(2)))
+    if first == "help", given.count > 1, given[1] == "--man" {
+        return writeManPages(Array(given.dropFirst(2)))
     }
     if first == "completions" {
-        return printCompletions(Array(words.dropFirst()))
+        return printCompletions(Array(given.dropFirst()))
     }
     if first == "--help" || first == "-h" || first == "help" {
-        if first == "help", words.count > 1, let command = commands.first(where: { $0.name == words[1] }) {
+        if first == "help", given.count > 1, let command = commands.first(where: { $0.name == given[1] }) {
             say(command.help)
         } else {
             say(mainHelp)
@@ -59,12 +63,18 @@ func runMain() -> Int32 {
         Output.shared.flush()
         return 0
     }
-    guard let command = commands.first(where: { $0.name == first }) else {
-        printError("epf: unknown command '\(first)'\n\n\(mainHelp)")
+    var words = rest
+    guard let name = words.first else {
+        printError("epf: give a command after \(globals.joined(separator: " "))\nsee 'epf --help'")
+        return ExitCode.usage.rawValue
+    }
+    guard let command = commands.first(where: { $0.name == name }) else {
+        let names = commands.map { $0.name } + ["help"]
+        printError("epf: unknown command '\(name)'\(Nearest.hint(for: name, among: names))\nsee 'epf --help'")
         return ExitCode.usage.rawValue
     }
     words.removeFirst()
-    var arguments = Arguments(words)
+    var arguments = Arguments(globals + words)
     if arguments.wantsHelp {
         say(command.help)
         Output.shared.flush()
@@ -76,7 +86,7 @@ func runMain() -> Int32 {
         return code.rawValue
     } catch let error as UsageError {
         Output.shared.flush()
-        printError("epf \(command.name): \(error.description)\n\n\(command.help)")
+        printError(usageMessage(error, command: command))
         return ExitCode.usage.rawValue
     } catch let error as CommandFailure {
         Output.shared.flush()
@@ -87,6 +97,28 @@ func runMain() -> Int32 {
         printError("epf \(command.name): \(errorText(error))")
         return ExitCode.forUnexplained(error).rawValue
     }
+}
+
+/// The global options before the command and the words from the command on; nil (after saying why) for an
+/// option before the command that is not a global one.
+func splitGlobalOptions(_ words: [String]) -> (globals: [String], rest: [String])? {
+    do {
+        return try GlobalOptions.split(words)
+    } catch {
+        printError("epf: \(error)\nsee 'epf --help'")
+        return nil
+    }
+}
+
+/// A usage error as printed: one line with the error (and the nearest valid option for an unknown one), then
+/// where the command's help is.
+func usageMessage(_ error: UsageError, command: Command.Type) -> String {
+    var line = "epf \(command.name): \(error.description)"
+    if let unknown = error.unknownOption {
+        let names = command.declaredOptions.map { "--" + $0.help.name } + ["--help"]
+        line += Nearest.hint(for: unknown.split(separator: "=").first.map(String.init) ?? unknown, among: names)
+    }
+    return line + "\nsee 'epf \(command.name) --help'"
 }
 
 /// `epf help --man DIR` (not listed in `epf --help`; packaging runs it): writes epf.1 and epf-COMMAND.1 into DIR.

@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ["changes"], ["changes", "--since", "yesterday"], ["changes", "--since", "2026-01-01", "--kind", "book"],
+        ["changes"], ["changes", "--since", "yesterday"], ["changes", "--since", "2026-01-01", "--kind", "podcast"],
         ["changes", "--since", "2026-01-01", "--csv", "--json"], ["changes", "--since", "2026-01-01", "extra"],
     ])
     func badArgumentsAreUsageErrors(arguments: [String]) throws {

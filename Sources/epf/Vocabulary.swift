@@ -1,0 +1,31 @@
+import EPFQuery
+
+/// epf's one set of words for kinds of items (docs/cli.md, "Kinds"): app, book, album, song, video, artist, and
+/// collection for an album or a book where epf cannot tell them apart (the change log and the price history
+/// record the `collection` table). The older words (software, application, ebook) are accepted as aliases.
+enum Vocabulary {
+    /// The kinds `changes --kind` lists, by the table that records them.
+    static let changeKinds = ["app", "collection", "song", "video", "artist"]
+
+    /// The `--entity` of `search`: epf's word or an alias.
+    static func entity(_ text: String) throws -> EntityKind {
+        guard let kind = EntityKind(word: text) else {
+            throw UsageError("--entity must be one of \(EntityKind.words.joined(separator: ", ")), got '\(text)'"
+                             + Nearest.hint(for: text.lowercased(), among: EntityKind.words + ["software", "ebook"]))
+        }
+        return kind
+    }
+
+    /// The `--kind` of `changes` in epf's words: app, collection, song, video, artist or price; aliases
+    /// (software, application, album, book, ebook) mapped to them.
+    static func changeKind(_ text: String) throws -> String {
+        let word = text.lowercased()
+        if changeKinds.contains(word) || word == "price" { return word }
+        if let kind = EntityKind(word: word) {
+            return kind == .album || kind == .ebook ? "collection" : kind.word
+        }
+        let words = changeKinds + ["price"]
+        throw UsageError("--kind must be one of \(words.joined(separator: ", ")), got '\(text)'"
+                         + Nearest.hint(for: word, among: words))
+    }
+}
