@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "EPFPostgresStore", dependencies: ["EPFStore", "EPFFormat", "EPFPostgres", "JSONText"],
                 path: "Sources/EPFStore/PostgreSQL"),
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
-        .target(name: "EPFQuery", dependencies: ["EPFSQLite", "EPFStore", "JSONText"]),
+        .target(name: "EPFQuery", dependencies: ["EPFFormat", "EPFSQLite", "EPFStore", "JSONText"]),
         // Mirrors Apple's feed server: listings, verified, resumable, multi-connection downloads (libcurl).
         .target(name: "EPFFetch", dependencies: ["EPFFormat", "EPFSQLite", "EPFStore", "CCurl"]),
         // HTTP/1.1 transport: sockets, parser, workers, response writer, metrics. Knows nothing of EPF.

@@ -29,6 +29,22 @@ public struct EPFTable: Sendable, Equatable {
     /// definitions are what the generator writes, not checked against Apple's files.
     public let correctsHeaders: Bool
 
+    /// One of v5's four app charts (`free_`, `paid_`, `free_ipad_`, `paid_ipad_application_popularity_per_genre`).
+    static func chart(_ name: String) -> EPFTable {
+        EPFTable(name, .popularity, key: ["storefront_id", "genre_id", "application_id"], [
+            ("storefront_id", "INTEGER"), ("genre_id", "INTEGER"), ("application_id", "BIGINT"),
+            ("application_rank", "INTEGER"),
+        ])
+    }
+
+    /// The app chart tables, v3's one table first, then v5's four (iPhone free and paid, iPad free and paid): the
+    /// order in which a reader picks one when it needs a single ranking.
+    public static let appCharts = [
+        "application_popularity_per_genre", "free_application_popularity_per_genre",
+        "paid_application_popularity_per_genre", "free_ipad_application_popularity_per_genre",
+        "paid_ipad_application_popularity_per_genre",
+    ]
+
     init(_ name: String, _ feed: FeedName, key: [String], _ columns: [(String, String)]) {
         self.name = name
         self.feed = feed
@@ -149,6 +165,20 @@ public enum EPFCatalogue {
             ("storefront_id", "INTEGER"), ("genre_id", "INTEGER"), ("application_id", "INTEGER"),
             ("application_rank", "INTEGER"),
         ]),
+        // v5 (since 2023) splits the apps' chart into four, with the real 2025 headers: BIGINT application ids.
+        EPFTable.chart("free_application_popularity_per_genre"),
+        EPFTable.chart("paid_application_popularity_per_genre"),
+        EPFTable.chart("free_ipad_application_popularity_per_genre"),
+        EPFTable.chart("paid_ipad_application_popularity_per_genre"),
+        // Music charts of older archives (music left the EPF on 2025-03-17).
+        EPFTable("song_popularity_per_genre", .popularity, key: ["storefront_id", "genre_id", "song_id"], [
+            ("storefront_id", "INTEGER"), ("genre_id", "INTEGER"), ("song_id", "INTEGER"), ("song_rank", "INTEGER"),
+        ]),
+        EPFTable("album_popularity_per_genre", .popularity, key: ["storefront_id", "genre_id", "album_id"], [
+            ("storefront_id", "INTEGER"), ("genre_id", "INTEGER"), ("album_id", "INTEGER"), ("album_rank", "INTEGER"),
+        ]),
+        // v5's itunes feed: facts about the export as key/value text.
+        EPFTable("key_value", .itunes, key: ["key_"], [("key_", "VARCHAR(100)"), ("value_", "VARCHAR(100)")]),
         EPFTable("artist_match", .match, key: ["artist_id"], [
             ("artist_id", "INTEGER"), ("amg_artist_id", "INTEGER"),
         ]),

@@ -4,12 +4,14 @@ import EPFFormat
 extension TableEmitter {
     // MARK: popularity
 
+    /// The ranks of one chart table: v3's `application_popularity_per_genre` ranks every app, v5's four charts
+    /// the free or paid apps, on iPhone or on iPad.
     func popularityRows() throws {
         guard full else { return }
         let ranking = Popularity(plan: plan, depth: plan.popularityDepth)
         for storefront in plan.popularityStorefronts {
             let storefrontID = plan.storefronts[storefront].id
-            for (genre, apps) in ranking.ranks(storefront: storefront) {
+            for (genre, apps) in ranking.ranks(storefront: storefront, table: schema.name) {
                 for (rank, index) in apps.enumerated() {
                     w.int(exportDate)
                     w.int(storefrontID)
@@ -19,6 +21,16 @@ extension TableEmitter {
                     try w.endRecord()
                 }
             }
+        }
+    }
+
+    /// v5's `key_value`: what made the export (the generator says so rather than invent Apple's keys).
+    func keyValueRows() throws {
+        for (key, value) in [("generated_by", "epf generate"), ("export_mode", full ? "FULL" : "INCREMENTAL")] {
+            w.int(exportDate)
+            w.text(Array(key.utf8))
+            w.text(Array(value.utf8))
+            try w.endRecord()
         }
     }
 

@@ -160,8 +160,12 @@ final class TableEmitter {
             try forEachApp(revision: nil) { app, _ in try self.genreRows(app) }
         case "application_price":
             try forEachApp(revision: plan.priceRevision) { app, revision in try self.priceRows(app, revision) }
-        case "application_popularity_per_genre":
+        case "application_popularity_per_genre", "free_application_popularity_per_genre",
+             "paid_application_popularity_per_genre", "free_ipad_application_popularity_per_genre",
+             "paid_ipad_application_popularity_per_genre":
             try popularityRows()
+        case "key_value":
+            try keyValueRows()
         case "artist":
             for index in 0..<(plan.softwareArtists + plan.musicArtists) { try artistRow(index) }
         case "artist_type":

@@ -178,23 +178,45 @@ struct Popularity {
     private let depth: Int
     private let primary: [Int32]
     private let secondary: [Int32]
+    /// Per app: free (its first price tier is 0) and on iPad (iPad or iPad Pro among its devices), for v5's charts.
+    private let free: [Bool]
+    private let iPad: [Bool]
 
     init(plan: Plan, depth: Int) {
         self.plan = plan
         self.depth = depth
         var primary = [Int32](repeating: 0, count: plan.apps)
         var secondary = [Int32](repeating: 0, count: plan.apps)
+        var free = [Bool](repeating: false, count: plan.apps)
+        var iPad = [Bool](repeating: false, count: plan.apps)
+        let iPadBits = Reference.deviceTypes.enumerated().filter { $0.element.name.hasPrefix("iPad") }
+            .reduce(UInt16(0)) { $0 | (1 << UInt16($1.offset)) }
         for index in 0..<plan.apps {
             let app = AppFacts(plan: plan, index: index)
             primary[index] = Int32(app.genre)
             secondary[index] = Int32(app.genre == 6014 ? app.secondGenre ?? 0 : 0)
+            free[index] = Reference.priceTiersCents[app.tier % Reference.priceTiersCents.count] == 0
+            iPad[index] = app.devices & iPadBits != 0
         }
         self.primary = primary
         self.secondary = secondary
+        self.free = free
+        self.iPad = iPad
+    }
+
+    /// The apps a chart table ranks: all of them for v3's one table, else free or paid, on iPad or not.
+    func ranked(_ index: Int, in table: String) -> Bool {
+        switch table {
+        case "free_application_popularity_per_genre": free[index]
+        case "paid_application_popularity_per_genre": !free[index]
+        case "free_ipad_application_popularity_per_genre": free[index] && iPad[index]
+        case "paid_ipad_application_popularity_per_genre": !free[index] && iPad[index]
+        default: true
+        }
     }
 
     /// Genres in `Reference.genres` order that have apps, each with app indices best first.
-    func ranks(storefront: Int) -> [(Int, [Int])] {
+    func ranks(storefront: Int, table: String = "application_popularity_per_genre") -> [(Int, [Int])] {
         var candidates: [Int: [(UInt64, Int)]] = [:]
         func offer(_ genre: Int, _ score: UInt64, _ index: Int) {
             candidates[genre, default: []].append((score, index))
@@ -206,7 +228,7 @@ struct Popularity {
             list.removeLast(max(0, list.count - depth))
             candidates[genre] = list
         }
-        for index in 0..<plan.apps {
+        for index in 0..<plan.apps where ranked(index, in: table) {
             let quality = SplitMix64.hash(plan.seed, Salt.popularity, index) >> 2
             let score = quality &+ (SplitMix64.hash(plan.seed, Salt.popularity, index, storefront + 1) >> 3)
             offer(36, score, index)

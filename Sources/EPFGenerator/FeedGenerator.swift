@@ -93,6 +93,13 @@ public enum FeedGenerator {
     public static func tables(for options: GeneratorOptions) -> [EPFTable] {
         GeneratedTables.all.filter { schema in
             if let only = options.tables, !only.contains(schema.name) { return false }
+            if options.tables == nil {
+                // v5 ranks apps in four charts and ships key_value; v3 has one chart table.
+                let v5Only = GeneratedTables.v5Only.contains(schema.name)
+                if options.layout == .v5 ? schema.name == "application_popularity_per_genre" : v5Only {
+                    return false
+                }
+            }
             if schema.feed == .match, !options.match, options.tables == nil { return false }
             if options.scale != nil, options.tables == nil, GeneratedTables.musicTables.contains(schema.name) {
                 return false

@@ -8,8 +8,17 @@ public enum GeneratedTables {
         "application", "application_detail", "application_device_type", "artist", "artist_application",
         "artist_collection", "artist_song", "artist_type", "collection", "collection_song", "device_type", "genre",
         "genre_application", "media_type", "song", "storefront", "video", "application_price",
-        "application_popularity_per_genre", "artist_match", "collection_match", "song_match", "video_match",
+        "application_popularity_per_genre", "free_application_popularity_per_genre",
+        "paid_application_popularity_per_genre", "free_ipad_application_popularity_per_genre",
+        "paid_ipad_application_popularity_per_genre", "key_value", "artist_match", "collection_match", "song_match",
+        "video_match",
     ].compactMap(EPFCatalogue.table(named:))
+
+    /// The tables only a v5 export has: its four app charts and `key_value`; v3 has one chart table instead.
+    public static let v5Only: Set<String> = [
+        "free_application_popularity_per_genre", "paid_application_popularity_per_genre",
+        "free_ipad_application_popularity_per_genre", "paid_ipad_application_popularity_per_genre", "key_value",
+    ]
 
     /// A table the generator writes, by name; nil for any other.
     public static func named(_ name: String) -> EPFTable? { all.first { $0.name == name } }

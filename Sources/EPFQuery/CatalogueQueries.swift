@@ -1,3 +1,4 @@
+import EPFFormat
 import EPFSQLite
 import EPFStore
 import JSONText
@@ -61,9 +62,10 @@ extension CatalogueQueries {
         try reading { try genreTree() }
     }
 
-    /// The apps of a genre (from `genre_application`, plus any app ranked in it), ranked by
-    /// `application_popularity_per_genre` in the storefront of `country` (default "us") when that table is
-    /// present, then the unranked ones by ID; nil when the genre does not exist.
+    /// The apps of a genre (from `genre_application`, plus any app ranked in it), ranked by the export's app chart
+    /// (`application_popularity_per_genre` in v3, else v5's `free_application_popularity_per_genre`, then the
+    /// others of `EPFTable.appCharts`) in the storefront of `country` (default "us") when one is present, then the
+    /// unranked ones by ID; nil when the genre does not exist.
     ///
     /// Throws `QueryError.badArgument` for an unknown country or a limit outside 1...100000.
     public func genreApps(id: Int64, country: String?, limit: Int) throws -> GenreApps? {
@@ -74,7 +76,9 @@ extension CatalogueQueries {
         return try reading {
             guard let genre = try genreTree().first(where: { $0.id == id }) else { return nil }
             let storefront = try smallTables().storefrontByCountry[country]
-            let ranked = tables.contains("application_popularity_per_genre") && storefront != nil
+            // v3's one chart, else v5's free iPhone chart (then paid, then the iPad ones): whichever the export has.
+            let chart = EPFTable.appCharts.first { tables.contains($0) } ?? "application_popularity_per_genre"
+            let ranked = tables.contains(chart) && storefront != nil
             let member = tables.contains("genre_application")
             guard ranked || member else { return GenreApps(genre: genre, country: nil, total: 0, apps: []) }
             // Members: the genre's apps, plus apps ranked in it (the root genre 36 ranks apps overall).
@@ -84,7 +88,7 @@ extension CatalogueQueries {
             }
             if ranked {
                 sources.append("""
-                    SELECT application_id, 0 FROM application_popularity_per_genre
+                    SELECT application_id, 0 FROM \(chart)
                     WHERE storefront_id = ?2 AND genre_id = ?1
                     """)
             }
@@ -100,7 +104,7 @@ extension CatalogueQueries {
                 FROM members m
                 \(titled ? "LEFT JOIN application a ON a.application_id = m.application_id" : "")
                 \(ranked ? """
-                    LEFT JOIN application_popularity_per_genre p ON p.storefront_id = ?2
+                    LEFT JOIN \(chart) p ON p.storefront_id = ?2
                         AND p.genre_id = ?1 AND p.application_id = m.application_id
                     """ : "")
                 ORDER BY rank IS NULL, rank, m.application_id LIMIT ?3

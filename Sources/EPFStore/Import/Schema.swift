@@ -183,6 +183,12 @@ public enum KnownSchemas {
         ("genre_artist", ["artist_id", "genre_id"]), ("genre", ["parent_id"]),
         ("collection_price", ["collection_id"]), ("song_price", ["song_id"]), ("video_price", ["video_id"]),
         ("application_popularity_per_genre", ["genre_id", "application_rank"]),
+        ("free_application_popularity_per_genre", ["genre_id", "application_rank"]),
+        ("paid_application_popularity_per_genre", ["genre_id", "application_rank"]),
+        ("free_ipad_application_popularity_per_genre", ["genre_id", "application_rank"]),
+        ("paid_ipad_application_popularity_per_genre", ["genre_id", "application_rank"]),
+        ("song_popularity_per_genre", ["genre_id", "song_rank"]),
+        ("album_popularity_per_genre", ["genre_id", "album_rank"]),
         // The match feed, read by Apple's lookup keys (upc, isrc, amg*Id).
         ("collection_match", ["upc"]), ("collection_match", ["amg_album_id"]), ("song_match", ["isrc"]),
         ("artist_match", ["amg_artist_id"]), ("video_match", ["upc"]), ("video_match", ["isrc"]),
