@@ -38,6 +38,7 @@ enum ImportCommand: Command {
         let settings = try ImportRunner.settings(&arguments)
         let paths = try arguments.finish()
         guard !paths.isEmpty else { throw UsageError("give at least one PATH to import") }
+        InterruptNotice.install(command: name)
         return try ImportRunner.run(paths: try expandingMirrors(paths, quiet: settings.quiet || settings.json),
                                     settings: settings)
     }

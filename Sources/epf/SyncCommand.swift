@@ -63,6 +63,7 @@ enum SyncCommand: Command {
             }
         }
         if planOnly { return .ok }
+        InterruptNotice.install(command: name)
         return try ImportRunner.run(paths: plan.orderedPaths, settings: settings)
     }
 }
