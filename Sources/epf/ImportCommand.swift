@@ -29,9 +29,9 @@ enum ImportCommand: Command {
 
     EXAMPLES:
       epf import feeds/itunes20260105 feeds/pricing20260105 --db epf.sqlite
-      epf import /mirror/20260105/itunes20260105.tbz --only '^application'
+      epf import feeds/v5/itunes20260105/application.tbz --only '^application'
       epf import feeds/incremental/20260106/itunes20260106 --json
-      epf import feeds/itunes20260105 --dry-run
+      epf import feeds/incremental/20260106/pricing20260106 --dry-run
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {

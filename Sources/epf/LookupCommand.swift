@@ -22,9 +22,9 @@ enum LookupCommand: Command {
     1 when any was not.
 
     EXAMPLES:
-      epf lookup 364709193
-      epf lookup https://apps.apple.com/gb/app/ibooks/id364709193 --lang fr
-      epf lookup 364709193 284882215 --country jp --json
+      epf lookup 293406864
+      epf lookup https://apps.apple.com/gb/app/dragon-battle-tracker/id293406864 --lang fr
+      epf lookup 293406864 284207097 --country jp --json
     """
 
     static let country = TextOption("country", "CC",

@@ -21,7 +21,7 @@ enum StatusCommand: Command {
 
     EXAMPLES:
       epf status
-      epf status --db /srv/epf/epf.sqlite --json
+      epf status --db epf.sqlite --json
       epf status --db postgresql://epf@db.internal/analytics --schema epf
     """
 
