@@ -9,6 +9,9 @@ enum DemoDatabase {
     nonisolated(unsafe) private static let built: Result<TemporaryDirectory, DemoDatabaseError> = {
         do {
             let directory = try TemporaryDirectory(prefix: "epf-demo")
+            // Held for the whole run, so never released: removed when the test process exits.
+            removeAtExit = directory.path
+            atexit { if let path = DemoDatabase.removeAtExit { try? FileManager.default.removeItem(atPath: path) } }
             try linkFeeds(into: directory.path)
             let script = EPFBinary.packageRoot.appendingPathComponent("scripts/demo-data").path
             let run = try runShell("\"\(script)\"", in: directory.path, environment: ["EPF_BIN": EPFBinary.url.path])
@@ -21,6 +24,9 @@ enum DemoDatabase {
             return .failure(DemoDatabaseError(description: "scripts/demo-data could not run: \(error)"))
         }
     }()
+
+    /// The directory `built` made (and the `epf` link of `DocExamplesTests`' commands), removed at exit.
+    nonisolated(unsafe) static var removeAtExit: String?
 
     /// Makes `directory` look like the repository root after `scripts/demo`: `feeds` (a link to the sample feed)
     /// and a copy of `epf.sqlite`. Returns the database's path.

@@ -23,17 +23,22 @@ struct DocExamplesTests {
         return (blocks, errors)
     }()
 
-    /// A directory holding `epf` (a link to the built binary) for the commands' `PATH`.
-    static let binDirectory: String = {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("epf-doc-bin-\(UUID())").path
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    /// A directory holding `epf` (a link to the built binary) for the commands' `PATH`; held for the whole run.
+    nonisolated(unsafe) static let binDirectory = try? TemporaryDirectory(prefix: "epf-doc-bin")
+
+    /// `binDirectory` with its link made once.
+    static let binPath: String = {
+        guard let directory = binDirectory?.path else { return "" }
         try? FileManager.default.createSymbolicLink(atPath: directory + "/epf", withDestinationPath: EPFBinary.url.path)
+        atexit {
+            if let path = DocExamplesTests.binDirectory?.path { try? FileManager.default.removeItem(atPath: path) }
+        }
         return directory
     }()
 
     /// Runs `command` with the shell in `directory`, `epf` on `PATH` meaning the built binary.
     static func run(_ command: String, in directory: String) throws -> RunResult {
-        let path = binDirectory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let path = binPath + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         return try runShell(command, in: directory, environment: ["PATH": path, "NO_COLOR": "1"])
     }
 
