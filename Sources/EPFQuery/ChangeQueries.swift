@@ -155,6 +155,12 @@ extension ChangeQueries {
         return milliseconds
     }
 
+    /// Whether `id`, not found in `kind`'s table, left the store: what `GET /v1/apps/{id}` says instead of a bare
+    /// "not found" (the same facts as `removedIds` of a lookup). Nil when it did not, or without a changes table.
+    public func removal(of id: Int64, kind: EntityKind) throws -> RemovedItem? {
+        try reading { try removal(of: StoreLink(id: id, kind: kind, country: nil), argument: String(id)) }
+    }
+
     /// Whether an id a lookup did not find left the store: the latest change recorded for it (in the link's
     /// kind, or any kind) is a removal. Call inside `reading`; nil without a changes table.
     func removal(of link: StoreLink, argument: String) throws -> RemovedItem? {

@@ -69,7 +69,11 @@ extension LookupQueries {
                 if found.isEmpty {
                     invalid.append(argument)
                 } else {
-                    items += try found.map { try markingAvailability($0, country: chosen) }
+                    items += try found.map {
+                        var item = try markingAvailability($0, country: chosen)
+                        item.storefront = chosen
+                        return item
+                    }
                 }
                 if found.isEmpty, let removal = try changes?.removal(of: link, argument: argument) {
                     removed.append(removal)

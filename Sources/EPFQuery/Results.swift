@@ -41,6 +41,9 @@ public struct LookupItem {
     public let value: JSONValue
     /// The storefront (ISO alpha-2) the price fields are for, nil when none applied.
     public let country: String?
+    /// The storefront the lookup asked about (`country`, else the store link's), nil when none was: set even when
+    /// that storefront does not sell the item, so a link's country says "not sold there" as `--country` does.
+    public var storefront: String? = nil
 }
 
 /// The answer of `lookup` or `search`: found entries and the arguments that matched nothing.

@@ -81,6 +81,17 @@ public struct StoreLink: Equatable, Sendable {
         self.country = country
     }
 
+    /// What `parse` accepts, for the message that refuses an argument it does not: an Apple ID or a store link,
+    /// each with an example.
+    public static let acceptedForms = "an Apple ID (a positive number such as 293406864) or a store link such as "
+        + "https://apps.apple.com/us/app/x/id293406864 (apps.apple.com, itunes.apple.com, books.apple.com, "
+        + "music.apple.com)"
+
+    /// The arguments `parse` reads no Apple ID from, in their order; empty when every one is an ID or a link.
+    public static func unreadable(_ arguments: [String]) -> [String] {
+        arguments.filter { parse($0) == nil }
+    }
+
     /// Reads an Apple ID ("364709193", "id364709193") or a store link in any of its forms.
     ///
     /// Accepts `https://apps.apple.com/us/app/ibooks/id364709193`, `https://itunes.apple.com/us/app/x/id1?mt=8`,

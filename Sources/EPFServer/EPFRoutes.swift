@@ -117,7 +117,7 @@ public final class EPFRoutes: HTTPResponder {
             return response
         } catch let error as RouteError {
             return .error(error.status, error.message, route: route.name, lastModified: defaultLastModified,
-                          headers: error.headers)
+                          headers: error.headers, details: error.details)
         } catch {
             return .error(500, "internal error: \(error)", route: route.name, lastModified: defaultLastModified)
         }
@@ -179,10 +179,23 @@ public final class EPFRoutes: HTTPResponder {
         guard var body = try withEngine({
             try $0.lookups.entityJSON(kind: kind, id: id, country: country, language: language)
         }) else {
-            throw RouteError(status: 404, message: "no \(kind.rawValue) with id \(id)")
+            throw try notFound(kind, id)
         }
         body.append(UInt8(ascii: "\n"))
         return HTTPResponse(status: 200, body: body, lastModified: defaultLastModified, cache: .public)
+    }
+
+    /// The 404 of an entity not in the database; when a full export dropped it, the error names the export
+    /// (`"removed": {"id", "kind", "removedInExport"}`, the facts `/v1/lookup` gives in `removedIds`). Still a 404,
+    /// not a 410: the item may come back in a later export, and clients already read 404 as "not here".
+    private func notFound(_ kind: EntityKind, _ id: Int64) throws -> RouteError {
+        guard let removed = try withEngine({ try $0.changes.removal(of: id, kind: kind) }) else {
+            return RouteError(status: 404, message: "no \(kind.rawValue) with id \(id)")
+        }
+        return RouteError(status: 404,
+                          message: "\(removed.kind) \(id) was removed from the store in the export of "
+                              + EPFValues.isoDate(milliseconds: removed.exportDate),
+                          details: [("removed", removed.json)])
     }
 
     private func lookup(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -208,6 +221,14 @@ public final class EPFRoutes: HTTPResponder {
         }
         guard sawParameter else { throw RouteError(status: 400, message: "missing parameter 'id' or 'url'") }
         guard !arguments.isEmpty else { throw RouteError.badParameter("id", "no ids given") }
+        let unreadable = StoreLink.unreadable(arguments)
+        guard unreadable.isEmpty else {
+            let name = request.parameter("id") == nil ? "url" : "id"
+            throw RouteError.badParameter(name, "not an Apple ID or store link: "
+                                          + unreadable.prefix(5).map { "'\($0.prefix(200))'" }
+                                              .joined(separator: ", ")
+                                          + "; give " + StoreLink.acceptedForms)
+        }
         let country = try Self.optional(request, "country")
         let language = try Self.optional(request, "lang")
         let result = try withEngine {

@@ -1,4 +1,5 @@
 import EPFQuery
+import JSONText
 
 /// A request path parsed into the API route it names.
 enum Route: Equatable, Sendable {
@@ -108,6 +109,8 @@ struct RouteError: Error {
     var headers: [(name: String, value: String)] = []
     /// The parameter a 400 is about, when one is.
     var parameter: String? = nil
+    /// Members added to the error object after the message (see `HTTPResponse.error`).
+    var details: [(String, JSONValue)] = []
 
     static func badParameter(_ name: String, _ message: String) -> RouteError {
         RouteError(status: 400, message: "parameter '\(name)': \(message)", parameter: name)

@@ -122,12 +122,14 @@ public struct HTTPResponse: Sendable {
         self.route = route
     }
 
-    /// A JSON error body `{"error":{"status":N,"message":"..."}}` with `Cache-Control: no-store`.
+    /// A JSON error body `{"error":{"status":N,"message":"...", ...details}}` with `Cache-Control: no-store`;
+    /// `details` are members that say more than the message, for programs (e.g. `"removed"` on a 404).
     public static func error(_ status: Int, _ message: String, route: String = "other",
                              lastModified: Int64? = nil,
-                             headers: [(name: String, value: String)] = []) -> HTTPResponse {
+                             headers: [(name: String, value: String)] = [],
+                             details: [(String, JSONValue)] = []) -> HTTPResponse {
         var body = JSONValue.object([
-            ("error", .object([("status", .int(Int64(status))), ("message", .string(message))])),
+            ("error", .object([("status", .int(Int64(status))), ("message", .string(message))] + details)),
         ]).serialized()
         body.append(UInt8(ascii: "\n"))
         return HTTPResponse(status: status, body: body, lastModified: lastModified, cache: .noStore,

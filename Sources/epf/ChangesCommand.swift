@@ -25,9 +25,9 @@ enum ChangesCommand: Command {
     and new price). Changes are listed by export date, then in the order they were recorded.
 
     EXAMPLES:
-      epf changes --since 2026-11-01
-      epf changes --since 2026-11-20 --kind app --csv > changes.csv
-      epf changes --since 2026-11-20 --kind price --country us --drops
+      epf changes --since 2026-01-06
+      epf changes --since 2026-01-12 --kind app --csv > changes.csv
+      epf changes --since 2026-01-06 --kind price --country us --drops
     """
 
     static let since = TextOption("since", "DATE", "List the changes of exports dated DATE (UTC) or later. Required.")

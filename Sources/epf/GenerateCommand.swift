@@ -17,13 +17,13 @@ enum GenerateCommand: Command {
     \(optionsHelp(declaredOptions))
 
     EXAMPLES:
-      epf generate /tmp/feed
-      epf generate /tmp/feed --apps 1000000                     # ~GBs of plain v3 files, for benchmarks
-      epf generate /tmp/feed --incremental --day 2              # the incremental two days after the full
-      epf generate /tmp/feed --week 1                           # the next weekly full (removals)
-      epf generate /tmp/feed --layout v5 --dirt --only application,application_price
-      epf generate /tmp/feed --layout v5 --scale 1/16           # ~1/16 of Apple's weekly full, as .tbz
-      epf generate /tmp/feed --layout v5 --scale 1/16 --incremental --day 1
+      epf generate feed
+      epf generate feed --apps 1000000                          # ~GBs of plain v3 files, for benchmarks
+      epf generate feed --incremental --day 2                   # the incremental two days after the full
+      epf generate feed --week 1                                # the next weekly full (removals)
+      epf generate feed --layout v5 --dirt --only application,application_price
+      epf generate feed --layout v5 --scale 1/16                # ~1/16 of Apple's weekly full, as .tbz
+      epf generate feed --layout v5 --scale 1/16 --incremental --day 1
     """
 
     /// Every option of `epf generate`, declared once; the defaults shown are the generator's.

@@ -29,15 +29,16 @@ enum ImportCommand: Command {
 
     EXAMPLES:
       epf import feeds/itunes20260105 feeds/pricing20260105 --db epf.sqlite
-      epf import /mirror/20260105/itunes20260105.tbz --only '^application'
+      epf import feeds/v5/itunes20260105/application.tbz --only '^application'
       epf import feeds/incremental/20260106/itunes20260106 --json
-      epf import feeds/itunes20260105 --dry-run
+      epf import feeds/incremental/20260106/pricing20260106 --dry-run
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let settings = try ImportRunner.settings(&arguments)
         let paths = try arguments.finish()
         guard !paths.isEmpty else { throw UsageError("give at least one PATH to import") }
+        InterruptNotice.install(command: name)
         return try ImportRunner.run(paths: try expandingMirrors(paths, quiet: settings.quiet || settings.json),
                                     settings: settings)
     }

@@ -169,6 +169,7 @@ enum ImportRunner {
             return try PostgresCLI.runImport(paths: paths, settings: settings)
         }
         let database = settings.database
+        try DatabaseLocation.requireDirectory(forImportInto: database)
         return try runImporter(settings) { progress in
             let importer = try Importer(databasePath: database, options: settings.options, derived: settings.derived,
                                         progress: progress)

@@ -26,7 +26,7 @@ enum InspectCommand: Command {
     EXAMPLES:
       epf inspect feeds/itunes20260105/application
       epf inspect feeds/itunes20260105 feeds/pricing20260105 --json
-      epf inspect /mirror/20260105/itunes20260105.tbz
+      epf inspect feeds/v5/itunes20260105/application.tbz
     """
 
     struct Report {

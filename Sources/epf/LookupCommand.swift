@@ -22,9 +22,9 @@ enum LookupCommand: Command {
     1 when any was not.
 
     EXAMPLES:
-      epf lookup 364709193
-      epf lookup https://apps.apple.com/gb/app/ibooks/id364709193 --lang fr
-      epf lookup 364709193 284882215 --country jp --json
+      epf lookup 293406864
+      epf lookup https://apps.apple.com/gb/app/dragon-battle-tracker/id293406864 --lang fr
+      epf lookup 293406864 284207097 --country jp --json
     """
 
     static let country = TextOption("country", "CC",
@@ -42,6 +42,11 @@ enum LookupCommand: Command {
         let json = arguments.read(Self.json)
         let items = try arguments.finish()
         guard !items.isEmpty else { throw UsageError("give at least one Apple ID or store link") }
+        let unreadable = StoreLink.unreadable(items)
+        guard unreadable.isEmpty else {
+            throw UsageError("not an Apple ID or store link: " + unreadable.map { "'\($0)'" }.joined(separator: ", ")
+                             + "; give " + StoreLink.acceptedForms)
+        }
         let result = try QueryCLI.run {
             let engine = try QueryEngine(databasePath: path)
             return try engine.lookups.lookup(items, country: country, language: language, allPrices: country == nil)
@@ -90,7 +95,13 @@ enum QueryCLI {
     /// A query error in the CLI's words: options as flags, and what to run when there is no data.
     static func message(_ error: QueryError) -> String {
         switch error {
-        case .databaseMissing(let path), .databaseEmpty(let path):
+        case .databaseMissing(let path):
+            if let reason = DatabaseLocation.readerReason(for: path) {
+                return "\(error.description): \(reason); give --db the path of an existing database (or create one "
+                    + "with 'epf import FEED_PATH --db \(path)' once the directory exists)"
+            }
+            return "\(error.description): import a feed first with 'epf import FEED_PATH --db \(path)'"
+        case .databaseEmpty(let path):
             return "\(error.description): import a feed first with 'epf import FEED_PATH --db \(path)'"
         case .badArgument(let name, let message):
             return "--\(name): \(message)"
@@ -143,7 +154,8 @@ enum QueryCLI {
         if let formatted = value["formattedPrice"]?.stringValue {
             let currency = value["currency"]?.stringValue ?? ""
             add("Price", "\(formatted)  (\(currency), \(item.country ?? "?"))")
-        } else if item.kind == .software, let country = requestedCountry ?? item.country, value["prices"] == nil {
+        } else if item.kind == .software, let country = requestedCountry ?? item.storefront ?? item.country,
+                  value["prices"] == nil {
             add("Price", "none in the \(country.lowercased()) storefront (not sold there); see: epf prices \(item.id)")
         }
         let description = (value["description"] ?? value["longDescription"] ?? value["shortDescription"])?

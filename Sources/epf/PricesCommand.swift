@@ -22,9 +22,9 @@ enum PricesCommand: Command {
     Exit status 1 when the ID is in no table.
 
     EXAMPLES:
-      epf prices 364709193
-      epf prices https://apps.apple.com/us/app/ibooks/id364709193 --json
-      epf prices 364709193 --history --country us --since 2026-01-01
+      epf prices 293406864
+      epf prices https://apps.apple.com/us/app/dragon-battle-tracker/id293406864 --json
+      epf prices 285423078 --history --country us --since 2026-01-01
     """
 
     static let json = CommonOptions.json("Print {\"id\", \"found\", \"kind\", \"title\", \"prices\": "

@@ -18,9 +18,9 @@ enum SearchCommand: Command {
     Exit status 0 when something was found, 1 when nothing was.
 
     EXAMPLES:
-      epf search angry birds
-      epf search "cafe ole" --entity album --limit 5
-      epf search 東京 --country jp --json
+      epf search dragon battle
+      epf search tracker --entity album --limit 5
+      epf search 日本語 --country jp --json
     """
 
     static let entity = TextOption("entity", "KIND", "Only one kind: app, book, album, song, video or artist "

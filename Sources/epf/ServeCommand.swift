@@ -30,7 +30,7 @@ enum ServeCommand: Command {
     EXAMPLES:
       epf serve --db epf.sqlite --port 8080
       epf serve --port 0 --threads 4 --access-log
-      curl 'http://127.0.0.1:8080/v1/lookup?id=364709193&country=gb'
+      curl 'http://127.0.0.1:8080/v1/lookup?id=293406864&country=gb'
     """
 
     /// Every option of `epf serve`, declared once.

@@ -21,7 +21,7 @@ enum StatusCommand: Command {
 
     EXAMPLES:
       epf status
-      epf status --db /srv/epf/epf.sqlite --json
+      epf status --db epf.sqlite --json
       epf status --db postgresql://epf@db.internal/analytics --schema epf
     """
 
@@ -39,6 +39,10 @@ enum StatusCommand: Command {
             return try show(status, json: json)
         }
         guard FileManager.default.fileExists(atPath: database) else {
+            if let reason = DatabaseLocation.readerReason(for: database) {
+                throw CommandFailure(.noInput, "\(database): no database here: \(reason). Give --db the path of an "
+                                     + "existing database")
+            }
             throw CommandFailure(.noInput, "\(database): no database here. Create it with: "
                                  + "epf import <feed directory or file> --db \(database)")
         }

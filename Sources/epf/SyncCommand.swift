@@ -21,9 +21,9 @@ enum SyncCommand: Command {
     \(optionsHelp(declaredOptions))
 
     EXAMPLES:
-      epf sync /srv/epf-mirror --db /srv/epf/epf.sqlite
-      epf sync /srv/epf-mirror --plan
-      epf sync /srv/epf-mirror --quiet --metrics-file /var/lib/prometheus/node-exporter/epf-sync.prom
+      epf sync feeds --db epf.sqlite
+      epf sync feeds --plan
+      epf sync feeds --quiet --metrics-file epf-sync.prom
     """
 
     static let planOnly = Flag("plan", "Only print what would be applied, in order (with --json: {\"root\", "
@@ -63,6 +63,7 @@ enum SyncCommand: Command {
             }
         }
         if planOnly { return .ok }
+        InterruptNotice.install(command: name)
         return try ImportRunner.run(paths: plan.orderedPaths, settings: settings)
     }
 }

@@ -103,10 +103,13 @@ import Testing
         #expect((app["releaseDate"] as? String)?.hasSuffix("T00:00:00Z") == true)
         #expect(app["supportedDevices"] is [String])
 
-        let missing = try feed.epf(["lookup", id, "1", "junk"])
+        let missing = try feed.epf(["lookup", id, "1", "2"])
         #expect(missing.status == 1)
-        #expect(missing.stderr.contains("not found: 1, junk"))
+        #expect(missing.stderr.contains("not found: 1, 2"))
         #expect(missing.stdout.contains("Café Olé Lite") && missing.stdout.contains("Prices"))
+        // Not an ID at all: a usage error (EdgeAnswersCLITests has the message), nothing looked up.
+        let junk = try feed.epf(["lookup", id, "junk"])
+        #expect(junk.status == 64 && junk.stdout.isEmpty)
         let french = try feed.epf(["lookup", id, "--lang", "fr", "--json"])
         #expect(french.status == 0)
 
