@@ -8,8 +8,9 @@ enum GenresCommand: Command {
     USAGE: epf genres [GENRE_ID] [--country CC] [--limit N] [--json] [--db FILE]
 
     Without GENRE_ID: every genre, indented under its parent. With GENRE_ID: the genre's apps, ranked
-    by the popularity feed (application_popularity_per_genre) in the storefront of --country when
-    present, then unranked apps by ID. Apps ranked in a genre count as its members (genre 36, the
+    by the popularity feed in the storefront of --country when present (v3's
+    application_popularity_per_genre, or v5's free iPhone chart, free_application_popularity_per_genre),
+    then unranked apps by ID. Apps ranked in a genre count as its members (genre 36, the
     App Store itself, ranks apps overall).
 
     OPTIONS:
