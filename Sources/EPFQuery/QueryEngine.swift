@@ -29,9 +29,10 @@ public final class QueryEngine {
     public var databasePath: String { session.databasePath }
 
     /// Opens the database read-only (see `ReadSession.init`) and the services over it.
-    public init(databasePath: String, useLookupDocuments: Bool = true, mappedReads: Bool = true) throws {
+    public init(databasePath: String, useLookupDocuments: Bool = true, mappedReads: Bool = true,
+                workload: ReadSession.ReadWorkload = .lookups) throws {
         session = try ReadSession(databasePath: databasePath, useLookupDocuments: useLookupDocuments,
-                                  mappedReads: mappedReads)
+                                  mappedReads: mappedReads, workload: workload)
         lookups = LookupQueries(session: session)
         changes = ChangeQueries(session: session)
         lookups.changes = changes

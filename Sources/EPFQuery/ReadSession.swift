@@ -47,7 +47,11 @@ public final class ReadSession {
     ///
     /// Throws `QueryError.databaseMissing` when no file is at the path, `QueryError.databaseEmpty` when it
     /// holds none of the EPF tables, and `QueryError.sqlite` when SQLite cannot read it.
-    public init(databasePath: String, useLookupDocuments: Bool = true, mappedReads: Bool = true) throws {
+    ///
+    /// `workload` sizes SQLite's page cache: `.lookups` (the default) for many point reads, `.scans` for ad-hoc
+    /// SQL (`epf sql`).
+    public init(databasePath: String, useLookupDocuments: Bool = true, mappedReads: Bool = true,
+                workload: ReadWorkload = .lookups) throws {
         self.databasePath = databasePath
         self.useLookupDocuments = useLookupDocuments
         var info = stat()
@@ -65,9 +69,9 @@ public final class ReadSession {
         }
         do {
             // Set before the authorizer, which denies "PRAGMA x = y": memory-mapped reads avoid a pread per
-            // page, and a larger cache keeps the upper levels of the big indexes.
+            // page, and (for lookups) a larger cache keeps the upper levels of the big indexes.
             try connection.execute("PRAGMA mmap_size = \(mappedReads ? "1099511627776" : "0"); "
-                                   + "PRAGMA cache_size = -32768")
+                                   + "PRAGMA cache_size = \(workload.cacheSize)")
         } catch let error as SQLiteError {
             throw QueryError.sqlite(error)
         }
@@ -80,6 +84,20 @@ public final class ReadSession {
         guard imported || !tables.isDisjoint(with: ReadSession.contentTables) else {
             throw QueryError.databaseEmpty(path: databasePath)
         }
+    }
+
+    /// What a session mostly reads, which sets the size of SQLite's page cache.
+    public enum ReadWorkload: Sendable {
+        /// Many point reads (lookups, search, the server): a 32 MB cache keeps the upper levels of the big indexes.
+        case lookups
+        /// Ad-hoc SQL that scans, groups and sorts (`epf sql`): SQLite's default cache (2 MB), as the sqlite3 shell
+        /// has. SQLite sizes the in-memory runs of a sort (GROUP BY, ORDER BY) by the cache, at least 4 MB; with
+        /// 32 MB runs a GROUP BY over millions of rows took twice the CPU time (most likely as a run sorted as a
+        /// linked list no longer fits the CPU's caches), while scans and joins did not change (docs/performance.md).
+        case scans
+
+        /// The `PRAGMA cache_size` value.
+        var cacheSize: Int { self == .lookups ? -32768 : -2000 }
     }
 
     static let contentTables: Set<String> = [

@@ -37,7 +37,7 @@ enum SQLCommand: Command {
         guard positionals.count == 1 else { throw UsageError("give the SQL as one argument (quote it)") }
         let text = positionals[0]
         try QueryCLI.run {
-            let engine = try QueryEngine(databasePath: path)
+            let engine = try QueryEngine(databasePath: path, workload: .scans)
             if csv {
                 var columnNames: [String] = []
                 try engine.sql.stream(text, columns: { names in
