@@ -36,7 +36,7 @@ extension LookupQueries {
             try statement.bind(id, at: 1)
             try statement.bind(storefront, at: 2)
             guard try statement.step() else { return .missing }
-            let price = statement.text(at: 1).flatMap { priceMembers($0, currency: statement.text(at: 2) ?? "") }
+            let price = statement.decimalText(at: 1).flatMap { priceMembers($0, currency: statement.text(at: 2) ?? "") }
             return statement.withBlob(at: 0) { Self.retarget($0, country: country, price: price) } ?? .missing
         } catch let error as SQLiteError {
             throw QueryError.sqlite(error)

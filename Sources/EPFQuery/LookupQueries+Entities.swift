@@ -289,7 +289,7 @@ extension LookupQueries {
                 = ?1 AND storefront_id = ?2
             """
         let found = try firstRow(sql, [.integer(id), .integer(storefront)]) { row -> FormattedPrice? in
-            guard let text = row.statement.text(at: 0) else { return nil }
+            guard let text = row.statement.decimalText(at: 0) else { return nil }
             return formattedPrice(text, currency: row.statement.text(at: 1) ?? "")
         }
         guard let price = found else { return nil }
@@ -309,7 +309,7 @@ extension LookupQueries {
             """
         var rows: [PriceRow] = []
         try forEachRow(sql, [.integer(id)]) { row in
-            guard let storefrontId = row.statement.int64(at: 0), let text = row.statement.text(at: 1) else {
+            guard let storefrontId = row.statement.int64(at: 0), let text = row.statement.decimalText(at: 1) else {
                 return true
             }
             let currency = (row.statement.text(at: 2) ?? "").uppercased()

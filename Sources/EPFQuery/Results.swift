@@ -78,7 +78,7 @@ public struct PriceRow: Sendable {
     public let storefrontName: String?
     /// ISO 4217 code from the price row.
     public let currency: String
-    /// The exact decimal text from the feed, e.g. "0.990".
+    /// The price as a plain decimal, e.g. "0.99" for the feed's `0.990` (`DecimalNumber.text`).
     public let retailPrice: String
     /// The amount rounded to the currency's minor digits as JSON number text ("0.99", "120").
     public let price: String

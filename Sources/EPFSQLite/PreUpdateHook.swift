@@ -40,6 +40,11 @@ public struct PreUpdateValue {
     public var int64: Int64? { isNull ? nil : sqlite3_value_int64(value) }
     /// The value as a number (text that reads as one converted), nil when NULL.
     public var double: Double? { isNull ? nil : sqlite3_value_double(value) }
+    /// The value when stored as a number (REAL or INTEGER), nil for NULL, text and blobs.
+    public var realValue: Double? {
+        let type = sqlite3_value_type(value)
+        return type == SQLITE_FLOAT || type == SQLITE_INTEGER ? sqlite3_value_double(value) : nil
+    }
     /// The value's UTF-8 text (numbers converted), nil when NULL: SQLite's bytes, valid only during the callback.
     ///
     /// A text is read as a blob: the values of a row the hook reports point into the row's record, without the

@@ -452,6 +452,12 @@ public final class SQLiteStatement {
         sqlite3_column_type(handle, index) == SQLITE_NULL
     }
 
+    /// Whether a column of the current row is stored as a number (INTEGER or REAL).
+    @inlinable public func columnIsNumber(_ index: Int32) -> Bool {
+        let type = sqlite3_column_type(handle, index)
+        return type == SQLITE_FLOAT || type == SQLITE_INTEGER
+    }
+
     /// A column of the current row as Int64 (0 when NULL: ask `columnIsNull` first).
     @inlinable public func columnInt64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
 

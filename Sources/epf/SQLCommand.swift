@@ -71,12 +71,13 @@ enum SQLCommand: Command {
         return .ok
     }
 
-    /// A value as text: integers and reals as numbers, blobs as x'hex', NULL as `null`.
+    /// A value as text: integers as numbers, reals as their shortest plain decimal (a price as `0.99`, `1225000`),
+    /// blobs as x'hex', NULL as `null`.
     static func plain(_ value: SQLValue, null: String) -> String {
         switch value {
         case .null: return null
         case .integer(let number): return String(number)
-        case .real(let number): return String(number)
+        case .real(let number): return DecimalNumber.text(number)
         case .text(let text): return text
         case .blob(let bytes): return "x'" + SQLResult.hex(bytes) + "'"
         }

@@ -1,4 +1,5 @@
 import EPFPostgres
+import EPFSQLite
 import EPFTestSupport
 import Foundation
 import Testing
@@ -255,8 +256,8 @@ enum ContractPostgres {
                 problems.append("\(store): \(spec.name) exists with \(actual.count) rows, the model has no table")
                 continue
             }
-            let want = table.allRows.map(Self.line).sorted()
-            let have = actual.map(Self.line).sorted()
+            let want = table.allRows.map { Self.line(Self.samePrices($0, spec)) }.sorted()
+            let have = actual.map { Self.line(Self.samePrices($0, spec)) }.sorted()
             if want != have {
                 let missing = Self.difference(want, have)
                 let extra = Self.difference(have, want)
@@ -266,6 +267,16 @@ enum ContractPostgres {
             }
         }
         return problems
+    }
+
+    /// A row with its prices spelled as numbers (`DecimalNumber.text`: `0.990` and `0.99` alike are `0.99`): the
+    /// feed's text, PostgreSQL's numeric text and SQLite's REAL compare as the numbers they are.
+    static func samePrices(_ row: [String?], _ spec: TableSpec) -> [String?] {
+        var row = row
+        for (index, column) in spec.columns.enumerated() where column.kind == .decimal && index < row.count {
+            if let text = row[index], let number = Double(text) { row[index] = DecimalNumber.text(number) }
+        }
+        return row
     }
 
     /// The recorded price history must be the model's, line for line (the table may be missing while empty).

@@ -4,7 +4,8 @@ import EPFStore
 import Foundation
 
 /// Reads a table back from either store as the model's values: one optional string per column, in the model's
-/// spelling (integers in decimal, dates ISO 8601 UTC, booleans 0 or 1, prices as written).
+/// spelling (integers in decimal, dates ISO 8601 UTC, booleans 0 or 1, prices as written; the comparison reads
+/// prices as numbers, `ContractMatrixTests.samePrices`).
 protocol StoreReader {
     /// Nil when the table does not exist; the rows in no particular order otherwise. Throws when a value has a type
     /// its column must not hold.
@@ -64,13 +65,16 @@ struct SQLiteReader: StoreReader {
                 case .exportDate, .id, .integer, .boolean: numeric = true
                 default: numeric = false
                 }
+                let decimal = column.kind == .decimal
                 switch value {
                 case .null: return nil
                 case .integer(let number) where numeric: return "\(number)"
-                case .text(let text) where !numeric: return text
+                // Prices are REAL, so SQL compares them as numbers; written as epf writes them back.
+                case .real(let number) where decimal: return DecimalNumber.text(number)
+                case .text(let text) where !numeric && !decimal: return text
                 default:
                     throw ReadError(description: "\(table.name).\(column.name) holds \(value), not a "
-                                    + (numeric ? "integer" : "text"))
+                                    + (numeric ? "integer" : decimal ? "real" : "text"))
                 }
             }
         }

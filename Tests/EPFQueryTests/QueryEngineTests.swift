@@ -109,7 +109,7 @@ import Testing
         let list = try #require(try engine.catalogue.prices(id: 562148264))
         #expect(list.kind == .software && list.title == "Baby Snap Date" && list.rows.count == 6)
         #expect(list.rows.first { $0.country == "jp" }?.price == "120")
-        #expect(list.rows.first { $0.country == "us" }?.retailPrice == "0.990")
+        #expect(list.rows.first { $0.country == "us" }?.retailPrice == "0.99")
         #expect(try engine.catalogue.prices(id: 4242) == nil)
         #expect(try engine.catalogue.prices(id: 800000001)?.rows.isEmpty == true)
     }

@@ -31,7 +31,7 @@ func dump(_ database: String, _ sql: String) throws -> [String] {
             switch value {
             case .null: return "NULL"
             case .integer(let number): return "\(number)"
-            case .real(let number): return "\(number)"
+            case .real(let number): return DecimalNumber.text(number)
             case .text(let text): return text
             case .blob: return "BLOB"
             }
@@ -60,8 +60,10 @@ func dump(_ database: String, _ sql: String) throws -> [String] {
         let report = try importPaths(incrementalPaths + fullPaths, database: database)
         #expect(report.succeeded, "\(report.outcomes.filter { $0.status == .failed }.map(\.message))")
 
+        // Prices are stored as numbers, written back as plain decimals (`0.990` as `0.99`).
         let expectedPrices = try model.rows("application_price", throughDay: 1).map { row in
-            "\(row[1] ?? "")|\(row[4] ?? "")|\(row[2] ?? "NULL")|\(row[3] ?? "NULL")"
+            let price = row[2].flatMap(Double.init).map(DecimalNumber.text) ?? "NULL"
+            return "\(row[1] ?? "")|\(row[4] ?? "")|\(price)|\(row[3] ?? "NULL")"
         }.sorted()
         let prices = try dump(database, "SELECT application_id, storefront_id, retail_price, currency_code "
                                         + "FROM application_price")

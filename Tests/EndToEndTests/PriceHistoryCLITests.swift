@@ -17,7 +17,12 @@ import Testing
                                          + "FROM application_price") {
             guard case .integer(let id) = row[0], case .integer(let storefront) = row[1] else { continue }
             var price: Double?
-            if case .text(let text) = row[2] { price = Double(text) }
+            switch row[2] {
+            case .real(let number): price = number
+            case .integer(let number): price = Double(number)
+            case .text(let text): price = Double(text)
+            default: break
+            }
             var currency: String?
             if case .text(let text) = row[3] { currency = text }
             prices["\(id) \(storefront)"] = (price, currency)

@@ -44,7 +44,16 @@ import Testing
                     }
                 }.joined(separator: "|")
             }.sorted()
-            return (postgres, local)
+            // PostgreSQL's numeric keeps the feed's scale (`0.990`), SQLite's REAL the number (`0.99`): compared as
+            // the numbers they are.
+            func numbers(_ line: String) -> String {
+                var fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+                for index in [3, 4] where index < fields.count {
+                    if let number = Double(fields[index]) { fields[index] = DecimalNumber.text(number) }
+                }
+                return fields.joined(separator: "|")
+            }
+            return (postgres.map(numbers).sorted(), local.map(numbers).sorted())
         }
 
         try importing(first, ["--history", "prices"])

@@ -68,7 +68,14 @@ package final class RowBinder {
         dateScratch.deallocate()
     }
 
-    package init(schema: TableSchema, fileColumns: Int, policy: BadValuePolicy) {
+    /// The most significant digits a decimal may have (nil: any), for a store that keeps decimals as doubles.
+    private let decimalDigits: Int?
+
+    /// `decimalDigits` limits the significant digits of a decimal value (SQLite's REAL holds
+    /// `DecimalNumber.exactDigits` exactly); a longer one is a bad value like any other. PostgreSQL's numeric
+    /// holds any, so its loads pass nil.
+    package init(schema: TableSchema, fileColumns: Int, policy: BadValuePolicy, decimalDigits: Int? = nil) {
+        self.decimalDigits = decimalDigits
         let fileSchema = schema.columns.prefix(fileColumns)
         kinds = fileSchema.map { column in
             switch column.type {
@@ -154,12 +161,31 @@ package final class RowBinder {
                             column: names[index], value: value)
     }
 
+    /// The significant digits of a decimal `EPFValues.decimal` accepts: its digits without the leading zeros and
+    /// the zeros that end its fraction (`0012.500` has 3).
+    static func significantDigits(_ field: UnsafeRawBufferPointer) -> Int {
+        let zero = UInt8(ascii: "0"), point = UInt8(ascii: ".")
+        var first = 0
+        while first < field.count, field[first] == zero || field[first] == UInt8(ascii: "-") || field[first] == point {
+            first += 1
+        }
+        var end = field.count
+        if field[first..<end].contains(point) {
+            while end > first, field[end - 1] == zero || field[end - 1] == point { end -= 1 }
+        }
+        return field[first..<end].reduce(0) { $0 + ($1 == point ? 0 : 1) }
+    }
+
     /// The rejects-file entry for a repair of the record last bound.
     package func repairReason(_ repair: ValueRepair, in record: EPFRecord) -> RejectReason {
-        let what = repair.kind == "bad-date" ? "not a date" : repair.kind == "bad-decimal" ? "not a decimal"
-            : "not an integer"
+        let field = record.field(repair.column)
+        let what = switch repair.kind {
+        case "bad-date": "not a date"
+        case "bad-decimal": EPFValues.decimal(field) ? "a decimal of too many digits" : "not a decimal"
+        default: "not an integer"
+        }
         return RejectReason(kind: repair.kind, detail: "\(what); stored NULL, row kept",
-                            column: names[repair.column], value: Self.escaped(record.field(repair.column)))
+                            column: names[repair.column], value: Self.escaped(field))
     }
 
     /// Validates every field and binds it to `statement` (parameters 1...n in file order). Returns the reason when
@@ -196,7 +222,17 @@ package final class RowBinder {
                 }
             case .decimal:
                 if EPFValues.decimal(field), let base = field.baseAddress {
-                    try statement?.bindTextNoCopy(base, count: field.count, at: parameter)
+                    if let decimalDigits, Self.significantDigits(field) > decimalDigits {
+                        if let reason = badValue(index, field, kind: "bad-decimal",
+                                                 what: "a decimal of more than \(decimalDigits) significant digits") {
+                            return reason
+                        }
+                        try statement?.bindNull(at: parameter)
+                    } else {
+                        // As text: the column's REAL affinity makes it SQLite's own double of it, the one
+                        // `CAST(... AS REAL)` and a literal in a query make.
+                        try statement?.bindTextNoCopy(base, count: field.count, at: parameter)
+                    }
                 } else {
                     if let reason = badValue(index, field, kind: "bad-decimal", what: "not a decimal") { return reason }
                     try statement?.bindNull(at: parameter)

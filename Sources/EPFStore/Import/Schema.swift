@@ -11,12 +11,14 @@ public struct ColumnSpec: Sendable, Equatable {
     /// The type text the header declared (or the built-in schema's, after a correction).
     public var declared: String
 
-    /// The SQLite column type: INTEGER for ids, integers and booleans; TEXT for everything else (DECIMAL is kept
-    /// as exact text, DATETIME as ISO-8601 text).
+    /// The SQLite column type: INTEGER for ids, integers and booleans; REAL for DECIMAL (prices compare, sort and
+    /// sum as numbers; see `DecimalNumber` and docs/import.md); TEXT for everything else (DATETIME as ISO-8601
+    /// text).
     public var sqliteType: String {
         switch type {
         case .integer, .boolean: return "INTEGER"
-        case .decimal, .text, .datetime: return "TEXT"
+        case .decimal: return "REAL"
+        case .text, .datetime: return "TEXT"
         }
     }
 }

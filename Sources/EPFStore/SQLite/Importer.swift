@@ -87,6 +87,8 @@ public final class Importer {
         try options.settleRows(ledger: ledger, readOnly: options.dryRun ? try Self.readOnlyLedger(databasePath) : nil)
         if let connection {
             try dropLeftovers(connection)
+            // A database from before prices were numbers gets REAL price columns first (docs/import.md).
+            try NumericPrices.convert(connection)
             changes.stampBefore = try DerivedData.currentStamp(connection)
         }
         let rejectsDirectory = options.rejectsDirectory ?? databasePath + ".rejects"

@@ -26,8 +26,8 @@ struct PriceTableMerge<Old: PriceItemSource, New: PriceItemSource> {
 
         /// Appends the old price, the new price (as stored) and the currency (the new row's, else the old's).
         func appendTexts(to writer: some PriceTextSink) {
-            oldRows.withText(was?.priceText) { writer.appendText($0) }
-            newRows.withText(now?.priceText) { writer.appendText($0) }
+            oldRows.withPrice(was) { writer.appendText($0) }
+            newRows.withPrice(now) { writer.appendText($0) }
             if let now {
                 newRows.withText(now.currency) { writer.appendText($0) }
             } else {
@@ -103,12 +103,17 @@ struct PriceTableMerge<Old: PriceItemSource, New: PriceItemSource> {
 struct PriceItemRows: Sendable {
     struct Row: Sendable {
         let storefront: Int64
-        /// Where the price as stored and the currency are in `texts`, nil when NULL.
+        /// Where a price stored as text (a table from before prices were numbers) and the currency are in
+        /// `texts`, nil when NULL (or, for the price, stored as a number).
         let priceText: Range<Int>?
         let currency: Range<Int>?
-        /// The price as SQLite reads it as a number, kept only for a text `DecimalText` cannot compare (not a plain
-        /// decimal): reading every price as a number cost a tenth of the merge's reading.
+        /// The price as SQLite reads it as a number: the REAL stored, or for a text `DecimalText` cannot compare
+        /// (not a plain decimal) its value; nil for a plain decimal text (reading every text price as a number
+        /// cost a tenth of the merge's reading) and for NULL.
         let number: Double?
+
+        /// The price is NULL.
+        var priceIsNull: Bool { priceText == nil && number == nil }
     }
 
     private(set) var item: Int64 = 0
@@ -123,6 +128,11 @@ struct PriceItemRows: Sendable {
 
     /// Appends the row `statement` stands on (columns: key, storefront, price, currency).
     mutating func append(from statement: SQLiteStatement) {
+        if statement.columnIsNumber(2) {
+            rows.append(Row(storefront: statement.columnInt64(1), priceText: nil,
+                            currency: texts.append(statement.columnText(3)), number: statement.columnDouble(2)))
+            return
+        }
         let price = statement.columnText(2)
         let number = price.flatMap { DecimalText.isPlain($0) ? nil : statement.columnDouble(2) }
         rows.append(Row(storefront: statement.columnInt64(1), priceText: texts.append(price),
@@ -132,8 +142,13 @@ struct PriceItemRows: Sendable {
     /// Whether a row's price equals one of `other`'s as a number (`CAST(... AS REAL)`; both NULL count as equal):
     /// the same text, or plain decimals of the same value, without converting; else as doubles.
     func samePrice(_ row: Row, as otherRow: Row, in other: PriceItemRows) -> Bool {
+        if row.priceIsNull || otherRow.priceIsNull { return row.priceIsNull && otherRow.priceIsNull }
         guard let range = row.priceText, let otherRange = otherRow.priceText else {
-            return row.priceText == nil && otherRow.priceText == nil
+            // One at least is a number: compare as numbers, as SQLite would.
+            let number = row.number ?? texts.withText(row.priceText ?? 0..<0) { DecimalText.double($0) }
+            let otherNumber = otherRow.number
+                ?? other.texts.withText(otherRow.priceText ?? 0..<0) { DecimalText.double($0) }
+            return number == otherNumber
         }
         return texts.withText(range) { text in
             other.texts.withText(otherRange) { otherText in
@@ -188,6 +203,16 @@ struct PriceItemRows: Sendable {
     /// Whether a text of these rows equals one of `other`'s (both NULL counts as equal).
     func sameText(_ range: Range<Int>?, as otherRange: Range<Int>?, in other: PriceItemRows) -> Bool {
         texts.same(range, as: otherRange, in: other.texts)
+    }
+
+    /// Calls `body` with a row's price as text: a text as stored, a number as its plain decimal
+    /// (`DecimalNumber.text`), nil for NULL.
+    func withPrice(_ row: Row?, _ body: (UnsafeRawBufferPointer?) -> Void) {
+        if let row, row.priceText == nil, let number = row.number {
+            DecimalNumber.withText(number) { body($0) }
+        } else {
+            texts.withOptionalText(row?.priceText, body)
+        }
     }
 
     /// Calls `body` with the bytes of a text of these rows, nil for NULL.

@@ -213,25 +213,42 @@ final class PriceTracking {
             case .insert:
                 guard let item = change.new(keyColumn)?.int64, let storefront = change.new(storefrontColumn)?.int64
                 else { return }
-                pending.append(item: item, storefront: storefront, appeared: true, oldPrice: nil, oldCurrency: nil,
-                               newPrice: change.new(priceColumn)?.textBytes,
-                               newCurrency: change.new(currencyColumn)?.textBytes)
+                Self.withPrice(change.new(priceColumn)) { newPrice in
+                    pending.append(item: item, storefront: storefront, appeared: true, oldPrice: nil,
+                                   oldCurrency: nil, newPrice: newPrice,
+                                   newCurrency: change.new(currencyColumn)?.textBytes)
+                }
             case .update:
                 guard let oldPrice = change.old(priceColumn), let newPrice = change.new(priceColumn),
                       let oldCurrency = change.old(currencyColumn), let newCurrency = change.new(currencyColumn),
                       let item = change.old(keyColumn)?.int64, let storefront = change.old(storefrontColumn)?.int64
                 else { return }
-                let before = (oldPrice.textBytes, oldCurrency.textBytes)
-                let after = (newPrice.textBytes, newCurrency.textBytes)
-                let sameCurrency = TextArena.same(before.1, after.1)
-                guard !sameCurrency || !TextArena.same(before.0, after.0) else { return }
-                pending.append(item: item, storefront: storefront, appeared: false, oldPrice: before.0,
-                               oldCurrency: before.1, newPrice: after.0, newCurrency: after.1,
-                               plainChange: sameCurrency && DecimalText.certainlyDiffer(before.0, after.0))
+                let currencies = (oldCurrency.textBytes, newCurrency.textBytes)
+                let sameCurrency = TextArena.same(currencies.0, currencies.1)
+                // Prices are REAL: equal numbers are the same price, whatever text the files gave them.
+                let numbers = (oldPrice.realValue, newPrice.realValue)
+                if let before = numbers.0, let after = numbers.1, sameCurrency && before == after { return }
+                oldPrice.withDecimalText { before in
+                    newPrice.withDecimalText { after in
+                        guard !sameCurrency || !TextArena.same(before, after) else { return }
+                        let differ = if let old = numbers.0, let new = numbers.1 { old != new } else {
+                            DecimalText.certainlyDiffer(before, after)
+                        }
+                        pending.append(item: item, storefront: storefront, appeared: false, oldPrice: before,
+                                       oldCurrency: currencies.0, newPrice: after, newCurrency: currencies.1,
+                                       plainChange: sameCurrency && differ)
+                    }
+                }
             case .delete:
                 return
             }
         }
+    }
+
+    /// Hands `body` a price the hook reports as text (`PreUpdateValue.withDecimalText`), nil when NULL or absent.
+    private static func withPrice(_ value: PreUpdateValue?, _ body: (UnsafeRawBufferPointer?) -> Void) {
+        guard let value else { return body(nil) }
+        value.withDecimalText(body)
     }
 
     /// The upsert of `rows` notes: a key's first note keeps its values before, its last gives those after.

@@ -63,7 +63,8 @@ final class TableLoad {
         schema = KnownSchemas.resolve(table: file.table, header: header)
         fileColumns = header.columns
         rowFilter = RowFilter(selection: options.rows, table: file.table, columns: header.columns)
-        binder = RowBinder(schema: schema, fileColumns: header.columns.count, policy: options.badValues)
+        binder = RowBinder(schema: schema, fileColumns: header.columns.count, policy: options.badValues,
+                           decimalDigits: DecimalNumber.exactDigits)
         rejectsPath = RecordIntake.rejectsPath(directory: rejectsDirectory, file: file)
         outcome = RecordIntake.startingOutcome(file: file, mode: mode, schema: schema, header: header)
         let resolved = schema
