@@ -61,7 +61,8 @@ public enum PriceHistory {
 
     /// The table that holds SQLite's history: one row per item and export (`seq`, its rowid, given out by the
     /// loads, `PriceHistorySequence`), its changes in `entries`, a JSON array of `[storefront_id, change, old_price,
-    /// new_price, currency]` (the prices and the currency as texts, exactly as stored, or null). A price change is
+    /// new_price, currency]` (the prices as plain decimal texts, `DecimalNumber.text`, or as the feed wrote them in
+    /// changes recorded before prices were numbers; the currency as stored; or null). A price change is
     /// nearly always an item's change in most of its 175 storefronts at once, so one row per change cost a row and
     /// an index entry each (90.9 MB per million changes); packed, a change costs its entry's bytes (47 MB). An item
     /// with more changes than `entriesPerRow` in one export takes several rows.
