@@ -39,6 +39,7 @@ import bench_itunes
 import bench_postgres
 import bench_changes
 import bench_history
+import bench_sql
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -61,7 +62,7 @@ PROFILES = {
                   lookups=10_000),
 }
 SECTIONS = ["parse", "validate", "tbz", "bzip2", "import", "incremental", "lookup", "http", "fetch", "changes",
-            "scale", "postgres", "history"]
+            "sql", "scale", "postgres", "history"]
 # Rows per second of the Python reference importer, from the performance issue.
 PYTHON_REFERENCE = {"application_price": 54_000, "application_detail": 9_500}
 SEED = 42
@@ -126,9 +127,11 @@ def fmt_ratio(value):
 
 
 class Result:
-    def __init__(self, seconds, maxrss_kb, returncode, stdout, stderr):
+    def __init__(self, seconds, maxrss_kb, returncode, stdout, stderr, cpu_seconds=None):
         self.seconds, self.maxrss_kb, self.returncode = seconds, maxrss_kb, returncode
         self.stdout, self.stderr = stdout, stderr
+        # User plus system CPU time of the child: steadier than wall time on a shared machine.
+        self.cpu_seconds = cpu_seconds
 
     def kv(self):
         """The last line of stdout as key=value pairs."""
@@ -156,7 +159,7 @@ def measure(argv, stdin=None, discard_stdout=False, cwd=None):
         out.seek(0)
         err.seek(0)
         return Result(seconds, usage.ru_maxrss, process.returncode, out.read().decode(errors="replace"),
-                      err.read().decode(errors="replace"))
+                      err.read().decode(errors="replace"), cpu_seconds=usage.ru_utime + usage.ru_stime)
 
 
 def run(argv, **kwargs):
@@ -1201,6 +1204,8 @@ def main():
                 args.variants)
     if "changes" in sections:
         guarded("changes", bench_changes.bench_changes, sys.modules[__name__], epf, profile_name, reps)
+    if "sql" in sections:
+        guarded("sql", bench_sql.bench_sql, sys.modules[__name__], epf, profile_name, reps)
     if "history" in sections:
         guarded("history", bench_history.bench_history, sys.modules[__name__], epf, profile_name, reps)
     if "fetch" in sections:
