@@ -47,10 +47,44 @@ public enum DecimalNumber {
         return negative ? "-" + result : result
     }
 
-    /// `text(value)`'s UTF-8 bytes handed to `body` (valid only during the call).
+    /// `text(value)`'s UTF-8 bytes handed to `body` (valid only during the call). A value of at most three
+    /// decimals (every price) is written without allocating: the history writes one per change recorded.
     public static func withText<T>(_ value: Double, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
-        var text = text(value)
-        return try text.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+        let scaled = (value * 1000).rounded()
+        // The thousandths read back as the value: that decimal of at most 15 digits is the only one of so few
+        // digits that does, so it is the shortest text too.
+        guard scaled.magnitude < 1e15, scaled / 1000 == value else {
+            var text = text(value)
+            return try text.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+        }
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+            var thousandths = UInt64(scaled.magnitude)
+            var end = buffer.count
+            func put(_ byte: UInt8) {
+                end -= 1
+                buffer[end] = byte
+            }
+            var fraction = thousandths % 1000
+            thousandths /= 1000
+            var fractionDigits = 3
+            while fractionDigits > 0, fraction % 10 == 0 {
+                fraction /= 10
+                fractionDigits -= 1
+            }
+            if fractionDigits > 0 {
+                for _ in 0..<fractionDigits {
+                    put(UInt8(ascii: "0") + UInt8(fraction % 10))
+                    fraction /= 10
+                }
+                put(UInt8(ascii: "."))
+            }
+            repeat {
+                put(UInt8(ascii: "0") + UInt8(thousandths % 10))
+                thousandths /= 10
+            } while thousandths > 0
+            if scaled < 0 { put(UInt8(ascii: "-")) }
+            return try body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[end...])))
+        }
     }
 }
 

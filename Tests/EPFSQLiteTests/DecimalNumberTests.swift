@@ -13,6 +13,21 @@ import Testing
         #expect(DecimalNumber.text(value) == text)
     }
 
+    /// `withText` (no allocation for at most three decimals) writes what `text` writes, for any value.
+    @Test func withTextWritesWhatTextWrites() {
+        var random = SeededGenerator(seed: 9)
+        var values: [Double] = [0, -0.0, 0.5, 0.0005, -1.5, 1e15, 999_999_999_999.999, 1e-7, .nan, 0.1 + 0.2]
+        for _ in 0..<20_000 {
+            let digits = Double(random.next() % 10_000_000_000)
+            let scale = [1.0, 10, 100, 1000, 10_000, 1e6, 1e-3][random.below(7)]
+            values.append((random.below(2) == 0 ? 1 : -1) * digits / scale)
+        }
+        for value in values {
+            #expect(DecimalNumber.withText(value) { String(decoding: $0, as: UTF8.self) } == DecimalNumber.text(value),
+                    "\(value)")
+        }
+    }
+
     /// Every DECIMAL(9,3) value, as SQLite's REAL affinity stores it, is written back as itself: random ones
     /// through SQLite (its own text-to-double conversion, as the importer's bound text gets), across the range.
     @Test func everyPriceComesBackAsWritten() throws {
