@@ -28,6 +28,9 @@ let package = Package(
         .target(name: "EPFSQLite", dependencies: ["CSQLite"]),
         // A thin libpq wrapper and PostgreSQL's binary COPY format.
         .target(name: "EPFPostgres", dependencies: ["CLibPQ"]),
+        // Apache Parquet files, written row by row with bounded memory: Thrift compact metadata, PLAIN and
+        // dictionary encodings, RLE/bit-packed levels, the GZIP codec (zlib), statistics. Knows nothing of EPF.
+        .target(name: "EPFParquet", dependencies: ["CZlib"]),
         // Records -> rows: schema mapping, the import loop both stores share, the SQLite store, its bookkeeping.
         // Its third room, PostgreSQL/, is a module of its own (EPFPostgresStore) so that what reads the database
         // (EPFQuery, EPFServer, EPFFetch) does not depend on libpq.
@@ -83,6 +86,7 @@ let package = Package(
                                    "EPFStore"]),
         .testTarget(name: "HTTPTransportTests", dependencies: ["HTTPTransport", "JSONText"]),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
+        .testTarget(name: "EPFParquetTests", dependencies: ["EPFParquet", "EPFTestSupport", "JSONText"]),
         .testTarget(name: "EndToEndTests",
                     dependencies: ["EPFSQLite", "EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFTestSupport"]),

@@ -1,0 +1,352 @@
+import Glibc
+
+/// One column of the row group being written: values are gathered into a page, each full page is encoded (PLAIN
+/// or dictionary indices, with RLE/bit-packed definition levels), compressed and kept until the row group is
+/// written; the statistics (min, max, null count) cover the whole chunk.
+final class ColumnChunkBuilder {
+    let column: ParquetColumn
+    private let compressor: GzipCompressor
+
+    /// A page is encoded when its values take this many bytes, or it holds `maximumPageValues` values.
+    static let pageBytes = 64 * 1024
+    static let maximumPageValues = 20_000
+    /// A dictionary stops growing (later pages are PLAIN) past this many entries or bytes.
+    static let maximumDictionaryEntries = 40_000
+    static let maximumDictionaryBytes = 1 << 20
+
+    // The page being gathered: a definition level per row (1 present, 0 NULL) and the present values.
+    private var levels: [UInt8] = []
+    private var integers: [Int64] = []
+    private var doubles: [Double] = []
+    private var texts: [UInt8] = []
+    private var textEnds: [Int] = []
+    private var pageValueBytes = 0
+
+    // The chunk: encoded pages (headers included), sizes, statistics, the dictionary.
+    private var pages: [UInt8] = []
+    private var uncompressedPageBytes = 0
+    private(set) var rows = 0
+    private var nulls = 0
+    private var minimumInteger = Int64.max
+    private var maximumInteger = Int64.min
+    private var minimumDouble = Double.infinity
+    private var maximumDouble = -Double.infinity
+    private var sawNaN = false
+    private var minimumText: [UInt8]?
+    private var maximumText: [UInt8]?
+    private enum Mode { case undecided, dictionary, plain }
+    private var mode: Mode
+    /// Whether the dictionary stopped growing in this chunk (later pages PLAIN).
+    private var dictionaryClosed = false
+    private var dictionary = ByteDictionary()
+    private var usedPlain = false
+
+    init(column: ParquetColumn, compressor: GzipCompressor) {
+        self.column = column
+        self.compressor = compressor
+        mode = column.type == .string && column.dictionary ? .undecided : .plain
+    }
+
+    /// Bytes held for the row group: encoded pages, the page being gathered and the dictionary.
+    var bufferedBytes: Int { pages.count + pageValueBytes + levels.count + dictionary.byteCount }
+
+    @inline(__always)
+    func appendNull() throws {
+        levels.append(0)
+        nulls += 1
+        rows += 1
+        if levels.count >= Self.maximumPageValues { try flushPage() }
+    }
+
+    @inline(__always)
+    func append(_ value: Int64) throws {
+        levels.append(1)
+        integers.append(value)
+        if value < minimumInteger { minimumInteger = value }
+        if value > maximumInteger { maximumInteger = value }
+        pageValueBytes += 8
+        rows += 1
+        if pageValueBytes >= Self.pageBytes || levels.count >= Self.maximumPageValues { try flushPage() }
+    }
+
+    @inline(__always)
+    func append(_ value: Double) throws {
+        levels.append(1)
+        doubles.append(value)
+        if value.isNaN {
+            sawNaN = true
+        } else {
+            if value < minimumDouble { minimumDouble = value }
+            if value > maximumDouble { maximumDouble = value }
+        }
+        pageValueBytes += 8
+        rows += 1
+        if pageValueBytes >= Self.pageBytes || levels.count >= Self.maximumPageValues { try flushPage() }
+    }
+
+    @inline(__always)
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        levels.append(1)
+        texts.append(contentsOf: bytes)
+        textEnds.append(texts.count)
+        updateTextStatistics(bytes)
+        pageValueBytes += bytes.count + 4
+        rows += 1
+        if pageValueBytes >= Self.pageBytes || levels.count >= Self.maximumPageValues { try flushPage() }
+    }
+
+    private func updateTextStatistics(_ bytes: UnsafeRawBufferPointer) {
+        if let minimum = minimumText {
+            if Self.compare(bytes, minimum) < 0 { minimumText = Array(bytes) }
+        } else {
+            minimumText = Array(bytes)
+        }
+        if let maximum = maximumText {
+            if Self.compare(bytes, maximum) > 0 { maximumText = Array(bytes) }
+        } else {
+            maximumText = Array(bytes)
+        }
+    }
+
+    /// Unsigned bytewise order, Parquet's order for UTF-8 strings.
+    private static func compare(_ left: UnsafeRawBufferPointer, _ right: [UInt8]) -> Int {
+        let common = min(left.count, right.count)
+        if common > 0, let base = left.baseAddress {
+            let result = right.withUnsafeBufferPointer { other -> Int32 in
+                guard let otherBase = other.baseAddress else { return 0 }
+                return memcmp(base, otherBase, common)
+            }
+            if result != 0 { return Int(result) }
+        }
+        return left.count - right.count
+    }
+
+    /// Encodes, compresses and keeps the page gathered so far.
+    func flushPage() throws {
+        let valueCount = levels.count
+        guard valueCount > 0 else { return }
+        var body: [UInt8] = []
+        body.reserveCapacity(pageValueBytes + 64)
+        // Definition levels (max level 1, bit width 1), prefixed by their length (data page v1).
+        body.append(contentsOf: [0, 0, 0, 0])
+        levels.withUnsafeBufferPointer { levels in
+            HybridEncoding.encode(count: valueCount, bitWidth: 1, into: &body) { UInt32(levels[$0]) }
+        }
+        let levelBytes = UInt32(body.count - 4)
+        for shift in 0..<4 { body[shift] = UInt8(truncatingIfNeeded: levelBytes >> (8 * UInt32(shift))) }
+
+        let encoding = encodeValues(into: &body)
+        let compressed = try compressor.compress(body)
+        let header = ThriftCompactWriter.message { page in
+            page.i32(1, PageType.dataPage.rawValue)
+            page.i32(2, Int32(body.count))
+            page.i32(3, Int32(compressed.count))
+            page.structure(5) { data in
+                data.i32(1, Int32(valueCount))
+                data.i32(2, encoding.rawValue)
+                data.i32(3, Encoding.rle.rawValue)
+                data.i32(4, Encoding.rle.rawValue)
+            }
+        }
+        pages.append(contentsOf: header)
+        pages.append(contentsOf: compressed)
+        uncompressedPageBytes += header.count + body.count
+        levels.removeAll(keepingCapacity: true)
+        integers.removeAll(keepingCapacity: true)
+        doubles.removeAll(keepingCapacity: true)
+        texts.removeAll(keepingCapacity: true)
+        textEnds.removeAll(keepingCapacity: true)
+        pageValueBytes = 0
+    }
+
+    /// Appends the page's present values to `body`; returns their encoding.
+    private func encodeValues(into body: inout [UInt8]) -> Encoding {
+        switch column.physicalType {
+        case .int64:
+            integers.withUnsafeBytes { body.append(contentsOf: $0) } // little-endian on every platform epf runs on
+            return .plain
+        case .double:
+            doubles.withUnsafeBytes { body.append(contentsOf: $0) }
+            return .plain
+        default:
+            // A page without values decides nothing (a dictionary-encoded page needs a dictionary page).
+            if mode == .undecided && !textEnds.isEmpty { decideDictionary() }
+            if mode == .dictionary && !dictionaryClosed {
+                encodeIndices(into: &body)
+                if dictionary.count > Self.maximumDictionaryEntries
+                    || dictionary.byteCount > Self.maximumDictionaryBytes {
+                    dictionaryClosed = true
+                }
+                return .rleDictionary
+            }
+            usedPlain = true
+            texts.withUnsafeBytes { texts in
+                var start = 0
+                for end in textEnds {
+                    let length = UInt32(end - start)
+                    for shift in 0..<4 { body.append(UInt8(truncatingIfNeeded: length >> (8 * UInt32(shift)))) }
+                    body.append(contentsOf: UnsafeRawBufferPointer(rebasing: texts[start..<end]))
+                    start = end
+                }
+            }
+            return .plain
+        }
+    }
+
+    /// The first page decides: a dictionary pays when at most half of its values are distinct.
+    private func decideDictionary() {
+        var scratch = ByteDictionary()
+        texts.withUnsafeBytes { texts in
+            var start = 0
+            for end in textEnds {
+                _ = scratch.index(of: UnsafeRawBufferPointer(rebasing: texts[start..<end]))
+                start = end
+            }
+        }
+        mode = scratch.count * 2 <= textEnds.count ? .dictionary : .plain
+    }
+
+    private func encodeIndices(into body: inout [UInt8]) {
+        var indices: [UInt32] = []
+        indices.reserveCapacity(textEnds.count)
+        texts.withUnsafeBytes { texts in
+            var start = 0
+            for end in textEnds {
+                indices.append(UInt32(dictionary.index(of: UnsafeRawBufferPointer(rebasing: texts[start..<end]))))
+                start = end
+            }
+        }
+        let width = HybridEncoding.bitWidth(forMaximum: max(dictionary.count - 1, 1))
+        body.append(UInt8(width))
+        indices.withUnsafeBufferPointer { indices in
+            HybridEncoding.encode(count: indices.count, bitWidth: width, into: &body) { indices[$0] }
+        }
+    }
+
+    /// The finished chunk: its bytes (dictionary page first, when there is one) and what the footer says of it.
+    /// The builder is empty afterwards, ready for the next row group.
+    func finishChunk() throws -> (bytes: [UInt8], summary: ColumnChunkSummary) {
+        try flushPage()
+        var bytes: [UInt8] = []
+        var dictionaryPageLength: Int?
+        var uncompressed = uncompressedPageBytes
+        var encodings: [Encoding] = [.rle]
+        if mode == .dictionary && dictionary.count > 0 {
+            var plain: [UInt8] = []
+            plain.reserveCapacity(dictionary.byteCount + 4 * dictionary.count)
+            for index in 0..<dictionary.count {
+                let entry = dictionary.entry(index)
+                let length = UInt32(entry.count)
+                for shift in 0..<4 { plain.append(UInt8(truncatingIfNeeded: length >> (8 * UInt32(shift)))) }
+                plain.append(contentsOf: entry)
+            }
+            let compressed = try compressor.compress(plain)
+            let header = ThriftCompactWriter.message { page in
+                page.i32(1, PageType.dictionaryPage.rawValue)
+                page.i32(2, Int32(plain.count))
+                page.i32(3, Int32(compressed.count))
+                page.structure(7) { dictionaryHeader in
+                    dictionaryHeader.i32(1, Int32(dictionary.count))
+                    dictionaryHeader.i32(2, Encoding.plain.rawValue)
+                }
+            }
+            bytes.reserveCapacity(header.count + compressed.count + pages.count)
+            bytes.append(contentsOf: header)
+            bytes.append(contentsOf: compressed)
+            dictionaryPageLength = bytes.count
+            uncompressed += header.count + plain.count
+            encodings.append(.rleDictionary)
+            if usedPlain { encodings.append(.plain) }
+            encodings.insert(.plain, at: 0) // the dictionary page's own encoding
+        } else {
+            encodings.insert(.plain, at: 0)
+        }
+        bytes.append(contentsOf: pages)
+        let summary = ColumnChunkSummary(
+            column: column, rows: rows, nulls: nulls, uncompressedBytes: uncompressed, compressedBytes: bytes.count,
+            dictionaryPageLength: dictionaryPageLength, encodings: Array(Set(encodings.map(\.rawValue))).sorted(),
+            statistics: statistics())
+        reset()
+        return (bytes, summary)
+    }
+
+    /// min_value and max_value, PLAIN-encoded, when the chunk has values (and for strings both are at most 64 bytes,
+    /// so a long text does not bloat the footer; for doubles when no NaN was seen).
+    private func statistics() -> (minimum: [UInt8], maximum: [UInt8])? {
+        guard rows > nulls else { return nil }
+        switch column.physicalType {
+        case .int64:
+            return (Self.littleEndian(minimumInteger), Self.littleEndian(maximumInteger))
+        case .double:
+            guard !sawNaN else { return nil }
+            // Parquet: a zero minimum is written -0.0, a zero maximum +0.0.
+            let low = minimumDouble == 0 ? -0.0 : minimumDouble
+            let high = maximumDouble == 0 ? 0.0 : maximumDouble
+            return (Self.littleEndian(Int64(bitPattern: low.bitPattern)),
+                    Self.littleEndian(Int64(bitPattern: high.bitPattern)))
+        default:
+            guard let low = minimumText, let high = maximumText, low.count <= 64, high.count <= 64 else { return nil }
+            return (low, high)
+        }
+    }
+
+    private static func littleEndian(_ value: Int64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: value) >> (8 * UInt64($0))) }
+    }
+
+    private func reset() {
+        pages.removeAll(keepingCapacity: false)
+        uncompressedPageBytes = 0
+        rows = 0
+        nulls = 0
+        minimumInteger = .max
+        maximumInteger = .min
+        minimumDouble = .infinity
+        maximumDouble = -.infinity
+        sawNaN = false
+        minimumText = nil
+        maximumText = nil
+        mode = column.type == .string && column.dictionary ? .undecided : .plain
+        dictionaryClosed = false
+        dictionary.removeAll()
+        usedPlain = false
+    }
+}
+
+/// What the footer says of one column chunk; offsets are added when it is written.
+struct ColumnChunkSummary {
+    let column: ParquetColumn
+    let rows: Int
+    let nulls: Int
+    let uncompressedBytes: Int
+    let compressedBytes: Int
+    /// The length of the dictionary page (header included) at the chunk's start, nil without one.
+    let dictionaryPageLength: Int?
+    let encodings: [Int32]
+    let statistics: (minimum: [UInt8], maximum: [UInt8])?
+
+    /// `ColumnChunk` (file_offset 2, meta_data 3) with its `ColumnMetaData`: type 1, encodings 2, path_in_schema 3,
+    /// codec 4, num_values 5, total_uncompressed_size 6, total_compressed_size 7, data_page_offset 9,
+    /// dictionary_page_offset 11, statistics 12 (null_count 3, max_value 5, min_value 6).
+    func write(_ writer: inout ThriftCompactWriter, at offset: Int64) {
+        writer.i64(2, offset)
+        writer.structure(3) { meta in
+            meta.i32(1, column.physicalType.rawValue)
+            meta.i32List(2, encodings)
+            meta.stringList(3, [column.name])
+            meta.i32(4, CompressionCodec.gzip.rawValue)
+            meta.i64(5, Int64(rows))
+            meta.i64(6, Int64(uncompressedBytes))
+            meta.i64(7, Int64(compressedBytes))
+            meta.i64(9, offset + Int64(dictionaryPageLength ?? 0))
+            if dictionaryPageLength != nil { meta.i64(11, offset) }
+            meta.structure(12) { stats in
+                stats.i64(3, Int64(nulls))
+                if let statistics {
+                    stats.binary(5, statistics.maximum)
+                    stats.binary(6, statistics.minimum)
+                }
+            }
+        }
+    }
+}
