@@ -31,6 +31,8 @@ let package = Package(
         // Apache Parquet files, written row by row with bounded memory: Thrift compact metadata, PLAIN and
         // dictionary encodings, RLE/bit-packed levels, the GZIP codec (zlib), statistics. Knows nothing of EPF.
         .target(name: "EPFParquet", dependencies: ["CZlib"]),
+        // Rows -> Parquet files: `epf export`'s tables, typed, split by storefront, with a manifest.
+        .target(name: "EPFExport", dependencies: ["EPFParquet", "EPFSQLite", "EPFStore", "EPFFormat", "JSONText"]),
         // Records -> rows: schema mapping, the import loop both stores share, the SQLite store, its bookkeeping.
         // Its third room, PostgreSQL/, is a module of its own (EPFPostgresStore) so that what reads the database
         // (EPFQuery, EPFServer, EPFFetch) does not depend on libpq.
@@ -49,7 +51,7 @@ let package = Package(
         // The executable: argument parsing and output only.
         .executableTarget(name: "epf", dependencies: ["EPFSQLite", "EPFFormat", "EPFGenerator", "EPFStore",
                                                       "EPFPostgresStore", "EPFQuery", "EPFServer", "HTTPTransport",
-                                                      "JSONText", "EPFFetch", "EPFPostgres"]),
+                                                      "JSONText", "EPFFetch", "EPFPostgres", "EPFExport"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench",
                           dependencies: ["EPFSQLite", "EPFFormat", "EPFStore", "EPFQuery", "EPFServer",

@@ -75,6 +75,11 @@ public enum SQLValue: Equatable, Sendable {
     case blob([UInt8])
 }
 
+/// The storage class of one value of a result row (SQLite's fundamental datatypes).
+public enum SQLStorageClass: Sendable {
+    case integer, real, text, blob, null
+}
+
 /// One SQLite connection. Not `Sendable`: a connection and its statements belong to one thread.
 ///
 /// The corresponding C object is `sqlite3*`; `deinit` calls `sqlite3_close_v2`.
@@ -456,6 +461,17 @@ public final class SQLiteStatement {
     @inlinable public func columnIsNumber(_ index: Int32) -> Bool {
         let type = sqlite3_column_type(handle, index)
         return type == SQLITE_FLOAT || type == SQLITE_INTEGER
+    }
+
+    /// The storage class of a column of the current row. The corresponding C call is `sqlite3_column_type`.
+    @inlinable public func columnStorage(_ index: Int32) -> SQLStorageClass {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: return .integer
+        case SQLITE_FLOAT: return .real
+        case SQLITE_TEXT: return .text
+        case SQLITE_BLOB: return .blob
+        default: return .null
+        }
     }
 
     /// A column of the current row as Int64 (0 when NULL: ask `columnIsNull` first).

@@ -15,6 +15,7 @@ nonisolated(unsafe) let commands: [Command.Type] = [
     GenresCommand.self,
     StorefrontsCommand.self,
     SQLCommand.self,
+    ExportCommand.self,
     ServeCommand.self,
     GenerateCommand.self,
 ]
