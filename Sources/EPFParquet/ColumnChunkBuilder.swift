@@ -5,7 +5,8 @@ import Glibc
 /// written; the statistics (min, max, null count) cover the whole chunk.
 final class ColumnChunkBuilder {
     let column: ParquetColumn
-    private let compressor: GzipCompressor
+    /// Nil: pages are written uncompressed.
+    private let compressor: GzipCompressor?
 
     /// A page is encoded when its values take this many bytes, or it holds `maximumPageValues` values.
     static let pageBytes = 64 * 1024
@@ -39,9 +40,8 @@ final class ColumnChunkBuilder {
     /// Whether the dictionary stopped growing in this chunk (later pages PLAIN).
     private var dictionaryClosed = false
     private var dictionary = ByteDictionary()
-    private var usedPlain = false
 
-    init(column: ParquetColumn, compressor: GzipCompressor) {
+    init(column: ParquetColumn, compressor: GzipCompressor?) {
         self.column = column
         self.compressor = compressor
         mode = column.type == .string && column.dictionary ? .undecided : .plain
@@ -136,7 +136,7 @@ final class ColumnChunkBuilder {
         for shift in 0..<4 { body[shift] = UInt8(truncatingIfNeeded: levelBytes >> (8 * UInt32(shift))) }
 
         let encoding = encodeValues(into: &body)
-        let compressed = try compressor.compress(body)
+        let compressed = try compressor?.compress(body) ?? body
         let header = ThriftCompactWriter.message { page in
             page.i32(1, PageType.dataPage.rawValue)
             page.i32(2, Int32(body.count))
@@ -179,7 +179,6 @@ final class ColumnChunkBuilder {
                 }
                 return .rleDictionary
             }
-            usedPlain = true
             texts.withUnsafeBytes { texts in
                 var start = 0
                 for end in textEnds {
@@ -223,14 +222,14 @@ final class ColumnChunkBuilder {
         }
     }
 
-    /// The finished chunk: its bytes (dictionary page first, when there is one) and what the footer says of it.
-    /// The builder is empty afterwards, ready for the next row group.
-    func finishChunk() throws -> (bytes: [UInt8], summary: ColumnChunkSummary) {
+    /// The finished chunk, written by `write` (the dictionary page first, when there is one), and what the footer
+    /// says of it. The builder is empty afterwards, ready for the next row group (a page buffer of at most 1 MB keeps
+    /// its capacity: the many small row groups of a table split by storefront then allocate nothing).
+    func finishChunk(write: ([UInt8]) throws -> Void) throws -> ColumnChunkSummary {
         try flushPage()
-        var bytes: [UInt8] = []
         var dictionaryPageLength: Int?
         var uncompressed = uncompressedPageBytes
-        var encodings: [Encoding] = [.rle]
+        var encodings: [Encoding] = [.plain, .rle]
         if mode == .dictionary && dictionary.count > 0 {
             var plain: [UInt8] = []
             plain.reserveCapacity(dictionary.byteCount + 4 * dictionary.count)
@@ -240,7 +239,7 @@ final class ColumnChunkBuilder {
                 for shift in 0..<4 { plain.append(UInt8(truncatingIfNeeded: length >> (8 * UInt32(shift)))) }
                 plain.append(contentsOf: entry)
             }
-            let compressed = try compressor.compress(plain)
+            let compressed = try compressor?.compress(plain) ?? plain
             let header = ThriftCompactWriter.message { page in
                 page.i32(1, PageType.dictionaryPage.rawValue)
                 page.i32(2, Int32(plain.count))
@@ -250,24 +249,18 @@ final class ColumnChunkBuilder {
                     dictionaryHeader.i32(2, Encoding.plain.rawValue)
                 }
             }
-            bytes.reserveCapacity(header.count + compressed.count + pages.count)
-            bytes.append(contentsOf: header)
-            bytes.append(contentsOf: compressed)
-            dictionaryPageLength = bytes.count
+            try write(header + compressed)
+            dictionaryPageLength = header.count + compressed.count
             uncompressed += header.count + plain.count
             encodings.append(.rleDictionary)
-            if usedPlain { encodings.append(.plain) }
-            encodings.insert(.plain, at: 0) // the dictionary page's own encoding
-        } else {
-            encodings.insert(.plain, at: 0)
         }
-        bytes.append(contentsOf: pages)
+        try write(pages)
         let summary = ColumnChunkSummary(
-            column: column, rows: rows, nulls: nulls, uncompressedBytes: uncompressed, compressedBytes: bytes.count,
-            dictionaryPageLength: dictionaryPageLength, encodings: Array(Set(encodings.map(\.rawValue))).sorted(),
-            statistics: statistics())
+            column: column, rows: rows, nulls: nulls, uncompressedBytes: uncompressed,
+            compressedBytes: pages.count + (dictionaryPageLength ?? 0), dictionaryPageLength: dictionaryPageLength,
+            compressed: compressor != nil, encodings: encodings.map(\.rawValue), statistics: statistics())
         reset()
-        return (bytes, summary)
+        return summary
     }
 
     /// min_value and max_value, PLAIN-encoded, when the chunk has values (and for strings both are at most 64 bytes,
@@ -295,7 +288,7 @@ final class ColumnChunkBuilder {
     }
 
     private func reset() {
-        pages.removeAll(keepingCapacity: false)
+        pages.removeAll(keepingCapacity: pages.capacity <= 1 << 20)
         uncompressedPageBytes = 0
         rows = 0
         nulls = 0
@@ -309,7 +302,6 @@ final class ColumnChunkBuilder {
         mode = column.type == .string && column.dictionary ? .undecided : .plain
         dictionaryClosed = false
         dictionary.removeAll()
-        usedPlain = false
     }
 }
 
@@ -322,6 +314,8 @@ struct ColumnChunkSummary {
     let compressedBytes: Int
     /// The length of the dictionary page (header included) at the chunk's start, nil without one.
     let dictionaryPageLength: Int?
+    /// GZIP, else UNCOMPRESSED.
+    let compressed: Bool
     let encodings: [Int32]
     let statistics: (minimum: [UInt8], maximum: [UInt8])?
 
@@ -334,7 +328,7 @@ struct ColumnChunkSummary {
             meta.i32(1, column.physicalType.rawValue)
             meta.i32List(2, encodings)
             meta.stringList(3, [column.name])
-            meta.i32(4, CompressionCodec.gzip.rawValue)
+            meta.i32(4, (compressed ? CompressionCodec.gzip : .uncompressed).rawValue)
             meta.i64(5, Int64(rows))
             meta.i64(6, Int64(uncompressedBytes))
             meta.i64(7, Int64(compressedBytes))

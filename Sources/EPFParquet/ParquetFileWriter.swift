@@ -1,18 +1,25 @@
 import Glibc
 
+/// The codec of every page: Parquet's GZIP (zlib, at a level from 1 fastest to 9 smallest), or none.
+public enum ParquetCompression: Sendable, Equatable {
+    case gzip(level: Int32)
+    case none
+}
+
 /// How a `ParquetFileWriter` splits and compresses.
 public struct ParquetWriterOptions: Sendable {
     /// A row group ends after this many rows ...
     public var rowGroupRows: Int
     /// ... or when its encoded pages take this many bytes, whichever comes first (bounds the memory of one file).
     public var rowGroupBytes: Int
-    /// zlib's level for the GZIP codec (1 fastest ... 9 smallest).
-    public var compressionLevel: Int32
+    /// The pages' codec.
+    public var compression: ParquetCompression
 
-    public init(rowGroupRows: Int = 1_000_000, rowGroupBytes: Int = 128 << 20, compressionLevel: Int32 = 1) {
+    public init(rowGroupRows: Int = 1_000_000, rowGroupBytes: Int = 128 << 20,
+                compression: ParquetCompression = .gzip(level: 1)) {
         self.rowGroupRows = rowGroupRows
         self.rowGroupBytes = rowGroupBytes
-        self.compressionLevel = compressionLevel
+        self.compression = compression
     }
 }
 
@@ -52,9 +59,9 @@ public final class ParquetFileWriter {
         temporaryPath = "\(directory).\(name).partial-\(getpid())"
         descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw ParquetError.system(call: "open", path: temporaryPath, errno: errno) }
-        let compressor: GzipCompressor
+        var compressor: GzipCompressor?
         do {
-            compressor = try GzipCompressor(level: options.compressionLevel)
+            if case .gzip(let level) = options.compression { compressor = try GzipCompressor(level: level) }
         } catch {
             close(descriptor)
             unlink(temporaryPath)
@@ -100,9 +107,9 @@ public final class ParquetFileWriter {
         var chunks: [(offset: Int64, summary: ColumnChunkSummary)] = []
         var uncompressed = 0
         for builder in builders {
-            let (bytes, summary) = try builder.finishChunk()
-            chunks.append((offset, summary))
-            try write(bytes)
+            let chunkStart = offset
+            let summary = try builder.finishChunk { try write($0) }
+            chunks.append((chunkStart, summary))
             uncompressed += summary.uncompressedBytes
         }
         let rowCount = rowsInGroup

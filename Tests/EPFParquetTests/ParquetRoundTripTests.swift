@@ -74,6 +74,7 @@ struct RandomTable {
     var columns: [ParquetColumn] = []
     var rows: [[Value]] = []
     var rowGroupRows: Int
+    var compression: ParquetCompression
 
     static let pool = ["USD", "EUR", "JPY", "", "ja", "zh-Hans", "日本語", "😀", "a\nb", "x\r\ny", "ümlaut"]
     static let pieces = ["a", "Z", "0", " ", "\n", "\r\n", "\t", "é", "中", "文", "𝄞", "😀", "👍🏽", "\"", "\\", ",", "\u{1}"]
@@ -88,6 +89,7 @@ struct RandomTable {
         }
         let rowCount = [0, 1, 7, 100, 2_000, 30_000][random.below(6)]
         rowGroupRows = [1, 3, 1000, 1_000_000][random.below(4)]
+        compression = random.below(3) == 0 ? .none : .gzip(level: Int32(1 + random.below(9)))
         if rowGroupRows == 1 && rowCount > 100 { rowGroupRows = 1000 }
         let nullChance = columns.map { _ in [0, 0, 10, 50, 100][random.below(5)] }
         let textStyle = columns.map { _ in random.below(3) }
@@ -138,7 +140,7 @@ struct RandomTable {
 
     /// Writes NAME.parquet and NAME.expected.json; returns the row count.
     func write(to base: String) throws -> Int {
-        let options = ParquetWriterOptions(rowGroupRows: rowGroupRows)
+        let options = ParquetWriterOptions(rowGroupRows: rowGroupRows, compression: compression)
         let writer = try ParquetFileWriter(path: base + ".parquet", columns: columns, options: options)
         for row in rows {
             for (index, value) in row.enumerated() {

@@ -100,13 +100,13 @@ import Testing
         #expect(sqlLines.count >= 8 && sqlLines == duck.split(separator: "\n").map(String.init), "\(sql.stdout)\n\(duck)")
     }
 
-    @Test func someTablesSinceADateReplaceOnlyThemselves() throws {
+    @Test func someTablesSinceADateUncompressedReplaceOnlyThemselves() throws {
         let work = try WorkDirectory()
         let database = try Self.database(work)
         let out = work.file("parquet")
         #expect(try runEPF(["export", out, "--db", database, "--tables", "storefront"], in: work.path).status == 0)
         let run = try runEPF(["export", out, "--db", database, "--tables", "epf_changes,epf_price_history",
-                              "--since", "2026-01-06"], in: work.path)
+                              "--since", "2026-01-06", "--compression", "none"], in: work.path)
         #expect(run.status == 0, "\(run.stderr)")
         let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out
                                                                                   + "/_manifest.json")))
@@ -151,7 +151,8 @@ import Testing
         let imported = try runEPF(["import", try Self.writeExtremes(work), "--db", database, "--quiet"], in: work.path)
         #expect(imported.status == 0, "\(imported.stderr)")
         for (arguments, text) in [([String](), "give the directory"), (["x", "--since", "2026-13-01"], "not a date"),
-                                  (["x", "--tables", "nope"], "has no table 'nope'"), (["x", "y"], "unexpected")] {
+                                  (["x", "--tables", "nope"], "has no table 'nope'"), (["x", "y"], "unexpected"),
+                                  (["x", "--compression", "zstd"], "not gzip or none")] {
             let run = try runEPF(["export"] + arguments + ["--db", database], in: work.path)
             #expect(run.status == 64 && run.stderr.contains(text), "\(arguments): \(run.stderr)")
         }
