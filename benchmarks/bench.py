@@ -38,6 +38,7 @@ import bench_fetch
 import bench_itunes
 import bench_postgres
 import bench_changes
+import bench_export
 import bench_history
 import bench_sql
 
@@ -62,7 +63,7 @@ PROFILES = {
                   lookups=10_000),
 }
 SECTIONS = ["parse", "validate", "tbz", "bzip2", "import", "incremental", "lookup", "http", "fetch", "changes",
-            "sql", "scale", "postgres", "history"]
+            "sql", "export", "scale", "postgres", "history"]
 # Rows per second of the Python reference importer, from the performance issue.
 PYTHON_REFERENCE = {"application_price": 54_000, "application_detail": 9_500}
 SEED = 42
@@ -1206,6 +1207,8 @@ def main():
         guarded("changes", bench_changes.bench_changes, sys.modules[__name__], epf, profile_name, reps)
     if "sql" in sections:
         guarded("sql", bench_sql.bench_sql, sys.modules[__name__], epf, profile_name, reps)
+    if "export" in sections:
+        guarded("export", bench_export.bench_export, sys.modules[__name__], epf, profile_name, reps)
     if "history" in sections:
         guarded("history", bench_history.bench_history, sys.modules[__name__], epf, profile_name, reps)
     if "fetch" in sections:

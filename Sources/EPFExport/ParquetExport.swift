@@ -22,7 +22,7 @@ public struct ExportOptions: Sendable {
     public var createdBy: String
 
     public init(directory: String, tables: [String]? = nil, since: Int64? = nil,
-                writer: ParquetWriterOptions = ParquetWriterOptions(), partitionBudgetBytes: Int = 256 << 20,
+                writer: ParquetWriterOptions = ParquetWriterOptions(), partitionBudgetBytes: Int = 128 << 20,
                 createdBy: String = "epf") {
         self.directory = directory
         self.tables = tables

@@ -15,7 +15,7 @@ public struct ParquetWriterOptions: Sendable {
     /// The pages' codec.
     public var compression: ParquetCompression
 
-    public init(rowGroupRows: Int = 1_000_000, rowGroupBytes: Int = 128 << 20,
+    public init(rowGroupRows: Int = 1_000_000, rowGroupBytes: Int = 64 << 20,
                 compression: ParquetCompression = .gzip(level: 1)) {
         self.rowGroupRows = rowGroupRows
         self.rowGroupBytes = rowGroupBytes
@@ -150,7 +150,9 @@ public final class ParquetFileWriter {
         }
         let length = UInt32(footer.count)
         try write(footer + (0..<4).map { UInt8(truncatingIfNeeded: length >> (8 * UInt32($0))) } + Array("PAR1".utf8))
-        guard fsync(descriptor) == 0 else { throw ParquetError.system(call: "fsync", path: temporaryPath, errno: errno) }
+        guard fsync(descriptor) == 0 else {
+            throw ParquetError.system(call: "fsync", path: temporaryPath, errno: errno)
+        }
         let closed = close(descriptor)
         descriptor = -1
         guard closed == 0 else { throw ParquetError.system(call: "close", path: temporaryPath, errno: errno) }

@@ -52,7 +52,7 @@ import Testing
 
     static func runChecker(_ directory: String) throws -> (Int32, String) {
         #expect(FileManager.default.isExecutableFile(atPath: python),
-                "no \(python): run scripts/prerequisites --test (it installs pyarrow and duckdb into .build/test-venv)")
+                "no \(python): run scripts/prerequisites --test (it installs pyarrow and duckdb)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [BuiltEPF.packageRoot.appendingPathComponent("Tests/clients/parquet_roundtrip.py").path,
@@ -77,7 +77,8 @@ struct RandomTable {
     var compression: ParquetCompression
 
     static let pool = ["USD", "EUR", "JPY", "", "ja", "zh-Hans", "日本語", "😀", "a\nb", "x\r\ny", "ümlaut"]
-    static let pieces = ["a", "Z", "0", " ", "\n", "\r\n", "\t", "é", "中", "文", "𝄞", "😀", "👍🏽", "\"", "\\", ",", "\u{1}"]
+    static let pieces = ["a", "Z", "0", " ", "\n", "\r\n", "\t", "é", "中", "文", "𝄞", "😀", "👍🏽", "\"", "\\", ",",
+                         "\u{1}"]
 
     init(random: inout SeededGenerator) {
         let columnCount = 1 + random.below(7)
@@ -186,7 +187,9 @@ struct RandomTable {
             }
         }
         let document = JSONValue.object([
-            ("columns", .array(columns.map { .object([("name", .string($0.name)), ("type", .string(kind($0.type)))]) })),
+            ("columns", .array(columns.map {
+                .object([("name", .string($0.name)), ("type", .string(kind($0.type)))])
+            })),
             ("rows", .array(rows.map { row in .array(row.enumerated().map { json($1, columns[$0].type) }) })),
         ])
         try Data(document.serialized()).write(to: URL(fileURLWithPath: base + ".expected.json"))

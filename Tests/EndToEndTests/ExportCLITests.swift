@@ -97,7 +97,8 @@ import Testing
         let (aggregateStatus, duck) = try Self.compare([database, out, "--aggregate"])
         #expect(aggregateStatus == 0, "\(duck)")
         let sqlLines = sql.stdout.split(separator: "\r\n").dropFirst().map(String.init)
-        #expect(sqlLines.count >= 8 && sqlLines == duck.split(separator: "\n").map(String.init), "\(sql.stdout)\n\(duck)")
+        #expect(sqlLines.count >= 8 && sqlLines == duck.split(separator: "\n").map(String.init),
+                "\(sql.stdout)\n\(duck)")
     }
 
     @Test func someTablesSinceADateUncompressedReplaceOnlyThemselves() throws {
@@ -110,7 +111,8 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out
                                                                                   + "/_manifest.json")))
-        let tables = ((manifest as? [String: Any])?["tables"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        let entries = (manifest as? [String: Any])?["tables"] as? [[String: Any]]
+        let tables = entries?.compactMap { $0["name"] as? String }
         #expect(tables == ["epf_changes", "epf_price_history"])
         #expect((manifest as? [String: Any])?["since"] as? String == "2026-01-06")
         let (status, output) = try Self.compare([database, out])
