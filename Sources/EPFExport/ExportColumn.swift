@@ -53,6 +53,13 @@ struct ExportColumn {
     /// nothing appended, when the value does not convert exactly (the caller then writes the column as text).
     @inline(__always)
     func append(from statement: SQLiteStatement, at index: Int32, to writer: ParquetFileWriter) throws -> Bool {
+        try Self.append(conversion, from: statement, at: index, to: writer)
+    }
+
+    /// `append` of a column converted by `conversion` (a trivial value: no reference counting per value).
+    @inline(__always)
+    static func append(_ conversion: Conversion, from statement: SQLiteStatement, at index: Int32,
+                       to writer: ParquetFileWriter) throws -> Bool {
         let column = Int(index)
         let storage = statement.columnStorage(index)
         if storage == .null {

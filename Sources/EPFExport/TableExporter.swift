@@ -110,8 +110,8 @@ final class TableExporter {
             return found
         }
         if source.partitionColumn == nil { single = try makeWriter(partition: nil, columns: parquetColumns) }
-        let columns = source.columns
-        let count = Int32(columns.count)
+        let conversions = source.columns.map(\.conversion)
+        let count = Int32(conversions.count)
         var rows = 0
         while try statement.step() {
             let target: ParquetFileWriter
@@ -123,7 +123,7 @@ final class TableExporter {
                 break
             }
             for index in 0..<count {
-                guard try columns[Int(index)].append(from: statement, at: index, to: target) else {
+                guard try ExportColumn.append(conversions[Int(index)], from: statement, at: index, to: target) else {
                     throw Refused(column: Int(index), value: statement.text(at: index) ?? "")
                 }
             }

@@ -16,11 +16,14 @@ final class ColumnChunkBuilder {
     static let maximumDictionaryBytes = 1 << 20
 
     // The page being gathered: a definition level per row (1 present, 0 NULL) and the present values.
-    private var levels: [UInt8] = []
-    private var integers: [Int64] = []
-    private var doubles: [Double] = []
-    private var texts: [UInt8] = []
-    private var textEnds: [Int] = []
+    private var levels = RawBytes()
+    /// INT64 values, or the bits of DOUBLE values.
+    private var integers = RawBytes()
+    private var texts = RawBytes()
+    /// Where each text ends in `texts` (Int).
+    private var textEnds = RawBytes()
+    /// Values in `textEnds`.
+    private var textCount = 0
     private var pageValueBytes = 0
 
     // The chunk: encoded pages (headers included), sizes, statistics, the dictionary.
@@ -47,12 +50,19 @@ final class ColumnChunkBuilder {
         mode = column.type == .string && column.dictionary ? .undecided : .plain
     }
 
+    deinit {
+        levels.deallocate()
+        integers.deallocate()
+        texts.deallocate()
+        textEnds.deallocate()
+    }
+
     /// Bytes held for the row group: encoded pages, the page being gathered and the dictionary.
     var bufferedBytes: Int { pages.count + pageValueBytes + levels.count + dictionary.byteCount }
 
     @inline(__always)
     func appendNull() throws {
-        levels.append(0)
+        levels.append(UInt8(0))
         nulls += 1
         rows += 1
         if levels.count >= Self.maximumPageValues { try flushPage() }
@@ -60,7 +70,7 @@ final class ColumnChunkBuilder {
 
     @inline(__always)
     func append(_ value: Int64) throws {
-        levels.append(1)
+        levels.append(UInt8(1))
         integers.append(value)
         if value < minimumInteger { minimumInteger = value }
         if value > maximumInteger { maximumInteger = value }
@@ -71,8 +81,8 @@ final class ColumnChunkBuilder {
 
     @inline(__always)
     func append(_ value: Double) throws {
-        levels.append(1)
-        doubles.append(value)
+        levels.append(UInt8(1))
+        integers.append(value.bitPattern)
         if value.isNaN {
             sawNaN = true
         } else {
@@ -86,9 +96,10 @@ final class ColumnChunkBuilder {
 
     @inline(__always)
     func append(_ bytes: UnsafeRawBufferPointer) throws {
-        levels.append(1)
-        texts.append(contentsOf: bytes)
+        levels.append(UInt8(1))
+        texts.append(bytes)
         textEnds.append(texts.count)
+        textCount += 1
         updateTextStatistics(bytes)
         pageValueBytes += bytes.count + 4
         rows += 1
@@ -129,11 +140,10 @@ final class ColumnChunkBuilder {
         body.reserveCapacity(pageValueBytes + 64)
         // Definition levels (max level 1, bit width 1), prefixed by their length (data page v1).
         body.append(contentsOf: [0, 0, 0, 0])
-        levels.withUnsafeBufferPointer { levels in
-            HybridEncoding.encode(count: valueCount, bitWidth: 1, into: &body) { UInt32(levels[$0]) }
-        }
-        let levelBytes = UInt32(body.count - 4)
-        for shift in 0..<4 { body[shift] = UInt8(truncatingIfNeeded: levelBytes >> (8 * UInt32(shift))) }
+        let levelBytes = levels.bytes
+        HybridEncoding.encode(count: valueCount, bitWidth: 1, into: &body) { UInt32(levelBytes[$0]) }
+        let levelLength = UInt32(body.count - 4)
+        for shift in 0..<4 { body[shift] = UInt8(truncatingIfNeeded: levelLength >> (8 * UInt32(shift))) }
 
         let encoding = encodeValues(into: &body)
         let compressed = try compressor?.compress(body) ?? body
@@ -151,11 +161,11 @@ final class ColumnChunkBuilder {
         pages.append(contentsOf: header)
         pages.append(contentsOf: compressed)
         uncompressedPageBytes += header.count + body.count
-        levels.removeAll(keepingCapacity: true)
-        integers.removeAll(keepingCapacity: true)
-        doubles.removeAll(keepingCapacity: true)
-        texts.removeAll(keepingCapacity: true)
-        textEnds.removeAll(keepingCapacity: true)
+        levels.removeAll()
+        integers.removeAll()
+        texts.removeAll()
+        textEnds.removeAll()
+        textCount = 0
         pageValueBytes = 0
     }
 
@@ -163,14 +173,14 @@ final class ColumnChunkBuilder {
     private func encodeValues(into body: inout [UInt8]) -> Encoding {
         switch column.physicalType {
         case .int64:
-            integers.withUnsafeBytes { body.append(contentsOf: $0) } // little-endian on every platform epf runs on
+            body.append(contentsOf: integers.bytes) // little-endian on every platform epf runs on
             return .plain
         case .double:
-            doubles.withUnsafeBytes { body.append(contentsOf: $0) }
+            body.append(contentsOf: integers.bytes)
             return .plain
         default:
             // A page without values decides nothing (a dictionary-encoded page needs a dictionary page).
-            if mode == .undecided && !textEnds.isEmpty { decideDictionary() }
+            if mode == .undecided && textCount > 0 { decideDictionary() }
             if mode == .dictionary && !dictionaryClosed {
                 encodeIndices(into: &body)
                 if dictionary.count > Self.maximumDictionaryEntries
@@ -179,42 +189,37 @@ final class ColumnChunkBuilder {
                 }
                 return .rleDictionary
             }
-            texts.withUnsafeBytes { texts in
-                var start = 0
-                for end in textEnds {
-                    let length = UInt32(end - start)
-                    for shift in 0..<4 { body.append(UInt8(truncatingIfNeeded: length >> (8 * UInt32(shift)))) }
-                    body.append(contentsOf: UnsafeRawBufferPointer(rebasing: texts[start..<end]))
-                    start = end
-                }
+            forEachText { text in
+                let length = UInt32(text.count)
+                for shift in 0..<4 { body.append(UInt8(truncatingIfNeeded: length >> (8 * UInt32(shift)))) }
+                body.append(contentsOf: text)
             }
             return .plain
+        }
+    }
+
+    /// Calls `body` with each text of the page, in order.
+    private func forEachText(_ body: (UnsafeRawBufferPointer) -> Void) {
+        let all = texts.bytes
+        var start = 0
+        for index in 0..<textCount {
+            let end = textEnds.load(index, as: Int.self)
+            body(UnsafeRawBufferPointer(rebasing: all[start..<end]))
+            start = end
         }
     }
 
     /// The first page decides: a dictionary pays when at most half of its values are distinct.
     private func decideDictionary() {
         var scratch = ByteDictionary()
-        texts.withUnsafeBytes { texts in
-            var start = 0
-            for end in textEnds {
-                _ = scratch.index(of: UnsafeRawBufferPointer(rebasing: texts[start..<end]))
-                start = end
-            }
-        }
-        mode = scratch.count * 2 <= textEnds.count ? .dictionary : .plain
+        forEachText { _ = scratch.index(of: $0) }
+        mode = scratch.count * 2 <= textCount ? .dictionary : .plain
     }
 
     private func encodeIndices(into body: inout [UInt8]) {
         var indices: [UInt32] = []
-        indices.reserveCapacity(textEnds.count)
-        texts.withUnsafeBytes { texts in
-            var start = 0
-            for end in textEnds {
-                indices.append(UInt32(dictionary.index(of: UnsafeRawBufferPointer(rebasing: texts[start..<end]))))
-                start = end
-            }
-        }
+        indices.reserveCapacity(textCount)
+        forEachText { indices.append(UInt32(dictionary.index(of: $0))) }
         let width = HybridEncoding.bitWidth(forMaximum: max(dictionary.count - 1, 1))
         body.append(UInt8(width))
         indices.withUnsafeBufferPointer { indices in

@@ -41,6 +41,8 @@ public final class ParquetFileWriter {
     private var descriptor: Int32
     private var offset: Int64 = 0
     private let builders: [ColumnChunkBuilder]
+    /// `builders` without reference counting, for the calls made once per value (`builders` keeps them alive).
+    private let unretained: UnsafeMutablePointer<Unmanaged<ColumnChunkBuilder>>
     private var rowsInGroup = 0
     private var rowGroups: [[UInt8]] = []
     /// Rows written, in every row group.
@@ -68,10 +70,15 @@ public final class ParquetFileWriter {
             throw error
         }
         builders = columns.map { ColumnChunkBuilder(column: $0, compressor: compressor) }
+        unretained = .allocate(capacity: max(builders.count, 1))
+        for (index, builder) in builders.enumerated() { unretained[index] = Unmanaged.passUnretained(builder) }
         try write(Array("PAR1".utf8))
     }
 
-    deinit { abandon() }
+    deinit {
+        abandon()
+        unretained.deallocate()
+    }
 
     /// Bytes held for the row group being written.
     public var bufferedBytes: Int { builders.reduce(0) { $0 + $1.bufferedBytes } }
@@ -79,16 +86,22 @@ public final class ParquetFileWriter {
     /// Rows of the row group being written.
     public var bufferedRows: Int { rowsInGroup }
 
-    @inline(__always) public func appendNull(column: Int) throws { try builders[column].appendNull() }
+    @inline(__always) public func appendNull(column: Int) throws {
+        try unretained[column]._withUnsafeGuaranteedRef { try $0.appendNull() }
+    }
 
     /// An INT64, TIMESTAMP (milliseconds) or DECIMAL (unscaled) value.
-    @inline(__always) public func append(_ value: Int64, column: Int) throws { try builders[column].append(value) }
+    @inline(__always) public func append(_ value: Int64, column: Int) throws {
+        try unretained[column]._withUnsafeGuaranteedRef { try $0.append(value) }
+    }
 
-    @inline(__always) public func append(_ value: Double, column: Int) throws { try builders[column].append(value) }
+    @inline(__always) public func append(_ value: Double, column: Int) throws {
+        try unretained[column]._withUnsafeGuaranteedRef { try $0.append(value) }
+    }
 
     /// A string's UTF-8 bytes (copied).
     @inline(__always) public func append(bytes: UnsafeRawBufferPointer, column: Int) throws {
-        try builders[column].append(bytes)
+        try unretained[column]._withUnsafeGuaranteedRef { try $0.append(bytes) }
     }
 
     /// Ends a row (every column must have had one value since the last). Writes the row group when it is full.
