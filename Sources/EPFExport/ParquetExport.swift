@@ -223,10 +223,12 @@ public enum ParquetExport {
         if hadOld { try? FileManager.default.removeItem(atPath: aside) }
     }
 
-    /// Removes staging and set-aside directories (`.NAME.export-PID`, `.NAME.old-PID`) of exports no longer running.
+    /// Removes what exports no longer running left: staging and set-aside directories (`.NAME.export-PID`,
+    /// `.NAME.old-PID`) and a manifest's temporary file (`._manifest.json.partial-PID`).
     private static func removeStaleStaging(in directory: String) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix(".") {
-            guard let dash = name.lastIndex(of: "-"), name.contains(".export-") || name.contains(".old-"),
+            guard let dash = name.lastIndex(of: "-"),
+                  name.contains(".export-") || name.contains(".old-") || name.contains(".partial-"),
                   let pid = Int32(name[name.index(after: dash)...]) else { continue }
             if pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH {
                 try? FileManager.default.removeItem(atPath: "\(directory)/\(name)")
