@@ -88,7 +88,7 @@ let package = Package(
                                    "EPFStore"]),
         .testTarget(name: "HTTPTransportTests", dependencies: ["HTTPTransport", "JSONText"]),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
-        .testTarget(name: "EPFParquetTests", dependencies: ["EPFParquet", "EPFTestSupport", "JSONText"]),
+        .testTarget(name: "EPFParquetTests", dependencies: ["EPFParquet", "EPFExport", "EPFTestSupport", "JSONText"]),
         .testTarget(name: "EndToEndTests",
                     dependencies: ["EPFSQLite", "EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFTestSupport"]),
