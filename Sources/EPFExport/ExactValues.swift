@@ -57,17 +57,13 @@ enum ExactValues {
     /// double, exact to 15 significant digits) as thousandths; nil when it holds more digits than that or is out
     /// of range.
     static func thousandths(_ double: Double) -> Int64? {
-        guard double.isFinite, abs(double) < 1e15 else { return nil }
+        // Below 9e12 the thousandths are below 2^53, so they and their division by 1000 are exact doubles.
+        guard double.isFinite, abs(double) < 9e12 else { return nil }
         let value = Int64((double * 1000).rounded())
-        // The decimal of 3 fraction digits nearest the double must read back as the same double.
-        let text = (value < 0 ? "-" : "") + "\(value.magnitude / 1000)." + Self.fraction(value)
-        guard Double(text) == double else { return nil }
+        // The decimal of 3 fraction digits nearest the double must read back as the same double. Dividing the
+        // exact integer by 1000 is correctly rounded, as parsing its text would be: no String per price.
+        guard Double(value) / 1000 == double else { return nil }
         return value
-    }
-
-    private static func fraction(_ thousandths: Int64) -> String {
-        let part = String(thousandths.magnitude % 1000)
-        return String(repeating: "0", count: 3 - part.count) + part
     }
 
     /// Canonical EPF date-time text (`YYYY-MM-DDTHH:MM:SSZ`, as the import stores DATETIME; also a bare
