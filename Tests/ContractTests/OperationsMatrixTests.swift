@@ -189,25 +189,9 @@ enum OperationsSettings {
         _ = BuiltEPF.readToEnd(process, output: output, errors: errors)
     }
 
-    /// Whether the tests run as root, so the readers can run as `nobody`.
-    static let asRoot = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
-
-    /// Runs `epf arguments` as `nobody` (as root), else as the current user, who is not root either.
+    /// Runs `epf arguments` as the reader user (`nobody` when the tests run as root).
     static func asReader(_ arguments: [String], in directory: String) throws -> BuiltEPF.Run {
-        guard asRoot else { return try BuiltEPF.run(arguments, in: directory) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", BuiltEPF.url.path] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let (outputData, errorData) = BuiltEPF.readToEnd(process, output: output, errors: errors)
-        return BuiltEPF.Run(status: process.terminationStatus, stdout: String(decoding: outputData, as: UTF8.self),
-                            stderr: String(decoding: errorData, as: UTF8.self))
+        try BuiltEPF.runAsReader(arguments, in: directory)
     }
 
     // MARK: - What status claims
@@ -275,21 +259,8 @@ enum OperationsSettings {
 
     /// `epf serve` as the reader user answers `/healthz` with the model's claims.
     static func serveProblems(database: String, _ model: OperationsModel, in directory: String) throws -> [String] {
-        let process = Process()
-        let arguments = ["serve", "--db", database, "--port", "0"]
-        if asRoot {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", BuiltEPF.url.path] + arguments
-        } else {
-            process.executableURL = BuiltEPF.url
-            process.arguments = arguments
-        }
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let (process, output, _) = try BuiltEPF.startAsReader(["serve", "--db", database, "--port", "0"],
+                                                              in: directory)
         defer {
             process.terminate()
             process.waitUntilExit()

@@ -46,8 +46,33 @@ public enum BuiltEPF {
     /// empty; returns the process and the pipes of its standard output and error. The caller waits or kills.
     public static func start(_ arguments: [String], in directory: String,
                              environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
+        try start(program: url.path, arguments, in: directory, environment: environment)
+    }
+
+    /// Whether the tests run as root and can start `epf` as another OS user (`setpriv`, util-linux).
+    public static let canRunAsReader = getuid() == 0
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+
+    /// Starts `epf arguments` as the reader user `nobody` (through `setpriv`) when the tests run as root, else as the
+    /// current user, who is not root either: how an analyst on a shared server runs the query commands.
+    public static func startAsReader(_ arguments: [String], in directory: String) throws -> (Process, Pipe, Pipe) {
+        guard canRunAsReader else { return try start(arguments, in: directory) }
+        return try start(program: "/usr/bin/setpriv",
+                         ["--reuid=nobody", "--regid=nogroup", "--clear-groups", url.path] + arguments,
+                         in: directory)
+    }
+
+    /// Runs `epf arguments` as the reader user (see `startAsReader`) and waits for it.
+    public static func runAsReader(_ arguments: [String], in directory: String) throws -> Run {
+        let (process, output, errors) = try startAsReader(arguments, in: directory)
+        return finish(process, output: output, errors: errors)
+    }
+
+    /// Starts `program arguments` as `start` starts epf.
+    public static func start(program: String, _ arguments: [String], in directory: String,
+                             environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         var merged = ProcessInfo.processInfo.environment
@@ -67,6 +92,11 @@ public enum BuiltEPF {
     public static func run(_ arguments: [String], in directory: String,
                            environment: [String: String] = [:]) throws -> Run {
         let (process, output, errors) = try start(arguments, in: directory, environment: environment)
+        return finish(process, output: output, errors: errors)
+    }
+
+    /// Reads a started process to its end (`readToEnd`) and says what it printed and returned.
+    public static func finish(_ process: Process, output: Pipe, errors: Pipe) -> Run {
         let (outputData, errorData) = readToEnd(process, output: output, errors: errors)
         let status = process.terminationReason == .uncaughtSignal
             ? 128 + process.terminationStatus : process.terminationStatus

@@ -58,23 +58,8 @@ struct DemoDatabaseError: Error, CustomStringConvertible {
 /// Runs `command` with `/bin/sh -c` in `directory`, without `EPF_DB`, with `environment` added and standard input
 /// empty; waits for it. The status is 128 + the signal when a signal ended it.
 func runShell(_ command: String, in directory: String, environment: [String: String] = [:]) throws -> RunResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = ["-c", command]
-    process.currentDirectoryURL = URL(fileURLWithPath: directory)
-    var merged = ProcessInfo.processInfo.environment
-    merged.removeValue(forKey: "EPF_DB")
-    for (key, value) in environment { merged[key] = value }
-    process.environment = merged
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let (outputData, errorData) = BuiltEPF.readToEnd(process, output: output, errors: errors)
-    let status = process.terminationReason == .uncaughtSignal
-        ? 128 + process.terminationStatus : process.terminationStatus
-    return RunResult(status: status, stdout: String(decoding: outputData, as: UTF8.self),
-                     stderr: String(decoding: errorData, as: UTF8.self))
+    let (process, output, errors) = try BuiltEPF.start(program: "/bin/sh", ["-c", command], in: directory,
+                                                       environment: environment)
+    let run = BuiltEPF.finish(process, output: output, errors: errors)
+    return RunResult(status: run.status, stdout: run.stdout, stderr: run.stderr)
 }
