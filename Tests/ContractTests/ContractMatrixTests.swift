@@ -41,6 +41,31 @@ final class FailureList: @unchecked Sendable {
     }
 }
 
+/// Runs seeded sequences a few at a time (each mostly waits for the epf processes it starts and for PostgreSQL),
+/// then records one issue per broken sequence (the first ten) and expects none: the contract and operations matrices.
+enum SeededSequences {
+    /// `body` returns nil when the sequence held, else what broke; a thrown error is reported with `replay`.
+    static func run(_ seeds: [UInt64], replay: String, _ body: @escaping @Sendable (UInt64) throws -> String?) throws {
+        let failures = FailureList()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = ContractSettings.concurrency
+        for seed in seeds {
+            queue.addOperation {
+                do {
+                    if let failure = try body(seed) { failures.add(seed, failure) }
+                } catch {
+                    failures.add(seed, "sequence \(seed) could not run: \(error)\nreplay: \(replay) \(seed)")
+                }
+            }
+        }
+        queue.waitUntilAllOperationsAreFinished()
+        let broken = failures.sorted
+        for (_, failure) in broken.prefix(10) { Issue.record(Comment(rawValue: failure)) }
+        let brokenSeeds = broken.map { "\($0.0)" }.joined(separator: " ")
+        #expect(broken.isEmpty, "\(broken.count) of \(seeds.count) sequences broke; seeds: \(brokenSeeds)")
+    }
+}
+
 /// The database all sequences share in the test cluster; each sequence imports into a schema of its own.
 enum ContractPostgres {
     static let database: Result<String, ClusterError> = {
@@ -64,26 +89,10 @@ enum ContractPostgres {
     /// Runs the sequences a few at a time (each mostly waits for the epf processes it starts and for PostgreSQL),
     /// then records one issue per broken sequence.
     @Test func sequences() throws {
-        let seeds = ContractSettings.seeds
         let postgres = try ContractPostgres.database.get()
-        let failures = FailureList()
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = ContractSettings.concurrency
-        for seed in seeds {
-            queue.addOperation {
-                do {
-                    if let failure = try Self.run(seed: seed, postgres: postgres) { failures.add(seed, failure) }
-                } catch {
-                    failures.add(seed, "contract sequence \(seed) could not run: \(error)\n"
-                                 + "replay: scripts/test --seed \(seed)")
-                }
-            }
+        try SeededSequences.run(ContractSettings.seeds, replay: "scripts/test --seed") { seed in
+            try Self.run(seed: seed, postgres: postgres)
         }
-        queue.waitUntilAllOperationsAreFinished()
-        let broken = failures.sorted
-        for (_, failure) in broken.prefix(10) { Issue.record(Comment(rawValue: failure)) }
-        let brokenSeeds = broken.map { "\($0.0)" }.joined(separator: " ")
-        #expect(broken.isEmpty, "\(broken.count) of \(seeds.count) sequences broke; seeds: \(brokenSeeds)")
     }
 
     /// Runs one sequence; nil when every export left both stores as the model says, else what broke.

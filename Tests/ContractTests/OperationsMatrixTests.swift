@@ -26,26 +26,10 @@ enum OperationsSettings {
 /// (`nobody`, when the tests run as root): status after every operation, and lookup, sql and serve at the end.
 @Suite struct OperationsMatrixTests {
     @Test func sequences() throws {
-        let seeds = OperationsSettings.seeds
         let postgres = try ContractPostgres.database.get()
-        let failures = FailureList()
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = ContractSettings.concurrency
-        for seed in seeds {
-            queue.addOperation {
-                do {
-                    if let failure = try Self.run(seed: seed, postgres: postgres) { failures.add(seed, failure) }
-                } catch {
-                    failures.add(seed, "operations sequence \(seed) could not run: \(error)\n"
-                                 + "replay: scripts/test --operations-seed \(seed)")
-                }
-            }
+        try SeededSequences.run(OperationsSettings.seeds, replay: "scripts/test --operations-seed") { seed in
+            try Self.run(seed: seed, postgres: postgres)
         }
-        queue.waitUntilAllOperationsAreFinished()
-        let broken = failures.sorted
-        for (_, failure) in broken.prefix(10) { Issue.record(Comment(rawValue: failure)) }
-        let brokenSeeds = broken.map { "\($0.0)" }.joined(separator: " ")
-        #expect(broken.isEmpty, "\(broken.count) of \(seeds.count) sequences broke; seeds: \(brokenSeeds)")
     }
 
     /// One sequence: nil when every operation left both stores and their claims as the model says.
