@@ -17,6 +17,8 @@ public final class EPFRoutes: HTTPResponder {
     private let database: ServedDatabase
     /// `/v1/status` counts rows, so its answer is kept for two seconds.
     private var statusCache: (at: UInt64, value: JSONValue)?
+    /// `/healthz`'s claims, read at most every 2 s: a load balancer may ask many times a second.
+    private var claimsCache: (at: UInt64, exportDate: Int64?, mixed: Bool, failures: Int)?
 
     /// Opens the database; throws `QueryError.databaseMissing` or `.databaseEmpty` when it cannot.
     public init(configuration: EPFServerConfiguration, metrics: ServerMetrics = ServerMetrics(),
@@ -335,15 +337,20 @@ public final class EPFRoutes: HTTPResponder {
         }
         // The claims of `epf status` (StoreStatus): the date the data is complete as of, whether the tables mix
         // exports, and how many failed files nothing made up for; from the data itself without bookkeeping.
-        var exportDate = database.newestExportDate()
-        var mixed = false
-        var failures = 0
-        if try side.tableExists("epf_tables"),
-           let status = try? StoreStatus.read(side, databasePath: configuration.databasePath, lastImports: 0) {
-            exportDate = status.dataAsOf ?? exportDate
-            mixed = status.mixed
-            failures = status.failures.count
+        let now = monotonicNanoseconds()
+        if claimsCache.map({ now &- $0.at >= 2_000_000_000 }) ?? true {
+            var claims = (at: now, exportDate: database.newestExportDate(), mixed: false, failures: 0)
+            if try side.tableExists("epf_tables"),
+               let status = try? StoreStatus.read(side, databasePath: configuration.databasePath, lastImports: 0) {
+                claims.exportDate = status.dataAsOf ?? claims.exportDate
+                claims.mixed = status.mixed
+                claims.failures = status.failures.count
+            }
+            claimsCache = claims
         }
+        let exportDate = claimsCache?.exportDate
+        let mixed = claimsCache?.mixed ?? false
+        let failures = claimsCache?.failures ?? 0
         return json(.object([
             ("status", .string("ok")),
             ("exportDate", exportDate.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null),
