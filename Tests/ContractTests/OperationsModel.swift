@@ -100,11 +100,13 @@ struct OperationsModel {
 
     var rows = ContractModel()
     var tables: [String: TableState] = [:]
-    /// `export/table` files the ledger shows done: applied, or (when nothing of their feed failed) passed over as
-    /// superseded.
+    /// `export/table` files the ledger shows applied (a full of the table makes its incrementals count as not
+    /// applied again).
     var done: Set<String> = []
     var failures: [Failure] = []
     private var order = 0
+    /// Whether each export seen so far is a full one (by number).
+    private var exportsFull: [Int: Bool] = [:]
 
     enum Decision { case apply, superseded, refused }
 
@@ -126,12 +128,11 @@ struct OperationsModel {
     /// Applies one import of `export` (every feed of it) read from `root` (the folder holding the export's feeds);
     /// `damaged` names a table whose file is not EPF. Returns the exit status the import must end with.
     mutating func importExport(_ export: PlannedExport, root: String, force: Bool, damaged: String? = nil) -> Int32 {
+        exportsFull[export.number] = export.full
         var failed = false
         var skipping: Set<String> = []
         var applying: [(file: PlannedFile, feed: String)] = []
         for feed in export.feeds {
-            var feedFailed = false
-            var superseded: [String] = []
             if feed.wrongMD5 {
                 addFailure(Failure(table: nil, feed: feed.feed, day: export.day, full: nil))
                 failed = true
@@ -154,23 +155,19 @@ struct OperationsModel {
                 switch force ? .apply : decide(name, full: export.full, day: export.day) {
                 case .superseded:
                     skipping.insert(name)
-                    superseded.append(key)
                 case .refused:
                     addFailure(Failure(table: name, feed: feed.feed, day: export.day, full: export.full))
                     skipping.insert(name)
                     failed = true
-                    feedFailed = true
                 case .apply:
                     if file.mustFail {
                         addFailure(Failure(table: name, feed: feed.feed, day: export.day, full: export.full))
                         failed = true
-                        feedFailed = true
                     } else {
                         applying.append((file, feed.feed))
                     }
                 }
             }
-            if !feedFailed { done.formUnion(superseded) }
         }
         _ = rows.apply(export, skipping: skipping, force: force)
         for (file, feed) in applying {
@@ -178,6 +175,12 @@ struct OperationsModel {
             done.insert("\(export.number)/\(name)")
             var state = tables[name] ?? TableState()
             if export.full {
+                // The table's incrementals no longer count as done: imported again, they are decided again.
+                done = done.filter { key in
+                    let parts = key.split(separator: "/")
+                    guard parts.count == 2, parts[1] == name, let number = Int(parts[0]) else { return true }
+                    return exportsFull[number] ?? true
+                }
                 state.history = [(export.day, true)]
                 state.date = export.exportDate
                 order += 1

@@ -52,6 +52,21 @@ import Testing
         #expect(stale.stdout.contains("0 applied"), "\(stale.stdout)")
         let after = try runEPF(["search", "cafe", "ole", "--db", database], in: work.path)
         #expect(after.stdout.contains("Café Olé Lite 2"))
+
+        // The older full forced back in: the table holds it, and the incremental imported again applies again.
+        let forced = try runEPF(["import", Self.feeds + "/itunes20260105", "--db", database, "--force", "--quiet"],
+                                in: work.path)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        let back = try runEPF(["search", "cafe", "ole", "--db", database], in: work.path).stdout
+        #expect(back.contains("Café Olé Lite") && !back.contains("Café Olé Lite 2"), "\(back)")
+        let reapplied = try runEPF(["import"] + incremental + ["--db", database, "--json", "--quiet"], in: work.path)
+        #expect(reapplied.status == 0, "\(reapplied.stderr)")
+        let outcomes = (try JSONSerialization.jsonObject(with: Data(reapplied.stdout.utf8)) as? [String: Any])?[
+            "outcomes"] as? [[String: Any]] ?? []
+        #expect(outcomes.contains { $0["table"] as? String == "application" && $0["status"] as? String == "applied" },
+                "\(reapplied.stdout.prefix(600))")
+        let restored = try runEPF(["search", "cafe", "ole", "--db", database], in: work.path)
+        #expect(restored.stdout.contains("Café Olé Lite 2"), "\(restored.stdout)")
     }
 
     @Test func aFileThatFailsIsClaimedUntilItIsMadeUpFor() throws {

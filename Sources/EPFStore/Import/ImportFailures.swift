@@ -63,7 +63,8 @@ package enum ImportFailures {
             self.feed = feed
             self.day = MixedExports.fullDate(feedDate: feedDate, exportDate: exportDate)
             self.mode = mode
-            self.applied = outcome == "applied"
+            // An incremental a later full superseded was applied all the same: what it made up for stays made up.
+            self.applied = outcome == "applied" || outcome == "superseded"
             self.finished = finished
             self.message = message
         }

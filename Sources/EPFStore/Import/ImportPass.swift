@@ -264,6 +264,8 @@ package struct ImportPass<Load: TableLoading> {
                             ok = false
                         } else if case .superseded(let reason) = decision {
                             outcome.message = reason
+                            // Not recorded as applied: after a full taken back with --force it may apply.
+                            ok = false
                         }
                         outcomes.append(outcome)
                         return

@@ -92,6 +92,17 @@ final class PostgresLedger: ImportLedger {
         var applied = outcome
         applied.status = .applied
         try insert(applied, file: file, source: source)
+        if outcome.mode == ExportMode.full.rawValue {
+            // As in SQLite (`Ledger.recordApplied`): the table's incrementals no longer count as applied.
+            try connection.execute("""
+                UPDATE \(table("epf_ledger")) SET outcome = 'superseded'
+                WHERE table_name = $1 AND outcome = 'applied' AND mode = 'INCREMENTAL'
+                """, [outcome.table])
+            try connection.execute("""
+                DELETE FROM \(table("epf_sources")) WHERE source IN
+                    (SELECT source FROM \(table("epf_ledger")) WHERE outcome = 'superseded')
+                """)
+        }
         var rows = Int64(outcome.rows)
         if outcome.mode != ExportMode.full.rawValue {
             // Previous count plus the rows the incremental added; count(*) only when there is no previous count.

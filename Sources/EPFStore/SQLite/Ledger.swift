@@ -118,6 +118,14 @@ final class Ledger {
         var applied = outcome
         applied.status = .applied
         try insert(applied, file: file, source: source, on: connection)
+        if outcome.mode == ExportMode.full.rawValue {
+            // A full replaces what the table's incrementals applied: they no longer count as applied, so that one
+            // imported again (after a full taken back with --force) is applied again, not skipped as unchanged.
+            let supersede = try connection.prepare(Ledger.supersedeRowsSQL)
+            try supersede.bind([.text(outcome.table)])
+            try supersede.step()
+            try connection.execute(Ledger.supersedeSQL)
+        }
         var rows = Int64(outcome.rows)
         if outcome.mode != ExportMode.full.rawValue {
             // Previous count plus the rows the incremental added; count(*) only when there is no previous count.
@@ -153,4 +161,15 @@ final class Ledger {
             try insert(outcome, file: file, source: source, on: connection)
         }
     }
+
+    /// Forgets the whole input files whose incrementals a full superseded (`supersedeRowsSQL` marks them first).
+    static let supersedeSQL = """
+        DELETE FROM epf_sources WHERE source IN (SELECT source FROM epf_ledger WHERE outcome = 'superseded')
+        """
+
+    /// Marks the applied incrementals of table ?1 superseded, then forgets their input files.
+    static let supersedeRowsSQL = """
+        UPDATE epf_ledger SET outcome = 'superseded'
+        WHERE table_name = ?1 AND outcome = 'applied' AND mode = 'INCREMENTAL'
+        """
 }
