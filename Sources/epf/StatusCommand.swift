@@ -55,6 +55,13 @@ enum StatusCommand: Command {
     static func show(_ status: StoreStatus, json: Bool) throws -> ExitCode {
         let database = status.database
         if status.tables.isEmpty {
+            // Still say what the ledger holds (refused imports) to a script reading --json, then fail as before.
+            if json { Output.shared.write(status.json().prettyText + "\n") }
+            if !status.failures.isEmpty {
+                printError("\(status.failures.count) failed file\(status.failures.count == 1 ? "" : "s") not "
+                           + "applied since:")
+                for failure in status.failures.prefix(10) { printError(failure.line) }
+            }
             throw CommandFailure(.noInput, "\(database) holds no EPF tables. Load some with: "
                                  + "epf import <feed directory or file> --db \(database)")
         }

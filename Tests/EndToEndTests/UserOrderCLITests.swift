@@ -33,6 +33,12 @@ import Testing
         let first = try runEPF(["import"] + incremental + ["--db", database, "--quiet"], in: work.path)
         #expect(first.status == 65)
         #expect(first.stderr.contains("import a full export of application first"), "\(first.stderr)")
+        // No table yet: status fails (66) but still says, in JSON, what was refused.
+        let empty = try runEPF(["status", "--json", "--db", database], in: work.path)
+        #expect(empty.status == 66)
+        let refusals = (try? JSONSerialization.jsonObject(with: Data(empty.stdout.utf8)) as? [String: Any])?[
+            "failures"] as? [Any]
+        #expect(refusals?.count == 6, "\(empty.stdout.prefix(400))")
         let full = try runEPF(["import", Self.feeds + "/itunes20260105", Self.feeds + "/pricing20260105", "--db",
                                database, "--quiet"], in: work.path)
         #expect(full.status == 0, "\(full.stderr)")
