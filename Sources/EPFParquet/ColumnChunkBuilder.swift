@@ -1,12 +1,12 @@
 import Glibc
 
 /// One column of the row group being written: values are gathered into a page, each full page is encoded (PLAIN
-/// or dictionary indices, with RLE/bit-packed definition levels), compressed and kept until the row group is
-/// written; the statistics (min, max, null count) cover the whole chunk.
+/// or dictionary indices, with RLE/bit-packed definition levels), compressed on another core and kept until the row
+/// group is written; the statistics (min, max, null count) cover the whole chunk.
 final class ColumnChunkBuilder {
     let column: ParquetColumn
     /// Nil: pages are written uncompressed.
-    private let compressor: GzipCompressor?
+    private let compressor: PageCompressor?
 
     /// A page is encoded when its values take this many bytes, or it holds `maximumPageValues` values.
     static let pageBytes = 64 * 1024
@@ -14,6 +14,9 @@ final class ColumnChunkBuilder {
     /// A dictionary stops growing (later pages are PLAIN) past this many entries or bytes.
     static let maximumDictionaryEntries = 40_000
     static let maximumDictionaryBytes = 1 << 20
+    /// Pages of this column compressing at once: the page submitted after them waits for the oldest. Counting pages
+    /// (not time) keeps `bufferedBytes`, and so where row groups end, the same from run to run.
+    static let pagesInFlight = 4
 
     // The page being gathered: a definition level per row (1 present, 0 NULL) and the present values.
     private var levels = RawBytes()
@@ -29,6 +32,9 @@ final class ColumnChunkBuilder {
     // The chunk: encoded pages (headers included), sizes, statistics, the dictionary.
     private var pages: [UInt8] = []
     private var uncompressedPageBytes = 0
+    /// Pages still compressing, oldest first, and their bytes before compression.
+    private var inFlight: [PageInFlight] = []
+    private var inFlightBytes = 0
     private(set) var rows = 0
     private var nulls = 0
     private var minimumInteger = Int64.max
@@ -36,15 +42,18 @@ final class ColumnChunkBuilder {
     private var minimumDouble = Double.infinity
     private var maximumDouble = -Double.infinity
     private var sawNaN = false
-    private var minimumText: [UInt8]?
-    private var maximumText: [UInt8]?
+    /// The chunk's least and greatest text, when `sawText` (raw buffers: the comparison made for every value then
+    /// costs no reference counting).
+    private var minimumText = RawBytes(capacity: 64)
+    private var maximumText = RawBytes(capacity: 64)
+    private var sawText = false
     private enum Mode { case undecided, dictionary, plain }
     private var mode: Mode
     /// Whether the dictionary stopped growing in this chunk (later pages PLAIN).
     private var dictionaryClosed = false
     private var dictionary = ByteDictionary()
 
-    init(column: ParquetColumn, compressor: GzipCompressor?) {
+    init(column: ParquetColumn, compressor: PageCompressor?) {
         self.column = column
         self.compressor = compressor
         mode = column.type == .string && column.dictionary ? .undecided : .plain
@@ -55,10 +64,13 @@ final class ColumnChunkBuilder {
         integers.deallocate()
         texts.deallocate()
         textEnds.deallocate()
+        minimumText.deallocate()
+        maximumText.deallocate()
     }
 
-    /// Bytes held for the row group: encoded pages, the page being gathered and the dictionary.
-    var bufferedBytes: Int { pages.count + pageValueBytes + levels.count + dictionary.byteCount }
+    /// Bytes held for the row group: encoded pages (those still compressing by their size before), the page being
+    /// gathered and the dictionary.
+    var bufferedBytes: Int { pages.count + inFlightBytes + pageValueBytes + levels.count + dictionary.byteCount }
 
     @inline(__always)
     func appendNull() throws {
@@ -107,32 +119,32 @@ final class ColumnChunkBuilder {
     }
 
     private func updateTextStatistics(_ bytes: UnsafeRawBufferPointer) {
-        if let minimum = minimumText {
-            if Self.compare(bytes, minimum) < 0 { minimumText = Array(bytes) }
-        } else {
-            minimumText = Array(bytes)
+        guard sawText else {
+            minimumText.append(bytes)
+            maximumText.append(bytes)
+            sawText = true
+            return
         }
-        if let maximum = maximumText {
-            if Self.compare(bytes, maximum) > 0 { maximumText = Array(bytes) }
-        } else {
-            maximumText = Array(bytes)
+        if Self.compare(bytes, minimumText.bytes) < 0 {
+            minimumText.removeAll()
+            minimumText.append(bytes)
+        } else if Self.compare(bytes, maximumText.bytes) > 0 {
+            maximumText.removeAll()
+            maximumText.append(bytes)
         }
     }
 
     /// Unsigned bytewise order, Parquet's order for UTF-8 strings.
-    private static func compare(_ left: UnsafeRawBufferPointer, _ right: [UInt8]) -> Int {
+    private static func compare(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Int {
         let common = min(left.count, right.count)
-        if common > 0, let base = left.baseAddress {
-            let result = right.withUnsafeBufferPointer { other -> Int32 in
-                guard let otherBase = other.baseAddress else { return 0 }
-                return memcmp(base, otherBase, common)
-            }
+        if common > 0, let base = left.baseAddress, let other = right.baseAddress {
+            let result = memcmp(base, other, common)
             if result != 0 { return Int(result) }
         }
         return left.count - right.count
     }
 
-    /// Encodes, compresses and keeps the page gathered so far.
+    /// Encodes the page gathered so far and hands it to the compressor (or keeps it, uncompressed).
     func flushPage() throws {
         let valueCount = levels.count
         guard valueCount > 0 else { return }
@@ -146,27 +158,45 @@ final class ColumnChunkBuilder {
         for shift in 0..<4 { body[shift] = UInt8(truncatingIfNeeded: levelLength >> (8 * UInt32(shift))) }
 
         let encoding = encodeValues(into: &body)
-        let compressed = try compressor?.compress(body) ?? body
-        let header = ThriftCompactWriter.message { page in
-            page.i32(1, PageType.dataPage.rawValue)
-            page.i32(2, Int32(body.count))
-            page.i32(3, Int32(compressed.count))
-            page.structure(5) { data in
-                data.i32(1, Int32(valueCount))
-                data.i32(2, encoding.rawValue)
-                data.i32(3, Encoding.rle.rawValue)
-                data.i32(4, Encoding.rle.rawValue)
-            }
+        if let compressor {
+            inFlight.append(PageInFlight(values: valueCount, encoding: encoding, bytes: body.count,
+                                         compressed: compressor.submit(body)))
+            inFlightBytes += body.count
+            if inFlight.count > Self.pagesInFlight { try keepOldestPage() }
+        } else {
+            keep(body, values: valueCount, encoding: encoding, uncompressedBytes: body.count)
         }
-        pages.append(contentsOf: header)
-        pages.append(contentsOf: compressed)
-        uncompressedPageBytes += header.count + body.count
         levels.removeAll()
         integers.removeAll()
         texts.removeAll()
         textEnds.removeAll()
         textCount = 0
         pageValueBytes = 0
+    }
+
+    /// Waits for the oldest page in flight and keeps it.
+    private func keepOldestPage() throws {
+        let page = inFlight.removeFirst()
+        inFlightBytes -= page.bytes
+        keep(try page.compressed.take(), values: page.values, encoding: page.encoding, uncompressedBytes: page.bytes)
+    }
+
+    /// Appends a data page (its header, then `body` as written) to the chunk.
+    private func keep(_ body: [UInt8], values: Int, encoding: Encoding, uncompressedBytes: Int) {
+        let header = ThriftCompactWriter.message { page in
+            page.i32(1, PageType.dataPage.rawValue)
+            page.i32(2, Int32(uncompressedBytes))
+            page.i32(3, Int32(body.count))
+            page.structure(5) { data in
+                data.i32(1, Int32(values))
+                data.i32(2, encoding.rawValue)
+                data.i32(3, Encoding.rle.rawValue)
+                data.i32(4, Encoding.rle.rawValue)
+            }
+        }
+        pages.append(contentsOf: header)
+        pages.append(contentsOf: body)
+        uncompressedPageBytes += header.count + uncompressedBytes
     }
 
     /// Appends the page's present values to `body`; returns their encoding.
@@ -232,6 +262,7 @@ final class ColumnChunkBuilder {
     /// its capacity: the many small row groups of a table split by storefront then allocate nothing).
     func finishChunk(write: ([UInt8]) throws -> Void) throws -> ColumnChunkSummary {
         try flushPage()
+        while !inFlight.isEmpty { try keepOldestPage() }
         var dictionaryPageLength: Int?
         var uncompressed = uncompressedPageBytes
         var encodings: [Encoding] = [.plain, .rle]
@@ -244,7 +275,7 @@ final class ColumnChunkBuilder {
                 for shift in 0..<4 { plain.append(UInt8(truncatingIfNeeded: length >> (8 * UInt32(shift)))) }
                 plain.append(contentsOf: entry)
             }
-            let compressed = try compressor?.compress(plain) ?? plain
+            let compressed = try compressor?.submit(plain).take() ?? plain
             let header = ThriftCompactWriter.message { page in
                 page.i32(1, PageType.dictionaryPage.rawValue)
                 page.i32(2, Int32(plain.count))
@@ -283,8 +314,8 @@ final class ColumnChunkBuilder {
             return (Self.littleEndian(Int64(bitPattern: low.bitPattern)),
                     Self.littleEndian(Int64(bitPattern: high.bitPattern)))
         default:
-            guard let low = minimumText, let high = maximumText, low.count <= 64, high.count <= 64 else { return nil }
-            return (low, high)
+            guard sawText, minimumText.count <= 64, maximumText.count <= 64 else { return nil }
+            return (Array(minimumText.bytes), Array(maximumText.bytes))
         }
     }
 
@@ -302,12 +333,22 @@ final class ColumnChunkBuilder {
         minimumDouble = .infinity
         maximumDouble = -.infinity
         sawNaN = false
-        minimumText = nil
-        maximumText = nil
+        minimumText.removeAll()
+        maximumText.removeAll()
+        sawText = false
         mode = column.type == .string && column.dictionary ? .undecided : .plain
         dictionaryClosed = false
         dictionary.removeAll()
     }
+}
+
+/// A page handed to the compressor: what its header will say, and its compressed bytes to come.
+private struct PageInFlight {
+    let values: Int
+    let encoding: Encoding
+    /// Before compression.
+    let bytes: Int
+    let compressed: CompressedPage
 }
 
 /// What the footer says of one column chunk; offsets are added when it is written.

@@ -24,8 +24,9 @@ public struct ParquetWriterOptions: Sendable {
 }
 
 /// Writes one Apache Parquet file, row by row, with bounded memory: rows are appended value by value
-/// (`append...(column:)`, then `endRow`), each column's pages are encoded and compressed as they fill, and a row
-/// group is written out when it reaches `rowGroupRows` rows or `rowGroupBytes` bytes (or on `flushRowGroup`).
+/// (`append...(column:)`, then `endRow`), each column's pages are encoded as they fill and compressed on another
+/// core (`PageCompressor`) while the next rows are read, and a row group is written out when it reaches
+/// `rowGroupRows` rows or `rowGroupBytes` bytes (or on `flushRowGroup`).
 ///
 /// The file is written under a hidden temporary name in the same directory (`.NAME.partial-PID`) and renamed to
 /// `path` by `finish`, after an fsync: an interrupted writer leaves no file under the final name. `abandon` (or
@@ -61,9 +62,9 @@ public final class ParquetFileWriter {
         temporaryPath = "\(directory).\(name).partial-\(getpid())"
         descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw ParquetError.system(call: "open", path: temporaryPath, errno: errno) }
-        var compressor: GzipCompressor?
+        var compressor: PageCompressor?
         do {
-            if case .gzip(let level) = options.compression { compressor = try GzipCompressor(level: level) }
+            if case .gzip(let level) = options.compression { compressor = try PageCompressor(level: level) }
         } catch {
             close(descriptor)
             unlink(temporaryPath)
