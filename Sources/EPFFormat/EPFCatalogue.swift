@@ -45,6 +45,12 @@ public struct EPFTable: Sendable, Equatable {
         "paid_ipad_application_popularity_per_genre",
     ]
 
+    /// The tables a later layout of the feed ships instead of `table`: v3's one app chart gave way to v5's four.
+    /// A database that followed the feed across the change keeps the old table as it last was.
+    public static func successors(of table: String) -> [String] {
+        table == appCharts[0] ? Array(appCharts.dropFirst()) : []
+    }
+
     init(_ name: String, _ feed: FeedName, key: [String], _ columns: [(String, String)]) {
         self.name = name
         self.feed = feed

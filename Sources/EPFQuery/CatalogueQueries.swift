@@ -63,9 +63,10 @@ extension CatalogueQueries {
     }
 
     /// The apps of a genre (from `genre_application`, plus any app ranked in it), ranked by the export's app chart
-    /// (`application_popularity_per_genre` in v3, else v5's `free_application_popularity_per_genre`, then the
-    /// others of `EPFTable.appCharts`) in the storefront of `country` (default "us") when one is present, then the
-    /// unranked ones by ID; nil when the genre does not exist.
+    /// (v5's `free_application_popularity_per_genre`, then its other charts; else v3's
+    /// `application_popularity_per_genre`, which a database that followed the feed from v3 to v5 keeps as it last
+    /// was) in the storefront of `country` (default "us") when one is present, then the unranked ones by ID; nil
+    /// when the genre does not exist.
     ///
     /// Throws `QueryError.badArgument` for an unknown country or a limit outside 1...100000.
     public func genreApps(id: Int64, country: String?, limit: Int) throws -> GenreApps? {
@@ -76,8 +77,9 @@ extension CatalogueQueries {
         return try reading {
             guard let genre = try genreTree().first(where: { $0.id == id }) else { return nil }
             let storefront = try smallTables().storefrontByCountry[country]
-            // v3's one chart, else v5's free iPhone chart (then paid, then the iPad ones): whichever the export has.
-            let chart = EPFTable.appCharts.first { tables.contains($0) } ?? "application_popularity_per_genre"
+            // v5's free iPhone chart (then paid, then the iPad ones), else v3's one chart: whichever the export has.
+            let chart = (EPFTable.appCharts.dropFirst() + EPFTable.appCharts.prefix(1)).first { tables.contains($0) }
+                ?? "application_popularity_per_genre"
             let ranked = tables.contains(chart) && storefront != nil
             let member = tables.contains("genre_application")
             guard ranked || member else { return GenreApps(genre: genre, country: nil, total: 0, apps: []) }

@@ -59,6 +59,34 @@ import Testing
         #expect(first == top, "\(genres.stdout.prefix(400))")
     }
 
+    /// A database that followed the feed from v3 to v5 keeps v3's chart as it last was: status does not count it
+    /// as behind (v5's four charts replaced it), so the data is as of the v5 full and not mixed.
+    @Test func v3sChartReplacedByV5sIsNotBehind() throws {
+        let work = try WorkDirectory(prefix: "epf-charts")
+        let v3 = try ImportCLITests.generate(work, name: "v3", apps: 100)
+        let v5 = try ImportCLITests.generate(work, name: "v5", apps: 100, extra: ["--layout", "v5", "--week", "1"])
+        let database = work.file("epf.sqlite")
+        for feed in [v3, v5] {
+            let imported = try runEPF(["import", feed, "--db", database, "--quiet"], in: work.path)
+            #expect(imported.status == 0, "\(imported.stderr)")
+        }
+        let status = try runEPF(["status", "--json", "--db", database], in: work.path)
+        let claims = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        #expect(claims?["mixed"] as? Bool == false, "\(status.stdout.prefix(1500))")
+        #expect(claims?["mixedExports"] is NSNull, "\(status.stdout.prefix(1500))")
+        #expect((claims?["exportDate"] as? String)?.hasPrefix("2026-01-12") == true, "\(status.stdout.prefix(600))")
+        let tables = claims?["tables"] as? [[String: Any]] ?? []
+        let old = tables.first { $0["name"] as? String == "application_popularity_per_genre" }
+        #expect((old?["exportDate"] as? String)?.hasPrefix("2026-01-05") == true, "\(String(describing: old))")
+        // epf genres ranks by v5's chart now, not by the v3 chart left from before.
+        let genres = try runEPF(["genres", "6014", "--country", "us", "--json", "--db", database], in: work.path)
+        let answer = try JSONSerialization.jsonObject(with: Data(genres.stdout.utf8)) as? [String: Any]
+        let apps = answer?["apps"] as? [[String: Any]] ?? []
+        let top = try ImportCLITests.scalar(database, "SELECT application_id FROM free_application_popularity_per_genre "
+                                            + "WHERE storefront_id = 143441 AND genre_id = 6014 AND application_rank = 1")
+        #expect(apps.first?["trackId"] as? Int64 == top, "\(genres.stdout.prefix(400))")
+    }
+
     @Test func aV3ExportKeepsItsOneChart() throws {
         let work = try WorkDirectory(prefix: "epf-charts")
         let feed = try ImportCLITests.generate(work, name: "v3", apps: 100)

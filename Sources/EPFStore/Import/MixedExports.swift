@@ -63,7 +63,7 @@ public struct MixedExports: Sendable, Equatable {
         for entry in fulls {
             if entry.date == newest.date && entry.root == newest.root {
                 current.append(entry.table)
-            } else {
+            } else if !replaced(entry, in: fulls) {
                 behind.append(entry)
             }
         }
@@ -71,6 +71,13 @@ public struct MixedExports: Sendable, Equatable {
         behind.sort { left, right in left.date != right.date ? left.date < right.date : left.table < right.table }
         return MixedExports(newestFull: newest.date, newestRoot: newest.root, current: current.sorted(),
                             behind: behind)
+    }
+
+    /// Whether a later layout of the feed replaced `entry`'s table with others (`EPFTable.successors(of:)`) and one
+    /// of them has a newer full: the old table is then as it last was, not behind.
+    static func replaced(_ entry: TableFull, in fulls: [TableFull]) -> Bool {
+        let successors = EPFTable.successors(of: entry.table)
+        return fulls.contains { successors.contains($0.table) && ($0.date, $0.order) > (entry.date, entry.order) }
     }
 
     /// The directory holding the feeds of the export a source file belongs to: the parent of its `<feed>YYYYMMDD`
