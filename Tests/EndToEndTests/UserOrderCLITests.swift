@@ -132,6 +132,13 @@ import Testing
         let plan = try runEPF(["sync", root, "--plan", "--db", work.file("p.sqlite")], in: work.path)
         #expect(plan.stdout.contains("full 20260105"), "\(plan.stdout)")
         #expect(plan.stdout.contains("incremental 20260106"), "\(plan.stdout)")
+        // A full placed under incremental/: still a full, and the newest one.
+        let later = try ImportCLITests.generate(work, name: "later", apps: 100, extra: ["--week", "1"])
+        try FileManager.default.createDirectory(atPath: root + "/incremental", withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: later, toPath: root + "/incremental/20260112")
+        let replanned = try runEPF(["sync", root, "--plan", "--db", work.file("p.sqlite")], in: work.path)
+        #expect(replanned.stdout.contains("full 20260112"), "\(replanned.stdout)")
+        #expect(!replanned.stdout.contains("incremental 20260106"), "\(replanned.stdout)")
 
         // epf import of a mirror's root imports what sync would, incrementals included, and says so.
         let database = work.file("m.sqlite")

@@ -36,22 +36,27 @@ public struct SyncPlan: Sendable {
             let rest = paths.filter { !incremental.contains($0) }
             groups[date] = rest.isEmpty ? nil : rest
         }
+        // Incrementals sit in incremental/ of the root or of a dated full's directory. A full export found there is
+        // a full all the same (its files say FULL): it competes for the newest full like those of the root.
+        var incrementalRoots = [(root as NSString).appendingPathComponent("incremental")]
+        for paths in groups.values {
+            for path in paths where isDirectoryPath(path) {
+                incrementalRoots.append((path as NSString).appendingPathComponent("incremental"))
+            }
+        }
+        for incrementalRoot in incrementalRoots where isDirectoryPath(incrementalRoot) {
+            for (date, paths) in datedEntries(in: incrementalRoot) {
+                let fulls = paths.filter { ImportOrder.exportMode(of: $0) == .full }
+                if !fulls.isEmpty { groups[date, default: []] += fulls }
+                let rest = paths.filter { !fulls.contains($0) }
+                if !rest.isEmpty { incrementals[date, default: []] += rest }
+            }
+        }
         guard let newest = groups.keys.max(), let fullPaths = groups[newest] else {
             throw ImportError.badOption("\(root): no dated full export (YYYYMMDD/ or itunesYYYYMMDD with "
                                         + "#exportMode:FULL) found")
         }
         incrementals = incrementals.filter { $0.key > newest }
-        var incrementalRoots = [(root as NSString).appendingPathComponent("incremental")]
-        for path in fullPaths where isDirectoryPath(path) {
-            incrementalRoots.append((path as NSString).appendingPathComponent("incremental"))
-        }
-        for incrementalRoot in incrementalRoots where isDirectoryPath(incrementalRoot) {
-            for (date, paths) in datedEntries(in: incrementalRoot) where date > newest {
-                // A full export placed under incremental/ is not applied as an incremental: left out (the plan's
-                // full is the newest full of the root).
-                incrementals[date, default: []] += paths.filter { ImportOrder.exportMode(of: $0) != .full }
-            }
-        }
         return SyncPlan(fullDate: newest, fullPaths: fullPaths.sorted(by: Self.fullOrder),
                         incrementals: incrementals.keys.sorted().compactMap { date in
                             let paths = (incrementals[date] ?? []).sorted()
