@@ -129,7 +129,7 @@ struct DiskSpaceCLITests {
         #expect(completed["application"] == 2000)
         #expect(completed["application_price"] == Int64(20_000))
         let status = try runEPF(["status", "--db", database, "--json"], in: work.path)
-        #expect(Self.behindAfterSync(status.stdout) == Self.onlyTheV3Chart, "\(status.stdout)")
+        #expect(Self.behindAfterSync(status.stdout).isEmpty, "\(status.stdout)")
         withExtendedLifetime(work) {}
     }
 
@@ -191,16 +191,13 @@ struct DiskSpaceCLITests {
         #expect(Self.summary(sync.stdout, status: "unchanged").contains(mirror + "/itunes20260112/application.tbz"),
                 "\(sync.stdout)")
         let after = try runEPF(["status", "--db", database, "--json"], in: work.path)
-        #expect(Self.behindAfterSync(after.stdout) == Self.onlyTheV3Chart, "\(after.stdout)")
+        #expect(Self.behindAfterSync(after.stdout).isEmpty, "\(after.stdout)")
         let summary = try runEPF(["status", "--db", database], in: work.path).stdout
-        #expect(summary.contains("23 from the full of 2026-01-12") && summary.contains("1 behind:"), "\(summary)")
+        #expect(!summary.contains("more than one full export"), "\(summary)")
     }
 
-    /// The sample is a v3 export, the mirror a v5 one: v5 ranks apps in four chart tables instead of v3's one, so
-    /// the sample's `application_popularity_per_genre` stays behind (no later full has it), and status says so.
-    static let onlyTheV3Chart = ["application_popularity_per_genre"]
-
-    /// The tables `epf status --json` names behind the newest full.
+    /// The tables `epf status --json` names behind the newest full. The sample is a v3 export, the mirrors v5 ones:
+    /// v5's four chart tables replace v3's `application_popularity_per_genre`, which is then not behind.
     static func behindAfterSync(_ json: String) -> [String] {
         guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
               let mixed = object["mixedExports"] as? [String: Any] else { return [] }
