@@ -45,7 +45,7 @@ let package = Package(
         // Mirrors Apple's feed server: listings, verified, resumable, multi-connection downloads (libcurl).
         .target(name: "EPFFetch", dependencies: ["EPFFormat", "EPFSQLite", "EPFStore", "CCurl"]),
         // HTTP/1.1 transport: sockets, parser, workers, response writer, metrics. Knows nothing of EPF.
-        .target(name: "HTTPTransport", dependencies: ["JSONText"]),
+        .target(name: "HTTPTransport"),
         // The EPF API: routes over EPFQuery, the response cache and the status report, on HTTPTransport.
         .target(name: "EPFServer", dependencies: ["EPFSQLite", "EPFQuery", "HTTPTransport", "JSONText"]),
         // The executable: argument parsing and output only.

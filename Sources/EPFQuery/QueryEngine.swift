@@ -45,6 +45,12 @@ public final class QueryEngine {
     /// Whether the database holds a table (as of the last change seen).
     public func hasTable(_ name: String) -> Bool { session.hasTable(name) }
 
+    /// Runs `body` with every statement of the engine stopped once `milliseconds` have passed: a query still
+    /// running then throws `QueryError.sqlite` (or `SQLiteError`) whose error `isInterrupt`.
+    public func withTimeLimit<T>(milliseconds: Int, _ body: () throws -> T) rethrows -> T {
+        try session.connection.withTimeLimit(milliseconds: milliseconds, body)
+    }
+
     /// Runs `body` in one read transaction of the session (see `ReadSession.withSnapshot`).
     public func withSnapshot<T>(_ body: (_ dataVersion: Int64) throws -> T) throws -> T {
         try session.withSnapshot(body)

@@ -153,7 +153,7 @@ extension EPFRoutes {
     }
 
     /// Apple's error body: the message and Apple's description of the parameters it takes.
-    private func appleError(_ status: Int, _ message: String,
+    func appleError(_ status: Int, _ message: String,
                             headers: [(name: String, value: String)] = []) -> HTTPResponse {
         var body = JSONValue.object([
             ("errorMessage", .string(message)),

@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFQuery
+import EPFSQLite
 import EPFStore
 import Glibc
 import HTTPTransport
@@ -37,29 +38,72 @@ public final class EPFRoutes: HTTPResponder {
     /// The data's export date, or the server's start time when unknown.
     public var defaultLastModified: Int64 { database.exportDateSeconds ?? startedAt }
 
-    /// Runs a query, retrying once on a fresh engine when SQLite reports busy, a schema change or any failure.
+    // MARK: The request in flight
+
+    /// The engine of the request being answered, fetched once per request (`requestEngine()`): a reopen in the
+    /// middle of a request replaces it here and marks the request, so its answer is not put in the old cache.
+    private var inFlight: (engine: QueryEngine?, fetched: Bool, reopened: Bool, bounded: Bool) =
+        (nil, false, false, false)
+
+    /// The engine of the request in flight, fetched from the database (reopening it when it is gone, at most once
+    /// per check interval) on first use.
+    func requestEngine() -> QueryEngine? {
+        if !inFlight.fetched {
+            inFlight.engine = database.currentEngine()
+            inFlight.fetched = true
+        }
+        return inFlight.engine
+    }
+
+    /// Runs a query on the request's engine, retrying once on a fresh one when SQLite reports busy, a schema change
+    /// or any failure. On a bounded route the query runs under the time limit, and a query stopped by it is a 503.
     func withEngine<T>(_ body: (QueryEngine) throws -> T) throws -> T {
-        guard let engine = database.currentEngine() else { throw unavailable() }
+        guard let engine = requestEngine() else { throw unavailable() }
         do {
-            return try body(engine)
+            return try bounded(engine, body)
         } catch let error as QueryError {
             switch error {
             case .badArgument(let name, let message):
                 throw RouteError.badParameter(name, message)
+            case .sqlite(let failure) where failure.isInterrupt:
+                throw tookTooLong()
             case .refused, .databaseMissing, .databaseEmpty, .sqlite:
                 guard database.reopen(), let fresh = database.engine else {
                     throw unavailable()
                 }
+                inFlight.engine = fresh
+                inFlight.reopened = true
                 do {
-                    return try body(fresh)
+                    return try bounded(fresh, body)
                 } catch QueryError.badArgument(let name, let message) {
                     throw RouteError.badParameter(name, message)
                 } catch {
+                    if Self.isInterrupt(error) { throw tookTooLong() }
                     throw RouteError(status: 503, message: "the database is not readable right now: \(error)",
                                      headers: [("Retry-After", "1")])
                 }
             }
+        } catch let error as SQLiteError where error.isInterrupt {
+            throw tookTooLong()
         }
+    }
+
+    /// Runs `body` under the time limit when the route in flight is bounded.
+    private func bounded<T>(_ engine: QueryEngine, _ body: (QueryEngine) throws -> T) throws -> T {
+        guard inFlight.bounded else { return try body(engine) }
+        return try engine.withTimeLimit(milliseconds: configuration.queryTimeLimitMilliseconds) { try body(engine) }
+    }
+
+    private static func isInterrupt(_ error: any Error) -> Bool {
+        if let error = error as? SQLiteError { return error.isInterrupt }
+        if case .sqlite(let failure)? = error as? QueryError { return failure.isInterrupt }
+        return false
+    }
+
+    private func tookTooLong() -> RouteError {
+        RouteError(status: 503, message: "the query took longer than \(configuration.queryTimeLimitMilliseconds) ms "
+                       + "and was stopped; narrow it (a longer term, a smaller limit, a later date)",
+                   headers: [("Retry-After", "1")])
     }
 
     private func unavailable() -> RouteError {
@@ -69,37 +113,40 @@ public final class EPFRoutes: HTTPResponder {
 
     // MARK: Routing
 
-    /// Routes a request; every failure becomes a JSON error response with the right status.
+    /// Routes a request; every failure becomes an error response in the route's shape with the right status.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         guard request.path.hasPrefix("/") else {
-            return .error(404, "no route for \(request.path)", route: "not_found", lastModified: defaultLastModified)
+            return errorResponse(404, "no route for \(request.path)", route: "not_found")
         }
-        guard let route = Route(path: request.path) else { return notFound(request) }
+        guard let (route, captures) = Self.routes.match(request.path) else { return notFound(request) }
         switch request.method {
         case .get, .head: break
         case .other:
-            return .error(405, "method \(request.method) not allowed; use GET or HEAD", route: route.name,
-                          lastModified: defaultLastModified, headers: [("Allow", "GET, HEAD")])
+            return errorResponse(405, "method \(request.method) not allowed; use GET or HEAD", route: route.name)
         }
         if let parameter = request.malformedQueryParameter {
-            switch route {
-            case .itunesLookup, .itunesSearch: return appleRefusal(request, malformed: parameter)
-            default:
-                return .error(400, "malformed percent-encoding or UTF-8 in query parameter '\(parameter)'",
-                              route: route.name, lastModified: defaultLastModified)
+            switch route.family {
+            case .apple: return appleRefusal(request, malformed: parameter)
+            case .epf:
+                return errorResponse(400, "malformed percent-encoding or UTF-8 in query parameter '\(parameter)'",
+                                     route: route.name)
             }
         }
-        if route.isCacheable, let cache = database.cache, let engine = database.engine {
+        inFlight = (nil, false, false, route.isBounded)
+        defer { inFlight = (nil, false, false, false) }
+        let routed = RouteRequest(http: request, captures: captures)
+        if route.isCacheable, database.cache != nil, let engine = requestEngine(), let cache = database.cache {
             // One read transaction for the cache check and the query: the snapshot's data version says
             // whether cached answers are still those of the data, at no extra cost.
             if let response = try? engine.withSnapshot({ version -> HTTPResponse in
                 if cache.validate(dataVersion: version) { database.refreshExportDate() }
                 if let hit = cache.get(request.target) { return hit }
                 let started = monotonicNanoseconds()
-                let response = run(route, request)
+                let response = run(route, routed)
                 // Only answers that took a while are worth a place: an app read from its stored lookup
-                // document costs less than keeping it would.
-                if response.status == 200, monotonicNanoseconds() &- started >= Self.cacheWorthyNanoseconds {
+                // document costs less than keeping it would. An answer read after a reopen is not the old cache's.
+                if response.status == 200, !self.inFlight.reopened,
+                   monotonicNanoseconds() &- started >= Self.cacheWorthyNanoseconds {
                     cache.put(request.target, response)
                 }
                 return response
@@ -108,39 +155,20 @@ public final class EPFRoutes: HTTPResponder {
             }
             // The snapshot could not start: answer without the cache (the handler reopens the engine if it must).
         }
-        return run(route, request)
+        return run(route, routed)
     }
 
-    /// Runs a route's handler; every failure becomes a JSON error response with the right status.
-    private func run(_ route: Route, _ request: HTTPRequest) -> HTTPResponse {
+    /// Runs a route's handler; every failure becomes an error response in the route's shape.
+    private func run(_ route: Route, _ request: RouteRequest) -> HTTPResponse {
         do {
-            var response = try handle(route, request)
+            var response = try route.handler(self, request)
             response.route = route.name
             return response
         } catch let error as RouteError {
-            return .error(error.status, error.message, route: route.name, lastModified: defaultLastModified,
-                          headers: error.headers, details: error.details)
+            return errorResponse(error.status, error.message, route: route.name, headers: error.headers,
+                                 details: error.details)
         } catch {
-            return .error(500, "internal error: \(error)", route: route.name, lastModified: defaultLastModified)
-        }
-    }
-
-    /// The handler of each route.
-    private func handle(_ route: Route, _ request: HTTPRequest) throws -> HTTPResponse {
-        switch route {
-        case .health: return try health()
-        case .metrics: return try metricsText()
-        case .lookup: return try lookup(request)
-        case .resolve: return try resolve(request)
-        case .search: return try search(request)
-        case .storefronts: return try storefronts()
-        case .genres: return try genres()
-        case .status: return try status()
-        case .changes: return try changes(request)
-        case .entity(let kind, let id): return try entity(kind, id, request)
-        case .prices(let kind, let id): return try prices(kind, id, request)
-        case .itunesLookup: return itunesLookup(request)
-        case .itunesSearch: return itunesSearch(request)
+            return errorResponse(500, "internal error: \(error)", route: route.name)
         }
     }
 
@@ -148,8 +176,8 @@ public final class EPFRoutes: HTTPResponder {
     static let cacheWorthyNanoseconds: UInt64 = 20_000
 
     private func notFound(_ request: HTTPRequest) -> HTTPResponse {
-        .error(404, "no route for \(request.path); see /v1/lookup, /v1/apps/{id}, /v1/search, /v1/status",
-               route: "not_found", lastModified: defaultLastModified)
+        errorResponse(404, "no route for \(request.path); see /v1/lookup, /v1/apps/{id}, /v1/search, /v1/status",
+                      route: "not_found")
     }
 
     func json(_ value: JSONValue, cache: CachePolicy = .public) -> HTTPResponse {
@@ -174,7 +202,7 @@ public final class EPFRoutes: HTTPResponder {
 
     // MARK: Handlers
 
-    private func entity(_ kind: EntityKind, _ idText: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    func entity(_ kind: EntityKind, _ idText: String, _ request: HTTPRequest) throws -> HTTPResponse {
         let id = try Self.positiveID(idText)
         let country = try Self.optional(request, "country")
         let language = try Self.optional(request, "lang")
@@ -200,7 +228,7 @@ public final class EPFRoutes: HTTPResponder {
                           details: [("removed", removed.json)])
     }
 
-    private func lookup(_ request: HTTPRequest) throws -> HTTPResponse {
+    func lookup(_ request: HTTPRequest) throws -> HTTPResponse {
         var arguments: [String] = []
         var sawParameter = false
         for (name, value) in request.query {
@@ -239,7 +267,7 @@ public final class EPFRoutes: HTTPResponder {
         return json(result.json)
     }
 
-    private func resolve(_ request: HTTPRequest) throws -> HTTPResponse {
+    func resolve(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let link = request.parameter("url") ?? request.parameter("id"), !link.isEmpty else {
             throw RouteError(status: 400, message: "missing parameter 'url'")
         }
@@ -252,7 +280,7 @@ public final class EPFRoutes: HTTPResponder {
         return json(value)
     }
 
-    private static let searchEntities: [String: EntityKind] = [
+    static let searchEntities: [String: EntityKind] = [
         "software": .software, "app": .software, "apps": .software, "iPadSoftware": .software,
         "macSoftware": .software, "album": .album, "collection": .album, "song": .song, "musicTrack": .song,
         "ebook": .ebook, "book": .ebook, "video": .video, "movie": .video, "musicVideo": .video,
@@ -260,7 +288,7 @@ public final class EPFRoutes: HTTPResponder {
         "softwareDeveloper": .artist,
     ]
 
-    private func search(_ request: HTTPRequest) throws -> HTTPResponse {
+    func search(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let term = request.parameter("term") else {
             throw RouteError(status: 400, message: "missing parameter 'term'")
         }
@@ -289,7 +317,7 @@ public final class EPFRoutes: HTTPResponder {
 
     /// The prices of an item of `kind` in every storefront; with `history=1` its recorded price changes
     /// (`country`, `since` narrow them), `{"id", "kind", "resultCount", "changes": [...]}`.
-    private func prices(_ kind: EntityKind, _ idText: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    func prices(_ kind: EntityKind, _ idText: String, _ request: HTTPRequest) throws -> HTTPResponse {
         let id = try Self.positiveID(idText)
         let history = try Self.optional(request, "history")
         guard history == nil || history == "1" || history == "0" else {
@@ -317,18 +345,18 @@ public final class EPFRoutes: HTTPResponder {
                              ("changes", .array(changes.map(\.json)))]))
     }
 
-    private func storefronts() throws -> HTTPResponse {
+    func storefronts() throws -> HTTPResponse {
         let rows = try withEngine { try $0.catalogue.storefronts() }
         return json(.object([("resultCount", .int(Int64(rows.count))), ("results", .array(rows.map(\.json)))]))
     }
 
-    private func genres() throws -> HTTPResponse {
+    func genres() throws -> HTTPResponse {
         let rows = try withEngine { try $0.catalogue.genres() }
         return json(.object([("resultCount", .int(Int64(rows.count))), ("results", .array(rows.map(\.json)))]))
     }
 
-    private func health() throws -> HTTPResponse {
-        guard database.currentEngine() != nil, let side = database.side else { throw unavailable() }
+    func health() throws -> HTTPResponse {
+        guard requestEngine() != nil, let side = database.side else { throw unavailable() }
         do {
             _ = try side.scalar("SELECT count(*) FROM sqlite_schema")
         } catch {
@@ -359,7 +387,7 @@ public final class EPFRoutes: HTTPResponder {
         ]), cache: .noStore)
     }
 
-    private func metricsText() throws -> HTTPResponse {
+    func metricsText() throws -> HTTPResponse {
         var text = metrics.prometheusText()
         text += "# HELP epf_database_available Whether this worker can read the database (1) or not (0).\n"
         text += "# TYPE epf_database_available gauge\n"
@@ -374,17 +402,20 @@ public final class EPFRoutes: HTTPResponder {
                             lastModified: defaultLastModified, cache: .noStore)
     }
 
-    private func status() throws -> HTTPResponse {
+    func status() throws -> HTTPResponse {
         let now = monotonicNanoseconds()
         if let cached = statusCache, now &- cached.at < 2_000_000_000, database.engine != nil {
             return json(cached.value, cache: .noStore)
         }
-        guard database.currentEngine() != nil else { throw unavailable() }
+        guard requestEngine() != nil else { throw unavailable() }
         let value: JSONValue
         do {
             value = try StatusReport.build(databasePath: configuration.databasePath,
                                            dataExportDate: database.newestExportDate(),
-                                           startedAt: startedAt, threads: configuration.http.threads)
+                                           startedAt: startedAt, threads: configuration.http.threads,
+                                           timeLimitMilliseconds: configuration.queryTimeLimitMilliseconds)
+        } catch let error as SQLiteError where error.isInterrupt {
+            throw tookTooLong()
         } catch {
             throw RouteError(status: 503, message: "cannot read the database status right now: \(error)",
                              headers: [("Retry-After", "1")])

@@ -17,6 +17,9 @@ public struct EPFServerConfiguration: Sendable {
     public var responseCacheEntries = 10_000
     /// Most body bytes each worker's response cache holds.
     public var responseCacheBytes = 32 * 1024 * 1024
+    /// Longest a query of a route that may scan (search, changes, the status count) may run on the event loop;
+    /// a query still running then is stopped and answered with 503 and `Retry-After`.
+    public var queryTimeLimitMilliseconds = 2000
 
     /// Creates a configuration for a database path with default transport settings.
     public init(databasePath: String, http: HTTPServerConfiguration = HTTPServerConfiguration()) {

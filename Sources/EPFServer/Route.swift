@@ -1,105 +1,98 @@
-import EPFQuery
+import HTTPTransport
 import JSONText
 
-/// A request path parsed into the API route it names.
-enum Route: Equatable, Sendable {
-    case health
-    case metrics
-    case lookup
-    case resolve
-    case search
-    case storefronts
-    case genres
-    case status
-    /// `/v1/changes`: ids removed, added or updated by the exports since a date.
-    case changes
-    /// `/v1/apps/{id}`, `/v1/collections/{id}`, ...: the id as sent, checked by the handler.
-    case entity(EntityKind, id: String)
-    /// `/v1/apps/{id}/prices`, `/v1/collections/{id}/prices`, `/v1/songs/...`, `/v1/videos/...`: the prices in
-    /// every storefront, or with `history=1` the recorded price changes.
-    case prices(EntityKind, id: String)
-    /// `/lookup` and `/search`: Apple's own paths and parameters (see `AppleRoutes.swift`).
-    case itunesLookup
-    case itunesSearch
+/// The API whose shapes (error bodies, malformed-parameter answers) a route follows.
+enum RouteFamily: Sendable {
+    /// epf's own `/v1/...` API: errors are `{"error": {"status", "message", ...}}`.
+    case epf
+    /// Apple's iTunes Search API (`/lookup`, `/search`): errors are `{"errorMessage", "queryParameters"}`.
+    case apple
+}
 
-    /// The route of a decoded path that starts with `/`, nil when none matches.
-    init?(path: String) {
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard segments.count >= 2, segments[0].isEmpty else { return nil }
-        switch (segments.count, segments[1]) {
-        case (2, "healthz"): self = .health
-        case (2, "metrics"): self = .metrics
-        case (2, "lookup"): self = .itunesLookup
-        case (2, "search"): self = .itunesSearch
-        case (3, "v1"):
-            switch segments[2] {
-            case "lookup": self = .lookup
-            case "resolve": self = .resolve
-            case "search": self = .search
-            case "storefronts": self = .storefronts
-            case "genres": self = .genres
-            case "status": self = .status
-            case "changes": self = .changes
-            default: return nil
+/// One route of the API: its path pattern, its name in metrics and logs, what it may do and its handler.
+///
+/// Adding a route is adding one entry to `EPFRoutes.routes`.
+struct Route: Sendable {
+    /// One segment of a path pattern.
+    enum Segment: Equatable, Sendable {
+        /// The segment must be exactly this text.
+        case literal(String)
+        /// Any segment, even empty (the handler says what is wrong with it), handed over in `RouteRequest.captures`.
+        case capture
+    }
+
+    /// The segments after the leading `/`, e.g. `v1`, `apps`, capture, `prices`.
+    let segments: [Segment]
+    /// The low-cardinality name used in metrics and access logs.
+    let name: String
+    /// The API whose shapes its answers follow.
+    let family: RouteFamily
+    /// Whether the answer depends only on the target and the data, so the response cache may keep it.
+    let isCacheable: Bool
+    /// Whether its SQLite work may scan a lot (search, changes, counts): it runs under the time limit of
+    /// `EPFServerConfiguration.queryTimeLimitMilliseconds`, so the event loop is never held for long.
+    let isBounded: Bool
+    /// Answers the request; a thrown `RouteError` becomes an error response in the family's shape.
+    let handler: @Sendable (EPFRoutes, RouteRequest) throws -> HTTPResponse
+
+    /// A route for a pattern such as `/v1/apps/{id}/prices` (`{...}` is a capture).
+    init(_ pattern: String, name: String, family: RouteFamily = .epf, cacheable: Bool = true, bounded: Bool = false,
+         _ handler: @escaping @Sendable (EPFRoutes, RouteRequest) throws -> HTTPResponse) {
+        segments = pattern.split(separator: "/").map { piece in
+            piece.hasPrefix("{") && piece.hasSuffix("}") ? .capture : .literal(String(piece))
+        }
+        self.name = name
+        self.family = family
+        isCacheable = cacheable
+        isBounded = bounded
+        self.handler = handler
+    }
+
+    /// The captured segments when `path` (split at `/`, the leading empty piece dropped) matches, else nil.
+    func match(_ pieces: ArraySlice<Substring>) -> [String]? {
+        guard pieces.count == segments.count else { return nil }
+        var captures: [String] = []
+        for (segment, piece) in zip(segments, pieces) {
+            switch segment {
+            case .literal(let text):
+                guard piece == text else { return nil }
+            case .capture:
+                captures.append(String(piece))
             }
-        case (4, "v1"), (5, "v1"):
-            guard let kind = Self.entityKinds[String(segments[2])] else { return nil }
-            let id = String(segments[3])
-            if segments.count == 5 {
-                guard kind != .artist, segments[4] == "prices" else { return nil }
-                self = .prices(kind, id: id)
-            } else {
-                self = .entity(kind, id: id)
-            }
-        default:
+        }
+        return captures
+    }
+}
+
+/// The routes of an API, matched in the order given: the first whose pattern matches a path answers it.
+struct RouteTable: Sendable {
+    /// The routes by their number of segments, each list in the order given.
+    private let bySegmentCount: [Int: [Route]]
+
+    init(_ routes: [Route]) {
+        bySegmentCount = Dictionary(grouping: routes, by: \.segments.count)
+    }
+
+    /// The route of a decoded path that starts with `/` and its captures, nil when none matches.
+    func match(_ path: String) -> (route: Route, captures: [String])? {
+        let pieces = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard pieces.count >= 2, pieces[0].isEmpty, let candidates = bySegmentCount[pieces.count - 1] else {
             return nil
         }
-    }
-
-    /// The low-cardinality name used in metrics and access logs.
-    var name: String {
-        switch self {
-        case .health: return "healthz"
-        case .metrics: return "metrics"
-        case .lookup: return "lookup"
-        case .resolve: return "resolve"
-        case .search: return "search"
-        case .storefronts: return "storefronts"
-        case .genres: return "genres"
-        case .status: return "status"
-        case .changes: return "changes"
-        case .entity(let kind, _): return Self.entitySegment(kind)
-        case .prices(.software, _): return "app_prices"
-        case .prices(let kind, _): return String(Self.entitySegment(kind).dropLast()) + "_prices"
-        case .itunesLookup: return "itunes_lookup"
-        case .itunesSearch: return "itunes_search"
+        for route in candidates {
+            if let captures = route.match(pieces.dropFirst()) { return (route, captures) }
         }
+        return nil
     }
+}
 
-    /// Whether the answer depends only on the target and the data, so the response cache may keep it.
-    var isCacheable: Bool {
-        switch self {
-        case .health, .metrics, .status: return false
-        case .lookup, .resolve, .search, .storefronts, .genres, .entity, .prices, .changes: return true
-        case .itunesLookup, .itunesSearch: return true
-        }
-    }
+/// A request as a handler sees it: the HTTP request and the path segments its route captured.
+struct RouteRequest: Sendable {
+    let http: HTTPRequest
+    let captures: [String]
 
-    /// The path segment after `/v1/` of each entity route, by the kind it serves.
-    private static func entitySegment(_ kind: EntityKind) -> String {
-        switch kind {
-        case .software: return "apps"
-        case .album, .ebook: return "collections"
-        case .song: return "songs"
-        case .video: return "videos"
-        case .artist: return "artists"
-        }
-    }
-
-    /// The kind each entity route serves, by its path segment.
-    private static let entityKinds: [String: EntityKind] = [
-        "apps": .software, "collections": .album, "songs": .song, "videos": .video, "artists": .artist,
-    ]
+    /// The last value of query parameter `name`, or nil.
+    func parameter(_ name: String) -> String? { http.parameter(name) }
 }
 
 /// Why a route answered with an error instead of a body.
@@ -109,11 +102,10 @@ struct RouteError: Error {
     var headers: [(name: String, value: String)] = []
     /// The parameter a 400 is about, when one is.
     var parameter: String? = nil
-    /// Members added to the error object after the message (see `HTTPResponse.error`).
+    /// Members added to the error object after the message (see `EPFRoutes.errorResponse`).
     var details: [(String, JSONValue)] = []
 
     static func badParameter(_ name: String, _ message: String) -> RouteError {
         RouteError(status: 400, message: "parameter '\(name)': \(message)", parameter: name)
     }
 }
-

@@ -11,11 +11,14 @@ import JSONText
 /// The keys and value types are those of `epf status --json` (`StoreStatus.json`), plus `server`. Callers
 /// cache the result: tables without bookkeeping are counted.
 enum StatusReport {
-    /// `dataExportDate` (the engine's newest `export_date`) stands in when no table has bookkeeping.
-    static func build(databasePath: String, dataExportDate: Int64?, startedAt: Int64,
-                      threads: Int) throws -> JSONValue {
+    /// `dataExportDate` (the engine's newest `export_date`) stands in when no table has bookkeeping. Counting
+    /// stops after `timeLimitMilliseconds` with a `SQLiteError` whose `isInterrupt` is true.
+    static func build(databasePath: String, dataExportDate: Int64?, startedAt: Int64, threads: Int,
+                      timeLimitMilliseconds: Int) throws -> JSONValue {
         let connection = try SQLiteConnection(path: databasePath, mode: .readOnly, busyTimeoutMilliseconds: 1000)
-        let status = try StoreStatus.read(connection, databasePath: databasePath, lastImports: 10)
+        let status = try connection.withTimeLimit(milliseconds: timeLimitMilliseconds) {
+            try StoreStatus.read(connection, databasePath: databasePath, lastImports: 10)
+        }
         let server: JSONValue = .object([
             ("startedAt", .string(EPFValues.isoTimestamp(milliseconds: startedAt * 1000))),
             ("threads", .int(Int64(threads))),

@@ -29,6 +29,24 @@ package enum HTTPParser {
     private static let space = UInt8(ascii: " ")
     private static let tab = UInt8(ascii: "\t")
 
+    /// The path of the request line at the start of `buffer` as sent (up to `?`, a space or the line's end, at most
+    /// 256 bytes, not decoded), for answering a refused request in the shape of the API it called; nil when the
+    /// bytes hold no method and no target starting with `/`.
+    package static func requestPath(in buffer: UnsafeRawBufferPointer) -> String? {
+        let bytes = buffer.prefix(maxRequestLine + maxLeadingEmptyLines * 2)
+        guard var index = bytes.firstIndex(where: { $0 != cr && $0 != lf }) else { return nil }
+        while index < bytes.endIndex, bytes[index] != space {
+            if bytes[index] == cr || bytes[index] == lf { return nil }
+            index += 1
+        }
+        index += 1
+        guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "/") else { return nil }
+        var end = index
+        while end < bytes.endIndex, end - index < 256,
+              ![space, cr, lf, UInt8(ascii: "?")].contains(bytes[end]) { end += 1 }
+        return String(decoding: bytes[index..<end], as: UTF8.self)
+    }
+
     /// Parses the head at the start of `buffer`; `scanFrom` is a previous `.incomplete(scanned:)`.
     package static func parse(_ buffer: UnsafeRawBufferPointer, scanFrom: Int) -> HeadParse {
         let count = buffer.count

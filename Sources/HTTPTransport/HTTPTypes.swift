@@ -1,5 +1,3 @@
-import JSONText
-
 /// The HTTP version of a request line.
 public enum HTTPVersion: Sendable, Equatable {
     /// `HTTP/1.0`: the connection closes after the response unless the client asks for keep-alive.
@@ -121,19 +119,32 @@ public struct HTTPResponse: Sendable {
         self.headers = headers
         self.route = route
     }
+}
 
-    /// A JSON error body `{"error":{"status":N,"message":"...", ...details}}` with `Cache-Control: no-store`;
-    /// `details` are members that say more than the message, for programs (e.g. `"removed"` on a 404).
-    public static func error(_ status: Int, _ message: String, route: String = "other",
-                             lastModified: Int64? = nil,
-                             headers: [(name: String, value: String)] = [],
-                             details: [(String, JSONValue)] = []) -> HTTPResponse {
-        var body = JSONValue.object([
-            ("error", .object([("status", .int(Int64(status))), ("message", .string(message))] + details)),
-        ]).serialized()
-        body.append(UInt8(ascii: "\n"))
-        return HTTPResponse(status: status, body: body, lastModified: lastModified, cache: .noStore,
-                            headers: headers, route: route)
+/// A request the transport answers without routing it: bytes that are not a request it serves, too many
+/// connections, a request not received in time. The responder renders the body (`HTTPResponder.respond(to:)`):
+/// error shapes belong to the application, which may answer in another API's shape on its paths.
+public struct HTTPFailure: Sendable {
+    /// The status to answer with, e.g. 400, 414 or 503.
+    public var status: Int
+    /// What was wrong, for the body.
+    public var message: String
+    /// The low-cardinality name for metrics and logs: `invalid`, `overload` or `timeout`.
+    public var route: String
+    /// The path of the request line as sent (not decoded, without the query), when the bytes got that far: lets
+    /// the application answer in the shape of the API the client was calling.
+    public var path: String?
+    /// Header lines the transport asks for, e.g. `Retry-After` on an overload.
+    public var headers: [(name: String, value: String)]
+
+    /// Creates a failure.
+    public init(status: Int, message: String, route: String, path: String? = nil,
+                headers: [(name: String, value: String)] = []) {
+        self.status = status
+        self.message = message
+        self.route = route
+        self.path = path
+        self.headers = headers
     }
 }
 

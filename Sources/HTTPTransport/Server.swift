@@ -7,7 +7,10 @@ import Glibc
 public protocol HTTPResponder: AnyObject {
     /// Builds the response to one request. Must not block for long: it runs on the event loop.
     func respond(to request: HTTPRequest) -> HTTPResponse
-    /// `Last-Modified` (seconds since 1970) for responses the transport makes itself, e.g. a 400 for bad bytes.
+    /// Renders the response to a request the transport refuses itself (bad bytes, overload, timeout). The
+    /// transport sends it with `Connection: close`, records it under `failure.route`, and adds nothing else.
+    func respond(to failure: HTTPFailure) -> HTTPResponse
+    /// `Last-Modified` (seconds since 1970) when a response does not set its own.
     var defaultLastModified: Int64 { get }
     /// Called on the worker thread about once a second, for housekeeping such as reopening a database.
     func tick()

@@ -194,9 +194,9 @@ final class Worker: @unchecked Sendable {
             connections[fd] = connection
             if !counted {
                 shard.countRejected()
-                let response = HTTPResponse.error(503, "too many open connections; try again shortly",
-                                                  route: "overload", lastModified: responder.defaultLastModified,
-                                                  headers: [("Retry-After", "1")])
+                let response = failure(HTTPFailure(status: 503,
+                                                   message: "too many open connections; try again shortly",
+                                                   route: "overload", headers: [("Retry-After", "1")]))
                 send(response, for: nil, keepAlive: false, on: connection, started: now)
                 connection.closeAfterFlush = true
                 advance(connection)
@@ -317,16 +317,23 @@ final class Worker: @unchecked Sendable {
                 send(response, for: request, keepAlive: keepAlive, on: connection, started: started)
                 if !keepAlive { connection.closeAfterFlush = true }
             case .failure(let status, let message):
+                let path = connection.input.withUnsafeBytes {
+                    HTTPParser.requestPath(in: UnsafeRawBufferPointer(rebasing: $0[consumed...]))
+                }
                 consumed = connection.input.count
-                var headers: [(name: String, value: String)] = []
-                if status == 501 { headers.append(("Allow", "GET, HEAD")) }
-                let response = HTTPResponse.error(status, message, route: "invalid",
-                                                  lastModified: responder.defaultLastModified, headers: headers)
+                let response = failure(HTTPFailure(status: status, message: message, route: "invalid", path: path))
                 send(response, for: nil, keepAlive: false, on: connection, started: monotonicNanoseconds())
                 connection.closeAfterFlush = true
             }
         }
         return false
+    }
+
+    /// The responder's rendering of a refusal, named after the failure in metrics and logs.
+    private func failure(_ failure: HTTPFailure) -> HTTPResponse {
+        var response = responder.respond(to: failure)
+        response.route = failure.route
+        return response
     }
 
     private func send(_ response: HTTPResponse, for request: HTTPRequest?, keepAlive: Bool,
@@ -423,9 +430,9 @@ final class Worker: @unchecked Sendable {
             } else if !connection.input.isEmpty {
                 if now &- connection.requestStarted > idleNanoseconds {
                     shard.countTimedOut()
-                    let response = HTTPResponse.error(408, "request not received within the idle timeout",
-                                                      route: "timeout",
-                                                      lastModified: responder.defaultLastModified)
+                    let path = connection.input.withUnsafeBytes { HTTPParser.requestPath(in: $0) }
+                    let response = failure(HTTPFailure(status: 408, message: "request not received within the idle "
+                                                       + "timeout", route: "timeout", path: path))
                     send(response, for: nil, keepAlive: false, on: connection, started: now)
                     connection.closeAfterFlush = true
                     connection.input = []

@@ -176,28 +176,77 @@ struct RoutesTests {
     }
 
     @Test(arguments: [
-        ("/healthz", Route.health), ("/metrics", .metrics), ("/v1/lookup", .lookup), ("/v1/resolve", .resolve),
-        ("/v1/search", .search), ("/v1/storefronts", .storefronts), ("/v1/genres", .genres),
-        ("/v1/status", .status), ("/v1/apps/12", .entity(.software, id: "12")),
-        ("/v1/collections/x", .entity(.album, id: "x")), ("/v1/apps/5/prices", .prices(.software, id: "5")),
-        ("/v1/songs/5/prices", .prices(.song, id: "5")),
+        ("/healthz", "healthz", []), ("/metrics", "metrics", []), ("/v1/lookup", "lookup", []),
+        ("/v1/resolve", "resolve", []), ("/v1/search", "search", []), ("/v1/storefronts", "storefronts", []),
+        ("/v1/genres", "genres", []), ("/v1/status", "status", []), ("/v1/apps/12", "apps", ["12"]),
+        ("/v1/collections/x", "collections", ["x"]), ("/v1/apps/5/prices", "app_prices", ["5"]),
+        ("/v1/songs/5/prices", "song_prices", ["5"]), ("/lookup", "itunes_lookup", []),
+        ("/search", "itunes_search", []),
     ])
-    func pathsParseIntoRoutes(path: String, route: Route) {
-        #expect(Route(path: path) == route)
+    func pathsParseIntoRoutes(path: String, name: String, captures: [String]) {
+        let match = EPFRoutes.routes.match(path)
+        #expect(match?.route.name == name)
+        #expect(match?.captures == captures)
     }
 
     @Test(arguments: ["/", "/v1", "/v1/", "/v1/nope", "/v2/lookup", "/v1/artists/5/prices", "/v1/apps/1/2/3",
                       "/healthz/", "*"])
     func unknownPathsHaveNoRoute(path: String) {
-        #expect(Route(path: path) == nil)
+        #expect(EPFRoutes.routes.match(path) == nil)
     }
 
     @Test func routeNamesAndCacheability() {
-        #expect(Route.entity(.album, id: "1").name == "collections")
-        #expect(Route.prices(.software, id: "1").name == "app_prices")
-        #expect(Route.prices(.album, id: "1").name == "collection_prices")
-        #expect(Route.entity(.software, id: "1").isCacheable)
-        #expect(!Route.status.isCacheable && !Route.health.isCacheable && !Route.metrics.isCacheable)
+        #expect(EPFRoutes.routes.match("/v1/collections/1")?.route.name == "collections")
+        #expect(EPFRoutes.routes.match("/v1/apps/1/prices")?.route.name == "app_prices")
+        #expect(EPFRoutes.routes.match("/v1/collections/1/prices")?.route.name == "collection_prices")
+        #expect(EPFRoutes.routes.match("/v1/apps/1")?.route.isCacheable == true)
+        for path in ["/v1/status", "/healthz", "/metrics"] {
+            #expect(EPFRoutes.routes.match(path)?.route.isCacheable == false)
+        }
+        #expect(EPFRoutes.routes.match("/lookup")?.route.family == .apple)
+        #expect(EPFRoutes.routes.match("/v1/lookup")?.route.family == .epf)
+    }
+
+    /// What the transport refuses is answered in the shape of the API the path belongs to, `Allow` with a 501.
+    @Test func transportFailuresTakeTheShapeOfTheirPath() throws {
+        let server = try RouteHarness()
+        defer { server.remove() }
+        let apple = RouteAnswer(response: server.routes.respond(to: HTTPFailure(
+            status: 431, message: "request headers larger than 16384 bytes", route: "invalid", path: "/lookup")))
+        #expect(apple.status == 431)
+        #expect(try apple.json()["errorMessage"] as? String == "request headers larger than 16384 bytes")
+        let epf = RouteAnswer(response: server.routes.respond(to: HTTPFailure(
+            status: 501, message: "Transfer-Encoding is not supported", route: "invalid", path: "/v1/lookup")))
+        #expect((try epf.json()["error"] as? [String: Any])?["status"] as? Int == 501)
+        #expect(epf.response.headers.contains { $0.name == "Allow" && $0.value == "GET, HEAD" })
+        let unknown = RouteAnswer(response: server.routes.respond(to: HTTPFailure(
+            status: 503, message: "too many open connections", route: "overload", headers: [("Retry-After", "1")])))
+        #expect(try unknown.json()["error"] != nil)
+        #expect(unknown.response.headers.contains { $0.name == "Retry-After" })
+    }
+
+    /// A route that may scan stops at the time limit with a 503; a lookup is not bounded.
+    @Test func scanningRoutesStopAtTheTimeLimit() throws {
+        let server = try RouteHarness(queryTimeLimitMilliseconds: 0)
+        defer { server.remove() }
+        let search = try server.get("/v1/search?term=book")
+        #expect(search.status == 503)
+        #expect(search.text.contains("took longer than 0 ms"))
+        #expect(search.response.headers.contains { $0.name == "Retry-After" })
+        let apple = try server.get("/search?term=book")
+        #expect(apple.status == 503)
+        #expect(try apple.json()["errorMessage"] != nil)
+        #expect(try server.get("/v1/status").status == 503)
+        #expect(try server.get("/v1/apps/364709193").status == 200)
+    }
+
+    /// Error bodies are the application's: the JSON writer escapes what a message may hold.
+    @Test func errorBodyEscapes() throws {
+        let server = try RouteHarness()
+        defer { server.remove() }
+        let response = server.routes.errorResponse(400, "a\"b\\c\n\u{01}é\u{2028}", route: "other")
+        #expect(String(decoding: response.body, as: UTF8.self)
+                 == "{\"error\":{\"status\":400,\"message\":\"a\\\"b\\\\c\\n\\u0001é\\u2028\"}}\n")
     }
 }
 
@@ -206,9 +255,11 @@ final class RouteHarness {
     let fixture: CatalogueDatabase
     let routes: EPFRoutes
 
-    init(extraSQL: String = "") throws {
+    init(extraSQL: String = "", queryTimeLimitMilliseconds: Int? = nil) throws {
         fixture = try CatalogueDatabase(extraSQL: extraSQL, walMode: true)
-        routes = try EPFRoutes(configuration: EPFServerConfiguration(databasePath: fixture.path))
+        var configuration = EPFServerConfiguration(databasePath: fixture.path)
+        if let queryTimeLimitMilliseconds { configuration.queryTimeLimitMilliseconds = queryTimeLimitMilliseconds }
+        routes = try EPFRoutes(configuration: configuration)
     }
 
     func remove() {

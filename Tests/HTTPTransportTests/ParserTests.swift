@@ -113,10 +113,4 @@ struct ParserTests {
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
         #expect(HTTPDate.parse("Sun, 06 Foo 1994 08:49:37 GMT") == nil)
     }
-
-    @Test func jsonStringEscapes() {
-        let response = HTTPResponse.error(400, "a\"b\\c\n\u{01}é\u{2028}")
-        #expect(String(decoding: response.body, as: UTF8.self)
-                 == "{\"error\":{\"status\":400,\"message\":\"a\\\"b\\\\c\\n\\u0001é\\u2028\"}}\n")
-    }
 }
