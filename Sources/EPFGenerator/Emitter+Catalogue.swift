@@ -4,11 +4,11 @@ import EPFFormat
 extension TableEmitter {
     // MARK: popularity
 
-    /// The ranks of one chart table: v3's `application_popularity_per_genre` ranks every app, v5's four charts
-    /// the free or paid apps, on iPhone or on iPad.
+    /// The ranks of one chart table on the export's day, a FULL snapshot in every export (incrementals too): v3's
+    /// `application_popularity_per_genre` ranks every app, v5's four charts the free or paid apps, on iPhone or
+    /// on iPad.
     func popularityRows() throws {
-        guard full else { return }
-        let ranking = Popularity(plan: plan, depth: plan.popularityDepth)
+        let ranking = Popularity(plan: plan, depth: plan.popularityDepth, day: plan.options.exportDay)
         for storefront in plan.popularityStorefronts {
             let storefrontID = plan.storefronts[storefront].id
             for (genre, apps) in ranking.ranks(storefront: storefront, table: schema.name) {

@@ -84,7 +84,7 @@ final class TableEmitter {
         w.endMetadataRecord()
 
         w.raw("#exportMode:")
-        w.raw(full ? "FULL" : "INCREMENTAL")
+        w.raw(full || GeneratedTables.dailyTables.contains(schema.name) ? "FULL" : "INCREMENTAL")
         w.endMetadataRecord()
         for line in TableEmitter.legal {
             w.raw("##legal:")

@@ -171,48 +171,90 @@ extension TableEmitter {
     }
 }
 
-/// The top apps per genre in a storefront: each app's score mixes a seed-wide quality with per-storefront
-/// noise; apps rank in genre 36 (all apps), their primary genre and their games subgenre.
+/// The top apps per genre in a storefront on one day: each app's score mixes a seed-wide quality with
+/// per-storefront noise; apps rank in genre 36 (all apps), their primary genre and their games subgenre.
+///
+/// Day to day (`day`: days after the first full), a slow random walk per app and storefront (a knot every
+/// `walkDays` days, straight lines between) and a small daily jitter move most ranks a little, so apps near
+/// the depth enter and leave; apps added by incrementals launch with a random boost that fades over
+/// `launchDays` days, so new apps appear; apps removed from the store leave. Day 0 has no movement.
 struct Popularity {
     private let plan: Plan
     private let depth: Int
+    private let day: Int
     private let primary: [Int32]
     private let secondary: [Int32]
     /// Per app: free (its first price tier is 0) and on iPad (iPad or iPad Pro among its devices), for v5's charts.
     private let free: [Bool]
     private let iPad: [Bool]
+    /// Per app: in the store on `day`.
+    private let present: [Bool]
 
-    init(plan: Plan, depth: Int) {
+    /// Days between the knots of the random walk.
+    static let walkDays = 5
+    /// Days over which a new app's launch boost fades.
+    static let launchDays = 10
+
+    init(plan: Plan, depth: Int, day: Int = 0) {
         self.plan = plan
         self.depth = depth
-        var primary = [Int32](repeating: 0, count: plan.apps)
-        var secondary = [Int32](repeating: 0, count: plan.apps)
-        var free = [Bool](repeating: false, count: plan.apps)
-        var iPad = [Bool](repeating: false, count: plan.apps)
+        self.day = day
+        let apps = plan.apps + plan.newAppsPerDay * day
+        var primary = [Int32](repeating: 0, count: apps)
+        var secondary = [Int32](repeating: 0, count: apps)
+        var free = [Bool](repeating: false, count: apps)
+        var iPad = [Bool](repeating: false, count: apps)
+        var present = [Bool](repeating: true, count: apps)
         let iPadBits = Reference.deviceTypes.enumerated().filter { $0.element.name.hasPrefix("iPad") }
             .reduce(UInt16(0)) { $0 | (1 << UInt16($1.offset)) }
-        for index in 0..<plan.apps {
+        for index in 0..<apps {
             let app = AppFacts(plan: plan, index: index)
             primary[index] = Int32(app.genre)
             secondary[index] = Int32(app.genre == 6014 ? app.secondGenre ?? 0 : 0)
             free[index] = Reference.priceTiersCents[app.tier % Reference.priceTiersCents.count] == 0
             iPad[index] = app.devices & iPadBits != 0
+            if day > 0 { present[index] = plan.isPresent(index, atDay: day) }
         }
         self.primary = primary
         self.secondary = secondary
         self.free = free
         self.iPad = iPad
+        self.present = present
     }
 
     /// The apps a chart table ranks: all of them for v3's one table, else free or paid, on iPad or not.
     func ranked(_ index: Int, in table: String) -> Bool {
+        guard present[index] else { return false }
         switch table {
-        case "free_application_popularity_per_genre": free[index]
-        case "paid_application_popularity_per_genre": !free[index]
-        case "free_ipad_application_popularity_per_genre": free[index] && iPad[index]
-        case "paid_ipad_application_popularity_per_genre": !free[index] && iPad[index]
-        default: true
+        case "free_application_popularity_per_genre": return free[index]
+        case "paid_application_popularity_per_genre": return !free[index]
+        case "free_ipad_application_popularity_per_genre": return free[index] && iPad[index]
+        case "paid_ipad_application_popularity_per_genre": return !free[index] && iPad[index]
+        default: return true
         }
+    }
+
+    /// What the day adds to an app's score in a storefront: the walk, the jitter and a launch boost (0 on day 0).
+    private func movement(_ index: Int, storefront: Int) -> UInt64 {
+        guard day > 0 else { return 0 }
+        let knot = day / Self.walkDays
+        let step = UInt64(day % Self.walkDays)
+        func walk(_ knot: Int) -> UInt64 {
+            knot == 0 ? 0 : SplitMix64.hash(plan.seed, Salt.popularityWalk, index, (storefront + 1) << 20 | knot) >> 4
+        }
+        let from = walk(knot)
+        let to = walk(knot + 1)
+        // The walk between two knots, then a jitter of about a sixteenth of its range.
+        let days = UInt64(Self.walkDays)
+        let position = from / days * (days - step) + to / days * step
+        let jitter = SplitMix64.hash(plan.seed, Salt.popularityWalk, index, (storefront + 1) << 20 | 1 << 19 | day) >> 8
+        var boost: UInt64 = 0
+        let age = day - plan.addedDay(index)
+        if index >= plan.apps, age < Self.launchDays {
+            let launch = SplitMix64.hash(plan.seed, Salt.popularityWalk, index) >> 4
+            boost = launch / UInt64(Self.launchDays) * UInt64(Self.launchDays - age)
+        }
+        return position &+ jitter &+ boost
     }
 
     /// Genres in `Reference.genres` order that have apps, each with app indices best first.
@@ -228,9 +270,10 @@ struct Popularity {
             list.removeLast(max(0, list.count - depth))
             candidates[genre] = list
         }
-        for index in 0..<plan.apps where ranked(index, in: table) {
+        for index in 0..<present.count where ranked(index, in: table) {
             let quality = SplitMix64.hash(plan.seed, Salt.popularity, index) >> 2
             let score = quality &+ (SplitMix64.hash(plan.seed, Salt.popularity, index, storefront + 1) >> 3)
+                &+ movement(index, storefront: storefront)
             offer(36, score, index)
             offer(Int(primary[index]), score, index)
             if secondary[index] != 0 { offer(Int(secondary[index]), score, index) }

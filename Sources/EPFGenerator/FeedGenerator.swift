@@ -87,8 +87,8 @@ public enum FileCompression: String, Sendable, CaseIterable {
 /// lie in 284,000,000 ..< 1,700,000,000, artists in 100,000,000 ..< 284,000,000, collections from
 /// 1,700,000,000, songs from 1,800,000,000 and videos from 2,000,000,000, so an ID tells its kind.
 public enum FeedGenerator {
-    /// The tables an export with these options writes, in order: all (full) or those that change
-    /// (incremental, plus a zero-row `storefront` with dirt), filtered by `options.tables`. With a scale, the
+    /// The tables an export with these options writes, in order: all (full) or those that change and the day's
+    /// charts (incremental, plus a zero-row `storefront` with dirt), filtered by `options.tables`. With a scale, the
     /// music tables Apple dropped in 2025 are left out unless `options.tables` names them.
     public static func tables(for options: GeneratorOptions) -> [EPFTable] {
         GeneratedTables.all.filter { schema in
@@ -104,7 +104,7 @@ public enum FeedGenerator {
             if options.scale != nil, options.tables == nil, GeneratedTables.musicTables.contains(schema.name) {
                 return false
             }
-            if options.mode == .full { return true }
+            if options.mode == .full || GeneratedTables.dailyTables.contains(schema.name) { return true }
             return GeneratedTables.incrementalTables.contains(schema.name) || (options.dirt && schema.name == "storefront")
         }
     }

@@ -3,7 +3,7 @@
 /// A later full export (`GeneratorOptions.week` 1 ... 52, 7 days apart) holds the catalogue of its day: the first
 /// full's apps and those incrementals added up to then, with their changes, minus the apps removed by then
 /// (about 1 % of the apps at each week, never apps 0 ... 7). Only `application` and the tables keyed by app
-/// follow removals; popularity still ranks the first full's apps.
+/// follow removals; popularity ranks the apps in the store on the export's day (`Popularity`).
 extension FeedModel {
     /// The options of the full export `week` weeks after the first (0: the first).
     public func fullOptions(week: Int) -> GeneratorOptions {

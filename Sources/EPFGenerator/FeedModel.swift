@@ -10,8 +10,8 @@ import EPFFormat
 /// Incrementals (`day` 1 ... 366) are cumulative and hold, for the apps changed or added up to that day:
 /// `application` (app 0 always changes on day 1: "Café Olé Lite" becomes "Café Olé Lite 2"),
 /// `application_detail`, `application_price` (app 1's prices always change on day 1), and for new apps
-/// `genre_application`, `artist_application`, `application_device_type`. Other tables, popularity included,
-/// come only with full exports.
+/// `genre_application`, `artist_application`, `application_device_type`; and the day's charts (popularity) as a
+/// FULL snapshot, as Apple ships them every day. Other tables come only with full exports.
 public struct FeedModel: Sendable {
     /// The options of the first full export; `mode`, `day` and `week` are ignored, `layout` and `gzip` do not
     /// matter.
@@ -90,7 +90,8 @@ public struct FeedModel: Sendable {
     /// The rows table `table` should hold after loading the full export and then the incremental of `day`
     /// (0: the full alone). Records are merged by the table's real primary key, a later record replacing an
     /// earlier one; rows keep the position where their key first appeared. Incrementals are cumulative, so
-    /// loading days 1 ... N in turn gives the same rows as loading day N alone.
+    /// loading days 1 ... N in turn gives the same rows as loading day N alone. A daily table (the charts,
+    /// `GeneratedTables.dailyTables`) holds the day's snapshot alone.
     public func rows(_ table: String, throughDay day: Int = 0) throws -> [[String?]] {
         guard let schema = GeneratedTables.named(table) else { throw GeneratorError.unknownTable(table) }
         let keys = schema.keyIndices
@@ -105,7 +106,9 @@ public struct FeedModel: Sendable {
                 rows.append(record)
             }
         }
-        try forEachRecord(table, day: 0, merge)
+        // A daily table (the charts) is a FULL snapshot in every export: the day's file replaces the table.
+        let daily = day > 0 && GeneratedTables.dailyTables.contains(table)
+        if !daily { try forEachRecord(table, day: 0, merge) }
         if day > 0 { try forEachRecord(table, day: day, merge) }
         return rows
     }

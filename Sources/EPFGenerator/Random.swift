@@ -64,6 +64,8 @@ enum Salt {
     static let song: UInt64 = 0x09
     static let video: UInt64 = 0x0A
     static let popularity: UInt64 = 0x0B
+    /// The day-to-day movement of popularity (`Popularity`).
+    static let popularityWalk: UInt64 = 0x0B_0D
     static let otherID: UInt64 = 0x0C
     static let text: UInt64 = 0x0D
 }

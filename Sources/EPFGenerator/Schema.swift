@@ -28,7 +28,11 @@ public enum GeneratedTables {
         "collection", "artist_collection", "song", "collection_song", "artist_song",
     ]
 
-    /// Tables an incremental export holds: those that change when apps and prices change.
+    /// Tables every export holds, incrementals included, each a FULL snapshot of its day: the app charts (Apple
+    /// ships popularity daily; v3 in each incremental folder's `popularity<date>`, v5 as FULL tables).
+    public static let dailyTables: Set<String> = Set(EPFTable.appCharts)
+
+    /// Tables an incremental export holds besides the daily ones: those that change when apps and prices change.
     public static let incrementalTables: Set<String> = [
         "application", "application_detail", "application_device_type", "artist_application", "genre_application",
         "application_price",

@@ -8,7 +8,9 @@ import JSONText
 /// Found from the ledger: for every table, the newest full export it was loaded from (the feed date of its
 /// directory, `itunes20260112`, or else the day of its `export_date`) and the directory it was read from. The
 /// newest full is the one with the latest date (of two with the same date, the one applied last); tables whose
-/// last full is another are behind. Incrementals do not count: they update a full, they do not replace it.
+/// last full is another are behind. Incrementals do not count: they update a full, they do not replace it. Nor does
+/// a chart (`*_popularity_per_genre`) newer than that full: Apple ships the charts as a FULL export every day, the
+/// weekly full's day and each incremental's alike, so it is that day's chart, not a mix.
 public struct MixedExports: Sendable, Equatable {
     /// One table's last full export.
     public struct TableFull: Sendable, Equatable {
@@ -46,6 +48,9 @@ public struct MixedExports: Sendable, Equatable {
     /// Tables whose last full is another (older, or of the same date from another directory, applied before).
     public var behind: [TableFull]
 
+    /// Whether a table is one Apple ships as a FULL snapshot every day (the popularity feed's charts).
+    public static func isDailySnapshot(_ table: String) -> Bool { table.hasSuffix("_popularity_per_genre") }
+
     /// What the next `epf sync` does about it, in words.
     public var nextSync: String {
         "the next epf sync applies the \(behind.count) tables behind from the full export of \(Self.day(newestFull)) "
@@ -55,13 +60,16 @@ public struct MixedExports: Sendable, Equatable {
 
     /// The finding from each table's last full, or nil when all tables come from the same full export.
     /// The key of a full is the feed date, else the day of the export date (ms since 1970, UTC).
+    /// A chart (`isDailySnapshot`) newer than the newest full of the other tables is the day's chart, not behind.
     public static func find(_ fulls: [TableFull]) -> MixedExports? {
-        guard var newest = fulls.first else { return nil }
-        for entry in fulls where (entry.date, entry.order) > (newest.date, newest.order) { newest = entry }
+        let catalogue = fulls.filter { !isDailySnapshot($0.table) }
+        guard var newest = catalogue.first else { return nil }
+        for entry in catalogue where (entry.date, entry.order) > (newest.date, newest.order) { newest = entry }
         var current: [String] = []
         var behind: [TableFull] = []
         for entry in fulls {
-            if entry.date == newest.date && entry.root == newest.root {
+            if entry.date == newest.date && entry.root == newest.root
+                || isDailySnapshot(entry.table) && entry.date > newest.date {
                 current.append(entry.table)
             } else if !replaced(entry, in: fulls) {
                 behind.append(entry)
