@@ -24,6 +24,8 @@ public final class QueryEngine {
     public let apple: AppleQueries
     /// Read-only SQL.
     public let sql: SQLQueries
+    /// The app charts of the popularity feed.
+    public let charts: ChartQueries
 
     /// The database path the engine reads.
     public var databasePath: String { session.databasePath }
@@ -40,6 +42,7 @@ public final class QueryEngine {
         catalogue = CatalogueQueries(session: session, lookups: lookups)
         apple = AppleQueries(session: session, lookups: lookups, search: search)
         sql = SQLQueries(session: session)
+        charts = ChartQueries(session: session, lookups: lookups)
     }
 
     /// Whether the database holds a table (as of the last change seen).

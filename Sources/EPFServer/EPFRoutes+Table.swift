@@ -19,6 +19,20 @@ extension EPFRoutes {
         Route("/v1/genres", name: "genres") { routes, _ in try routes.genres() },
         Route("/v1/status", name: "status", cacheable: false, bounded: true) { routes, _ in try routes.status() },
         Route("/v1/changes", name: "changes", bounded: true) { routes, request in try routes.changes(request.http) },
+        Route("/v1/charts/{cc}/{chart}", name: "charts") { routes, request in
+            try routes.charts(request.captures[0], request.captures[1], request.http)
+        },
+        // Apple's chart feeds (AppleChartFeeds.swift).
+        Route("/api/v2/{cc}/apps/{chart}/{limit}/apps.json", name: "marketing_chart") { routes, request in
+            try routes.marketingChart(request.captures[0], request.captures[1], request.captures[2], request.http)
+        },
+        Route("/{cc}/rss/{feed}/{limit}/json", name: "rss_chart") { routes, request in
+            try routes.legacyChart(request.captures[0], request.captures[1], request.captures[2], nil, request.http)
+        },
+        Route("/{cc}/rss/{feed}/{limit}/{genre}/json", name: "rss_chart") { routes, request in
+            try routes.legacyChart(request.captures[0], request.captures[1], request.captures[2], request.captures[3],
+                                   request.http)
+        },
     ] + entityRoutes)
 
     /// `/v1/{apps|collections|songs|videos|artists}/{id}` and, but for artists, `.../{id}/prices`.

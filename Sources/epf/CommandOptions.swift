@@ -51,6 +51,12 @@ extension GenresCommand {
     static var declaredOptions: [any DeclaredOption] { [country, limit, json, CommonOptions.database] }
 }
 
+extension ChartsCommand {
+    static var declaredOptions: [any DeclaredOption] {
+        [country, chart, genre, limit, date, json, CommonOptions.database]
+    }
+}
+
 extension StorefrontsCommand {
     static var declaredOptions: [any DeclaredOption] { [json, CommonOptions.database] }
 }

@@ -13,6 +13,7 @@ nonisolated(unsafe) let commands: [Command.Type] = [
     SearchCommand.self,
     PricesCommand.self,
     GenresCommand.self,
+    ChartsCommand.self,
     StorefrontsCommand.self,
     SQLCommand.self,
     ExportCommand.self,

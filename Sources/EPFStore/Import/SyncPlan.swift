@@ -46,7 +46,9 @@ public struct SyncPlan: Sendable {
         }
         for incrementalRoot in incrementalRoots where isDirectoryPath(incrementalRoot) {
             for (date, paths) in datedEntries(in: incrementalRoot) {
-                let fulls = paths.filter { ImportOrder.exportMode(of: $0) == .full }
+                // The day's charts are FULL files in every incremental (Apple ships popularity daily): a day that
+                // brings only charts is that day's incremental, not a full export of the catalogue.
+                let fulls = paths.filter { ImportOrder.exportMode(of: $0) == .full && !holdsOnlyCharts($0) }
                 if !fulls.isEmpty { groups[date, default: []] += fulls }
                 let rest = paths.filter { !fulls.contains($0) }
                 if !rest.isEmpty { incrementals[date, default: []] += rest }
@@ -85,6 +87,12 @@ public struct SyncPlan: Sendable {
         let groups = datedEntries(in: path)
         return groups.count > 1 || groups.values.contains { $0.contains { isDirectoryPath($0)
             && (($0 as NSString).lastPathComponent.allSatisfy { $0.isASCII && $0.isNumber }) } }
+    }
+
+    /// Whether every table file of an input belongs to the popularity feed (the daily charts).
+    static func holdsOnlyCharts(_ path: String) -> Bool {
+        let files = (try? FeedInput.files(at: path)) ?? []
+        return !files.isEmpty && files.allSatisfy { FeedInput.feedAndDate(in: $0)?.feed == "popularity" }
     }
 
     static func isDirectoryPath(_ path: String) -> Bool {

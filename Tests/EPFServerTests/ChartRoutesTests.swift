@@ -1,0 +1,223 @@
+import EPFGenerator
+import EPFQuery
+@testable import EPFServer
+import EPFSQLite
+import EPFStore
+import EPFTestSupport
+import Foundation
+import HTTPTransport
+import Testing
+
+/// A generated v5 export (its four chart tables) imported once per test process, removed when the process exits.
+struct ChartCatalogue: Sendable {
+    let database: String
+
+    static let shared: Result<ChartCatalogue, any Error> = Result { try ChartCatalogue() }
+
+    private init() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("epf-charts-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        chartCatalogueDirectory = directory
+        atexit { if let directory = chartCatalogueDirectory { try? FileManager.default.removeItem(atPath: directory) } }
+        var options = GeneratorOptions()
+        options.apps = 300
+        options.priceStorefronts = 4
+        options.layout = .v5
+        options.tables = Set(["application", "genre", "genre_application", "storefront", "application_price",
+                              "artist", "artist_application"] + ChartKind.allCases.map(\.v5Table))
+        let feed = try FeedGenerator.write(options, to: URL(fileURLWithPath: directory).appendingPathComponent("feed"))
+        database = directory + "/epf.sqlite"
+        let importer = try Importer(databasePath: database, options: ImportOptions())
+        let report = try importer.run(paths: feed.feedPaths.values.map(\.path).sorted())
+        guard report.succeeded else { throw ClientError(description: "the import of the v5 charts failed") }
+    }
+
+    /// Fresh routes over the shared database.
+    static func routes() throws -> RouteAnswers {
+        let configuration = EPFServerConfiguration(databasePath: try shared.get().database)
+        return RouteAnswers(routes: try EPFRoutes(configuration: configuration))
+    }
+
+    /// The ids of a chart, best first, read straight from its table.
+    func ids(_ table: String, genre: Int = 36, limit: Int) throws -> [Int64] {
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        return try connection.query("""
+            SELECT application_id FROM \(table) WHERE storefront_id = 143441 AND genre_id = \(genre)
+            ORDER BY application_rank LIMIT \(limit)
+            """).compactMap { row in
+            if case .integer(let id) = row.first { return id }
+            return nil
+        }
+    }
+}
+
+nonisolated(unsafe) private var chartCatalogueDirectory: String?
+
+/// Routes called without a socket.
+struct RouteAnswers {
+    let routes: EPFRoutes
+
+    func get(_ target: String) throws -> RouteAnswer {
+        let request = try #require(HTTPRequest(method: .get, target: target))
+        return RouteAnswer(response: routes.respond(to: request))
+    }
+}
+
+/// Whether every leaf of a JSON value is a string (Apple's chart feeds have no numbers, booleans or nulls).
+func onlyStrings(_ value: Any) -> Bool {
+    switch value {
+    case is String: return true
+    case let array as [Any]: return array.allSatisfy(onlyStrings)
+    case let object as [String: Any]: return object.values.allSatisfy(onlyStrings)
+    default: return false
+    }
+}
+
+@Suite("Charts and Apple's chart feeds, called without a socket")
+struct ChartRoutesTests {
+    @Test func v5ChartsInRankOrderWithTheAppsFields() throws {
+        let catalogue = try ChartCatalogue.shared.get()
+        let server = try ChartCatalogue.routes()
+        for kind in ChartKind.allCases {
+            let answer = try server.get("/v1/charts/us/\(kind.rawValue)?limit=7")
+            #expect(answer.status == 200, "\(answer.text.prefix(300))")
+            let object = try answer.json()
+            #expect(object["source"] as? String == kind.v5Table)
+            #expect(object["genreId"] as? Int == 36)
+            #expect(object["exportDate"] as? String == "2026-01-05")
+            let results = try #require(object["results"] as? [[String: Any]])
+            #expect(results.map { $0["trackId"] as? Int64 } == (try catalogue.ids(kind.v5Table, limit: 7)))
+            #expect(results.map { $0["rank"] as? Int } == Array(1...results.count))
+            #expect(results.allSatisfy { $0["trackName"] is String && $0["formattedPrice"] is String })
+            let prices = results.compactMap { $0["formattedPrice"] as? String }
+            #expect(kind.isFree ? prices.allSatisfy { $0 == "Free" } : !prices.contains("Free"))
+        }
+        let games = try server.get("/v1/charts/us/paid?genre=6014&limit=3").json()
+        let ids = (games["results"] as? [[String: Any]])?.map { $0["trackId"] as? Int64 }
+        #expect(ids == (try catalogue.ids("paid_application_popularity_per_genre", genre: 6014, limit: 3)))
+        #expect(games["genreName"] as? String == "Games")
+    }
+
+    @Test(arguments: [
+        ("/v1/charts/us/top?limit=3", 404), ("/v1/charts/us/free?limit=0", 400), ("/v1/charts/us/free?limit=201", 400),
+        ("/v1/charts/us/free?date=2026-01-05", 400), ("/v1/charts/zz/free", 400), ("/v1/charts/us/free?genre=x", 400),
+        ("/api/v2/us/apps/top-grossing/10/apps.json", 404), ("/api/v2/us/apps/top-free/0/apps.json", 400),
+        ("/us/rss/topgrossingapplications/limit=10/json", 404), ("/us/rss/topfreeapplications/10/json", 404),
+        ("/us/rss/topfreeapplications/limit=10/genre=x/json", 404),
+    ])
+    func badChartRequests(target: String, status: Int) throws {
+        let answer = try ChartCatalogue.routes().get(target)
+        #expect(answer.status == status, "\(answer.text.prefix(300))")
+    }
+
+    /// `rss.applemarketingtools.com`'s shape: every value a string, `kind` "apps", the iPhone chart of genre 36.
+    @Test func marketingToolsFeed() throws {
+        let catalogue = try ChartCatalogue.shared.get()
+        let answer = try ChartCatalogue.routes().get("/api/v2/us/apps/top-paid/10/apps.json")
+        #expect(answer.status == 200, "\(answer.text.prefix(300))")
+        let feed = try #require(try answer.json()["feed"] as? [String: Any])
+        #expect(onlyStrings(feed))
+        #expect(feed["title"] as? String == "Top Paid Apps")
+        #expect(feed["country"] as? String == "us")
+        #expect(feed["id"] as? String == "/api/v2/us/apps/top-paid/10/apps.json")
+        #expect(feed["updated"] as? String == "Mon, 05 Jan 2026 00:00:00 +0000")
+        let results = try #require(feed["results"] as? [[String: Any]])
+        let ids = try catalogue.ids("paid_application_popularity_per_genre", limit: 10)
+        #expect(results.map { $0["id"] as? String } == ids.map { String($0) })
+        for result in results {
+            #expect(result["kind"] as? String == "apps")
+            #expect(Set(result.keys).isSubset(of: ["artistName", "id", "name", "releaseDate", "kind", "artworkUrl100",
+                                                   "genres", "url"]))
+            #expect((result["releaseDate"] as? String)?.count == 10)
+            #expect(result["name"] is String && result["url"] is String && result["artistName"] is String)
+        }
+    }
+
+    /// The legacy iTunes RSS JSON: `{"label": ...}` around every value, the app id in `id.attributes.im:id`.
+    @Test func legacyRSSFeed() throws {
+        let catalogue = try ChartCatalogue.shared.get()
+        let server = try ChartCatalogue.routes()
+        let answer = try server.get("/us/rss/topfreeipadapplications/limit=5/genre=6014/json")
+        #expect(answer.status == 200, "\(answer.text.prefix(300))")
+        #expect(answer.response.contentType == "text/javascript; charset=utf-8")
+        let feed = try #require(try answer.json()["feed"] as? [String: Any])
+        #expect(onlyStrings(feed))
+        #expect((feed["title"] as? [String: Any])?["label"] as? String == "iTunes Store: Top Free iPad Apps")
+        let entries = try #require(feed["entry"] as? [[String: Any]])
+        let ids = try catalogue.ids("free_ipad_application_popularity_per_genre", genre: 6014, limit: 5)
+        #expect(entries.map { (($0["id"] as? [String: Any])?["attributes"] as? [String: Any])?["im:id"] as? String }
+                == ids.map { String($0) })
+        for entry in entries {
+            for key in ["im:name", "summary", "rights", "title"] {
+                #expect((entry[key] as? [String: Any])?["label"] is String, "\(key)")
+            }
+            let price = try #require(entry["im:price"] as? [String: Any])
+            #expect(price["label"] as? String == "Free")
+            #expect((price["attributes"] as? [String: Any])?["amount"] as? String == "0.00000")
+            let category = (entry["category"] as? [String: Any])?["attributes"] as? [String: Any]
+            #expect(category?["im:id"] is String && category?["label"] is String)
+            #expect((entry["im:releaseDate"] as? [String: Any])?["label"] is String)
+        }
+        // Without a genre: the overall chart.
+        let overall = try server.get("/us/rss/toppaidapplications/limit=3/json").json()
+        let top = ((overall["feed"] as? [String: Any])?["entry"] as? [[String: Any]])?.count
+        #expect(top == 3)
+    }
+
+    /// v3's one chart of every app serves the free and the paid chart, split by the app's price there.
+    @Test func v3ChartSplitByPrice() throws {
+        let server = try AppleCatalogue.routes()
+        let paid = try server.get("/v1/charts/us/paid?limit=200").json()
+        #expect(paid["source"] as? String == "application_popularity_per_genre")
+        #expect(paid["splitByPrice"] as? Bool == true)
+        let paidResults = try #require(paid["results"] as? [[String: Any]])
+        let free = try #require(try server.get("/v1/charts/us/free?limit=200").json()["results"] as? [[String: Any]])
+        #expect(!paidResults.isEmpty && !free.isEmpty)
+        #expect(!paidResults.contains { $0["formattedPrice"] as? String == "Free" })
+        #expect(free.allSatisfy { $0["formattedPrice"] as? String == "Free" })
+        #expect(paidResults.map { $0["rank"] as? Int } == Array(1...paidResults.count))
+        // Together, in v3's order, they are the v3 chart's apps that have a US price.
+        let v3 = try server.catalogue.ids("""
+            SELECT p.application_id FROM application_popularity_per_genre p JOIN application_price r
+            ON r.application_id = p.application_id AND r.storefront_id = p.storefront_id
+            WHERE p.storefront_id = 143441 AND p.genre_id = 36 ORDER BY p.application_rank
+            """)
+        let merged = Set((paidResults + free).compactMap { $0["trackId"] as? Int64 })
+        #expect(merged == Set(v3))
+        let iPad = try server.get("/v1/charts/us/free-ipad")
+        #expect(iPad.status == 404)
+        #expect(iPad.text.contains("iPad"))
+    }
+
+    /// A real client of Apple's legacy chart feed, itunes-app-scraper-dmi (PyPI, installed by scripts/prerequisites
+    /// into .build/test-venv), against `epf serve` over a socket: it reads the app ids of the chart, in order.
+    @Test func aPyPIClientReadsTheLegacyFeed() throws {
+        let python = AppleClientTests.python
+        #expect(FileManager.default.isExecutableFile(atPath: python),
+                "no \(python): run scripts/prerequisites --test (it installs the client into .build/test-venv)")
+        let catalogue = try ChartCatalogue.shared.get()
+        let serve = try ServeProcess(arguments: ["--db", catalogue.database, "--port", "0", "--threads", "1"])
+        defer {
+            kill(serve.process.processIdentifier, SIGTERM)
+            _ = serve.waitForExit(seconds: 10)
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [BuiltEPF.packageRoot.appendingPathComponent("Tests/clients/chart_feed_client.py").path,
+                             "http://127.0.0.1:\(serve.port)"]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let (stdout, stderr) = BuiltEPF.readToEnd(process, output: output, errors: errors)
+        #expect(process.terminationStatus == 0, "\(String(decoding: stderr, as: UTF8.self))")
+        let free = try catalogue.ids("free_application_popularity_per_genre", limit: 5)
+        let paid = try catalogue.ids("paid_ipad_application_popularity_per_genre", genre: 6014, limit: 3)
+        #expect(String(decoding: stdout, as: UTF8.self).split(separator: "\n").map(String.init) == [
+            "free us: " + free.map { String($0) }.joined(separator: " "),
+            "paid ipad games us: " + paid.map { String($0) }.joined(separator: " "),
+        ])
+    }
+}
