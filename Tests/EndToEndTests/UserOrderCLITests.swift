@@ -139,6 +139,18 @@ import Testing
         let replanned = try runEPF(["sync", root, "--plan", "--db", work.file("p.sqlite")], in: work.path)
         #expect(replanned.stdout.contains("full 20260112"), "\(replanned.stdout)")
         #expect(!replanned.stdout.contains("incremental 20260106"), "\(replanned.stdout)")
+        // A later day that brings only prices and charts (whose files are FULL every day) is that day's incremental:
+        // the first file in name order, a chart's, does not make it a full. (The pricing folder holds the sample
+        // incremental's tables: the plan reads only the headers.)
+        let day = root + "/incremental/20260113"
+        try FileManager.default.createDirectory(atPath: day, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Self.feeds + "/incremental/20260106/popularity20260106",
+                                         toPath: day + "/popularity20260113")
+        try FileManager.default.copyItem(atPath: Self.feeds + "/incremental/20260106/itunes20260106",
+                                         toPath: day + "/pricing20260113")
+        let withCharts = try runEPF(["sync", root, "--plan", "--db", work.file("p.sqlite")], in: work.path)
+        #expect(withCharts.stdout.contains("full 20260112"), "\(withCharts.stdout)")
+        #expect(withCharts.stdout.contains("incremental 20260113"), "\(withCharts.stdout)")
 
         // epf import of a mirror's root imports what sync would, incrementals included, and says so.
         let database = work.file("m.sqlite")

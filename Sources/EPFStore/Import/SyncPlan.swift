@@ -25,36 +25,44 @@ public struct SyncPlan: Sendable {
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ImportError.missingInput(path: root)
         }
-        var groups = datedEntries(in: root)
-        // What an export is, its files say (`#exportMode`), not the folder it was put in: an incremental placed in
-        // the root is an incremental.
-        var incrementals: [String: [String]] = [:]
-        for (date, paths) in groups {
-            let incremental = paths.filter { ImportOrder.exportMode(of: $0) == .incremental }
-            guard !incremental.isEmpty else { continue }
-            incrementals[date, default: []] += incremental
-            let rest = paths.filter { !incremental.contains($0) }
-            groups[date] = rest.isEmpty ? nil : rest
-        }
-        // Incrementals sit in incremental/ of the root or of a dated full's directory. A full export found there is
-        // a full all the same (its files say FULL): it competes for the newest full like those of the root.
+        let rootEntries = datedEntries(in: root)
+        // Incrementals sit in incremental/ of the root or of a dated full's directory.
         var incrementalRoots = [(root as NSString).appendingPathComponent("incremental")]
-        for paths in groups.values {
+        for paths in rootEntries.values {
             for path in paths where isDirectoryPath(path) {
                 incrementalRoots.append((path as NSString).appendingPathComponent("incremental"))
             }
         }
-        for incrementalRoot in incrementalRoots where isDirectoryPath(incrementalRoot) {
-            for (date, paths) in datedEntries(in: incrementalRoot) {
-                // The day's charts are FULL files in every incremental (Apple ships popularity daily): a day that
-                // brings only charts is that day's incremental, not a full export of the catalogue.
-                let fulls = paths.filter { ImportOrder.exportMode(of: $0) == .full && !holdsOnlyCharts($0) }
-                if !fulls.isEmpty { groups[date, default: []] += fulls }
-                let rest = paths.filter { !fulls.contains($0) }
-                if !rest.isEmpty { incrementals[date, default: []] += rest }
+        // What an export is, its files say (`#exportMode`), not the folder it was put in: an incremental in the root
+        // is an incremental, a full under incremental/ a full.
+        var fulls: [String: [String]] = [:]
+        var incrementals: [String: [String]] = [:]
+        var charts: [String: [String]] = [:]
+        func sort(_ entries: [String: [String]], unreadable: EntryKind) {
+            for (date, paths) in entries {
+                for path in paths {
+                    switch kind(of: path) ?? unreadable {
+                    case .full: fulls[date, default: []].append(path)
+                    case .incremental: incrementals[date, default: []].append(path)
+                    case .charts: charts[date, default: []].append(path)
+                    }
+                }
             }
         }
-        guard let newest = groups.keys.max(), let fullPaths = groups[newest] else {
+        // An entry that cannot be read says why when it is imported: in the root as a full, below as an incremental.
+        sort(rootEntries, unreadable: .full)
+        for incrementalRoot in incrementalRoots where isDirectoryPath(incrementalRoot) {
+            sort(datedEntries(in: incrementalRoot), unreadable: .incremental)
+        }
+        // A day's charts belong to that day's full when there is one, else to the day's incremental.
+        for (date, paths) in charts {
+            if fulls[date] != nil {
+                fulls[date, default: []] += paths
+            } else {
+                incrementals[date, default: []] += paths
+            }
+        }
+        guard let newest = fulls.keys.max(), let fullPaths = fulls[newest] else {
             throw ImportError.badOption("\(root): no dated full export (YYYYMMDD/ or itunesYYYYMMDD with "
                                         + "#exportMode:FULL) found")
         }
@@ -89,10 +97,30 @@ public struct SyncPlan: Sendable {
             && (($0 as NSString).lastPathComponent.allSatisfy { $0.isASCII && $0.isNumber }) } }
     }
 
-    /// Whether every table file of an input belongs to the popularity feed (the daily charts).
-    static func holdsOnlyCharts(_ path: String) -> Bool {
-        let files = (try? FeedInput.files(at: path)) ?? []
-        return !files.isEmpty && files.allSatisfy { FeedInput.feedAndDate(in: $0)?.feed == "popularity" }
+    /// What a dated entry of a mirror holds.
+    enum EntryKind {
+        /// A full export of the catalogue (with or without that day's charts).
+        case full
+        /// An incremental export (with or without that day's charts).
+        case incremental
+        /// Only charts: the popularity feed, whose tables are FULL files every day (Apple ships them daily, in the
+        /// incrementals too), so their mode says nothing of the export's.
+        case charts
+    }
+
+    /// The kind of an entry, from the `#exportMode` of its first table file outside the popularity feed; nil when
+    /// it holds no table file or that file's header cannot be read (the import then says why).
+    static func kind(of path: String) -> EntryKind? {
+        guard let files = try? FeedInput.files(at: path), !files.isEmpty else { return nil }
+        let charts = FeedName.popularity.rawValue
+        guard let catalogue = files.first(where: { FeedInput.feedAndDate(in: $0)?.feed != charts }) else {
+            return .charts
+        }
+        switch ImportOrder.exportMode(of: catalogue) {
+        case .full: return .full
+        case .incremental: return .incremental
+        case nil: return nil
+        }
     }
 
     static func isDirectoryPath(_ path: String) -> Bool {
