@@ -111,8 +111,9 @@ extension ChangeQueries {
     /// One page of a changes table (`epf_changes`, `epf_price_history`: `export_date` and `seq` with an index on
     /// both): the rows after `after` in (export date, seq) order that pass `filters` (SQL ending in `AND `, with
     /// its parameters from `?4` in `bindings`), at most `limit`, and the cursor of the next page. With
-    /// `packedPositions`, `table` is the view of `PriceHistory.packedTable` (`seq` is `packed_seq` x
-    /// `packedPositions` + a position in the row), read in the order of the table's key. Call inside `reading`.
+    /// `packedPositions`, `table` is the view of SQLite's packed price history (`PriceHistoryRead`: `seq` is
+    /// `packed_seq` x `packedPositions` + a position in the row), read in the order of the table's key. Call inside
+    /// `reading`.
     func pagedRows<Row>(table: String, columns: String, filters: String, bindings: [SQLValue],
                         after: (date: Int64, sequence: Int64), limit: Int, packedPositions: Int64? = nil,
                         read: (SQLiteStatement) -> Row,

@@ -123,8 +123,8 @@ extension ChangeQueries {
         -> [PriceChange] {
         let sinceMilliseconds = try since.map { try Self.changesSince($0, kind: nil) } ?? 0
         return try reading {
-            guard tables.contains(PriceHistory.table) else { return [] }
-            var sql = "SELECT \(Self.priceColumns) FROM epf_price_history WHERE id = ?1 AND export_date >= ?2"
+            guard let history = PriceHistoryRead(tables: tables) else { return [] }
+            var sql = "SELECT \(Self.priceColumns) FROM \(history.table) WHERE id = ?1 AND export_date >= ?2"
             var bindings: [SQLValue] = [.integer(id), .integer(sinceMilliseconds)]
             if let kind {
                 bindings.append(.text(kind))
@@ -151,7 +151,9 @@ extension ChangeQueries {
         -> PriceChangePage {
         let after = try Self.pagePosition(since: try Self.changesSince(since, kind: nil), limit: limit, cursor: cursor)
         return try reading {
-            guard tables.contains(PriceHistory.table) else { return PriceChangePage(changes: [], nextCursor: nil) }
+            guard let history = PriceHistoryRead(tables: tables) else {
+                return PriceChangePage(changes: [], nextCursor: nil)
+            }
             var filters = ""
             var bindings: [SQLValue] = []
             if let country {
@@ -162,10 +164,9 @@ extension ChangeQueries {
                 filters += "change = 'changed' AND CAST(new_price AS REAL) < CAST(old_price AS REAL) AND "
             }
             let countries = try smallTables().storefronts
-            let packed = tables.contains(PriceHistory.packedTable) ? PriceHistory.positionsPerRow : nil
-            let (rows, next) = try pagedRows(table: PriceHistory.table, columns: Self.priceColumns, filters: filters,
+            let (rows, next) = try pagedRows(table: history.table, columns: Self.priceColumns, filters: filters,
                                              bindings: bindings, after: after, limit: limit,
-                                             packedPositions: packed) {
+                                             packedPositions: history.packedPositions) {
                 priceChange($0, countries: countries)
             } position: { ($0.exportDate, $0.sequence) }
             return PriceChangePage(changes: rows, nextCursor: next)

@@ -24,6 +24,7 @@ extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
     private func finishFull(_ connection: PostgresConnection, ledger: PostgresLedger?) throws {
         let indexesClock = PhaseClock()
         if copying { try endCopy(connection) }
+        try prices?.willPublish(connection)
         if inTransaction { try commit(connection) }
         try begin(connection)
         let table = qualified(staging)
@@ -54,8 +55,7 @@ extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
         let retired = "epf_retired_\(schema.name)"
         try connection.execute("DROP TABLE IF EXISTS \(qualified(retired))")
         let historyClock = PhaseClock()
-        try priceTracking?.recordFull(connection, staging: staging, exportDate: outcome.exportDate,
-                                      feedDate: file.feedDate)
+        try prices?.publish(connection, exportDate: outcome.exportDate)
         historyClock.stop(.priceHistory, &phases, &phasesCPU)
         if try target.tableExists(connection, schema.name) {
             try connection.execute("ALTER TABLE \(qualified(schema.name)) RENAME TO \(quoted(retired))")
@@ -103,12 +103,11 @@ extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
             sql += " RETURNING (xmax = 0) AS inserted) SELECT count(*) FILTER (WHERE inserted) FROM r"
         }
         let historyClock = PhaseClock()
-        try priceTracking?.beginIncremental(connection, incoming: incoming)
+        try prices?.willPublish(connection)
         historyClock.stop(.priceHistory, &phases, &phasesCPU)
         outcome.insertedRows = try connection.scalar(sql).flatMap { Int($0) } ?? 0
         let recordClock = PhaseClock()
-        try priceTracking?.finishIncremental(connection, incoming: incoming, exportDate: outcome.exportDate,
-                                             feedDate: file.feedDate)
+        try prices?.publish(connection, exportDate: outcome.exportDate)
         recordClock.stop(.priceHistory, &phases, &phasesCPU)
         outcome.rows = attempts
         try ledger?.recordApplied(outcome, file: file, source: self.source)
@@ -135,6 +134,7 @@ extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
     func abort() {
         rejects?.discardIfEmpty()
         guard let connection, !options.dryRun else { return }
+        prices?.abort(connection)
         if copying {
             try? connection.endCopy(failure: "epf: load aborted")
             copying = false

@@ -52,7 +52,7 @@ final class PostgresTableLoad {
     /// Leaves out the rows of storefronts and languages the database does not keep (nil: keeps every row).
     let rowFilter: RowFilter?
     /// Records the price changes of a price table's load (see `PriceHistory`), with `--history prices`.
-    var priceTracking: PostgresPriceTracking?
+    var prices: PostgresPriceRecorder?
     var failed = false
     /// Column types of the existing table an incremental goes into, by name (the file's may differ).
     var targetTypes: [String: String] = [:]
@@ -146,12 +146,14 @@ final class PostgresTableLoad {
     }
 
     private func prepare(_ connection: PostgresConnection) throws {
-        priceTracking = try PostgresPriceTracking(connection, target: target, table: schema.name,
-                                                  enabled: options.recordsPriceHistory)
+        prices = try PostgresPriceRecorder(connection, target: target, table: schema.name, mode: mode,
+                                           loaded: mode == .full ? staging : incoming, feedDate: file.feedDate,
+                                           enabled: options.recordsPriceHistory)
         switch mode {
         case .full: try prepareFull(connection)
         case .incremental: try prepareIncremental(connection)
         }
+        try prices?.began(connection)
     }
 
     private func prepareFull(_ connection: PostgresConnection) throws {

@@ -1,8 +1,8 @@
 import EPFSQLite
 
-/// Writes changes to SQLite's price history (`PriceHistory.packedTable`): the changes of one item, added one
+/// Writes changes to SQLite's price history (`Layout.packedTable`): the changes of one item, added one
 /// after another, go into one row (a JSON array of entries, built here as bytes), written when the next item
-/// comes, when the row holds `PriceHistory.entriesPerRow`, or at `finish`. Rows are numbered from `sequence`,
+/// comes, when the row holds `Layout.entriesPerRow`, or at `finish`. Rows are numbered from `sequence`,
 /// which it keeps up to date.
 ///
 /// A change is recorded once per (item, storefront, export date): before writing a row, it drops the entries
@@ -10,6 +10,8 @@ import EPFSQLite
 /// index of one row per change did. That costs one lookup in the index of items per row, not per change (named:
 /// without statistics SQLite would rather scan the export's rows by the table's key).
 final class PackedHistoryWriter: PriceTextSink {
+    private typealias Layout = PriceHistoryLayout
+
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
     private let recorded: SQLiteStatement
@@ -27,11 +29,11 @@ final class PackedHistoryWriter: PriceTextSink {
         self.connection = connection
         self.sequence = sequence
         insert = try connection.prepare("""
-            INSERT INTO \(PriceHistory.packedTable) (export_date, kind, seq, id, entries) VALUES (?1, ?2, ?3, ?4, ?5)
+            INSERT INTO \(Layout.packedTable) (export_date, kind, seq, id, entries) VALUES (?1, ?2, ?3, ?4, ?5)
             """)
         recorded = try connection.prepare("""
-            SELECT \(PriceHistory.field(.storefront_id, of: "j.value"))
-            FROM \(PriceHistory.packedTable) AS p INDEXED BY \(PriceHistory.packedItemIndex),
+            SELECT \(Layout.field(.storefront_id, of: "j.value"))
+            FROM \(Layout.packedTable) AS p INDEXED BY \(Layout.packedItemIndex),
                 json_each(p.entries) AS j
             WHERE p.id = ?3 AND p.kind = ?2 AND p.export_date = ?1
             """)
@@ -44,7 +46,7 @@ final class PackedHistoryWriter: PriceTextSink {
     /// Starts the entry of a change: `appendText` must then be called three times, for the old price, the new
     /// price and the currency (nil for NULL), in that order.
     func add(item: Int64, storefront: Int64, change: StaticString) throws {
-        if !storefronts.isEmpty, item != self.item || storefronts.count >= PriceHistory.entriesPerRow {
+        if !storefronts.isEmpty, item != self.item || storefronts.count >= Layout.entriesPerRow {
             try write()
         }
         self.item = item

@@ -40,7 +40,7 @@ final class TableLoad {
     /// Records the ids a catalogue table's load removes, adds or updates (see `ChangeLog`).
     private var changeTracking: ChangeTracking?
     /// Records the price changes of a price table's load (see `PriceHistory`), with `--history prices`.
-    private var priceTracking: PriceTracking?
+    private var prices: PriceRecorder?
     var failed = false
     var attempts = 0
     /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
@@ -93,7 +93,8 @@ final class TableLoad {
 
     private func prepare(_ connection: SQLiteConnection) throws {
         changeTracking = try ChangeTracking(connection, table: schema.name)
-        priceTracking = try PriceTracking(connection, table: schema.name, enabled: options.recordsPriceHistory)
+        prices = try PriceRecorder(connection, table: schema.name, mode: mode, staging: staging,
+                                   feedDate: file.feedDate, enabled: options.recordsPriceHistory)
         switch mode {
         case .full:
             try prepareFull(connection)
@@ -105,7 +106,7 @@ final class TableLoad {
             try transaction.begin(connection)
             try prepareIncremental(connection)
             try changeTracking?.beginIncremental(connection)
-            try priceTracking?.beginIncremental(connection)
+            try prices?.began(connection)
         }
     }
 
@@ -216,7 +217,7 @@ final class TableLoad {
     var insertTiming: InsertTiming { .sampled }
     /// Only when a full's price history is merged before the swap (`BackgroundPriceMerge`), which reads the staging
     /// table from connections of its own: elsewhere the load's final commit follows at once.
-    var checkpointsPartEnds: Bool { mode == .full && priceTracking?.mergesFull == true }
+    var checkpointsPartEnds: Bool { mode == .full && prices?.commitsPartEnds == true }
 
     @inline(__always)
     func bindRow(_ record: EPFRecord) throws -> RejectReason? { try binder.bind(record, to: statement) }
@@ -234,9 +235,7 @@ final class TableLoad {
         let before = connection?.lastInsertRowid
         try statement.runOnce()
         if mode == .incremental && connection?.lastInsertRowid != before { insertedRows += 1 }
-        if let priceTracking, priceTracking.needsFlush, let connection {
-            try priceTracking.flush(connection, exportDate: outcome.exportDate, feedDate: file.feedDate)
-        }
+        if let prices, let connection { try prices.rowWritten(connection, exportDate: outcome.exportDate) }
     }
 
     func checkpoint(part: Int, recordsDone: Int) throws {
@@ -283,8 +282,7 @@ final class TableLoad {
     private func finishFull(_ connection: SQLiteConnection, ledger: Ledger?) throws {
         let indexesClock = PhaseClock()
         // The staging table is committed (at the end of its last part): the price merge reads it meanwhile.
-        let backgroundMerge = try priceTracking?.startFullInBackground(connection, staging: staging)
-        defer { backgroundMerge?.cancel() }
+        try prices?.willPublish(connection)
         // Duplicates of composite keys: the later row wins. Building the unique index finds them; only then are the
         // earlier rows counted and removed (the GROUP BY is a full sort, too dear to run when there are none).
         if !schema.hasIntegerRowidKey && !keyIndexes.isEmpty {
@@ -305,6 +303,9 @@ final class TableLoad {
             }
             if schema.hasIntegerRowidKey { outcome.duplicates = max(0, attempts - outcome.rows) }
         }
+        // Removing duplicate keys changed the staging table after the price merge began (it would have found them
+        // out of order anyway): merged again in the swap.
+        if outcome.duplicates != 0 { prices?.stagingChanged() }
         indexesClock.stop(.indexes, &phases, &phasesCPU)
         let commitClock = PhaseClock()
         defer { commitClock.stop(.committing, &phases, &phasesCPU) }
@@ -316,11 +317,7 @@ final class TableLoad {
             try changeTracking?.recordFull(connection, staging: staging, exportDate: outcome.exportDate,
                                            feedDate: file.feedDate)
             let historyClock = PhaseClock()
-            // Removing duplicate keys changed the staging table after the merge began (it would have found them
-            // out of order anyway): merged again then.
-            try priceTracking?.recordFull(connection, staging: staging, exportDate: outcome.exportDate,
-                                          feedDate: file.feedDate,
-                                          background: outcome.duplicates == 0 ? backgroundMerge : nil)
+            try prices?.publish(connection, exportDate: outcome.exportDate)
             historyClock.stop(.priceHistory, &phases, &phasesCPU)
             if try connection.tableExists(schema.name) {
                 try connection.execute("ALTER TABLE \(quoted(schema.name)) RENAME TO \(quoted(retired))")
@@ -340,7 +337,7 @@ final class TableLoad {
         try ledger?.recordApplied(outcome, file: file, source: source, on: connection)
         try changeTracking?.finishIncremental(connection, exportDate: outcome.exportDate, feedDate: file.feedDate)
         let historyClock = PhaseClock()
-        try priceTracking?.finishIncremental(connection, exportDate: outcome.exportDate, feedDate: file.feedDate)
+        try prices?.publish(connection, exportDate: outcome.exportDate)
         historyClock.stop(.priceHistory, &phases, &phasesCPU)
         try transaction.commit(connection)
     }
@@ -350,7 +347,7 @@ final class TableLoad {
         statement = nil
         rejects?.discardIfEmpty()
         guard let connection, !options.dryRun else { return }
-        priceTracking?.stop(connection)
+        prices?.abort(connection)
         transaction.rollBack(connection)
         if mode == .full {
             try? connection.execute("DROP TABLE IF EXISTS \(quoted(staging))")

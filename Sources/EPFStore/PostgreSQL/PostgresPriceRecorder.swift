@@ -1,27 +1,66 @@
+import EPFFormat
 import EPFPostgres
 import EPFStore
 import Foundation
 
-/// Price history of one PostgreSQL table load: the same rows as `PriceTracking` records on SQLite (see
-/// `PriceHistory`), written by set-based statements in the load's transaction. PostgreSQL's planner compares the
-/// old and new tables of a full with a merge or hash join over their keys, not a lookup per row.
-struct PostgresPriceTracking {
+/// Price history of one PostgreSQL table load, through the load's lifecycle (`LoadRecorder`): the same rows as
+/// `PriceRecorder` records on SQLite (see `PriceHistory`), written by set-based statements in the load's
+/// transaction. PostgreSQL's planner compares the old and new tables of a full with a merge or hash join over their
+/// keys, not a lookup per row. Nil for tables that are not price tables, or when the import does not record
+/// history.
+final class PostgresPriceRecorder: LoadRecorder {
     let target: PostgresTarget
     let table: String
     let kind: String
     let key: String
+    let mode: ExportMode
+    /// The full's staging table, or the incremental's table of incoming rows.
+    let loaded: String
+    let feedDate: String?
     /// Whether the table existed, with its price columns, when the load began (the first load is the baseline).
     let existed: Bool
     private static let before = "epf_price_before"
 
-    init?(_ connection: PostgresConnection, target: PostgresTarget, table: String, enabled: Bool) throws {
+    /// A recorder for the load of `table` in `mode` from `loaded` (a full's staging table, an incremental's
+    /// incoming rows).
+    init?(_ connection: PostgresConnection, target: PostgresTarget, table: String, mode: ExportMode, loaded: String,
+          feedDate: String?, enabled: Bool) throws {
         guard enabled, let tracked = PriceHistory.tracked[table] else { return nil }
         self.target = target
         self.table = table
+        self.mode = mode
+        self.loaded = loaded
+        self.feedDate = feedDate
         kind = tracked.kind
         key = tracked.key
         existed = try Self.hasColumns(connection, target: target, table: table, key: tracked.key)
     }
+
+    /// Nothing to do: the history is found from the loaded rows as a whole.
+    func began(_ connection: PostgresConnection) throws {}
+
+    /// Nothing to do per row.
+    func rowWritten(_ connection: PostgresConnection, exportDate: Int64?) throws {}
+
+    /// Every part's end is committed anyway (`PostgresTableLoad.checkpointsPartEnds`).
+    var commitsPartEnds: Bool { false }
+
+    /// Before an incremental's upsert: keeps what the keys it touches hold now.
+    func willPublish(_ connection: PostgresConnection) throws {
+        if mode == .incremental { try beginIncremental(connection, incoming: loaded) }
+    }
+
+    /// Records the full's changes (before the swap's rename) or the incremental's (after its upsert).
+    func publish(_ connection: PostgresConnection, exportDate: Int64?) throws {
+        switch mode {
+        case .full: try recordFull(connection, staging: loaded, exportDate: exportDate, feedDate: feedDate)
+        case .incremental:
+            try finishIncremental(connection, incoming: loaded, exportDate: exportDate, feedDate: feedDate)
+        }
+    }
+
+    /// Nothing to undo: what was recorded is in the transaction the load rolls back.
+    func abort(_ connection: PostgresConnection) {}
 
     private static func hasColumns(_ connection: PostgresConnection, target: PostgresTarget, table: String,
                                    key: String) throws -> Bool {
@@ -52,7 +91,8 @@ struct PostgresPriceTracking {
     }
 
     /// Records what replacing the table with `staging` changes; call in the swap transaction, before the rename.
-    func recordFull(_ connection: PostgresConnection, staging: String, exportDate: Int64?, feedDate: String?) throws {
+    private func recordFull(_ connection: PostgresConnection, staging: String, exportDate: Int64?,
+                            feedDate: String?) throws {
         guard existed, try Self.hasColumns(connection, target: target, table: staging, key: key) else { return }
         try createTable(connection)
         let item = quoted(key)
@@ -76,7 +116,7 @@ struct PostgresPriceTracking {
 
     /// Before an incremental's upsert: keeps the current price and currency of every key the incoming rows
     /// (table `incoming`) touch, in a temporary table dropped at commit.
-    func beginIncremental(_ connection: PostgresConnection, incoming: String) throws {
+    private func beginIncremental(_ connection: PostgresConnection, incoming: String) throws {
         guard existed else { return }
         let item = quoted(key)
         try connection.execute("""
@@ -90,7 +130,7 @@ struct PostgresPriceTracking {
 
     /// After the upsert: records each touched key that is new to the table (`appeared`) or whose price or
     /// currency now differs from before (`changed`).
-    func finishIncremental(_ connection: PostgresConnection, incoming: String, exportDate: Int64?,
+    private func finishIncremental(_ connection: PostgresConnection, incoming: String, exportDate: Int64?,
                            feedDate: String?) throws {
         guard existed else { return }
         try createTable(connection)
