@@ -82,11 +82,8 @@ extension ImportLedger {
 package protocol TableLoading: AnyObject {
     associatedtype LedgerType: ImportLedger
     var table: String { get }
-    var file: TableFile { get }
-    var mode: ExportMode { get }
-    var phases: PhaseTimes { get }
-    var phasesCPU: PhaseCPU { get }
-    var touchedApplicationIds: Set<Int64> { get }
+    /// The load's state: its file, mode, outcome so far and phase times.
+    var state: LoadState { get }
     /// Loads the records of one part; thrown errors refuse the table.
     func load(_ reader: EPFTableReader, part: TableFile) throws
     /// Verifies and makes the table visible (or keeps the old data); records it in the ledger when given.
@@ -244,8 +241,8 @@ package struct ImportPass<Load: TableLoading> {
                         return
                     }
                     let continuesPending = pending.map { load in
-                        load.table == tableFile.table && load.file.feed == tableFile.feed
-                            && load.file.feedDate == tableFile.feedDate && load.mode == .full
+                        load.table == tableFile.table && load.state.file.feed == tableFile.feed
+                            && load.state.file.feedDate == tableFile.feedDate && load.state.mode == .full
                             && tableFile.part != nil && reader.header.exportMode != .incremental
                     } ?? false
                     if tableFile.part != nil, notApplied.contains(tableFile.table) { return }
@@ -285,7 +282,7 @@ package struct ImportPass<Load: TableLoading> {
                     }
                     // The rows are in: decompress the next input while this table finishes (indexes, checks).
                     startReadAhead(after: index)
-                    if load.mode == .incremental || tableFile.part == nil { finishPending() }
+                    if load.state.mode == .incremental || tableFile.part == nil { finishPending() }
                 }
             } catch is StopForNoRoom {
                 ok = false
@@ -302,7 +299,7 @@ package struct ImportPass<Load: TableLoading> {
                     outcome.noRoom = noRoom
                     ended(load, outcome)
                     outcomes.append(outcome)
-                    ledger?.record(outcome, file: load.file, source: source)
+                    ledger?.record(outcome, file: load.state.file, source: source)
                     table = load.table
                 }
                 if let noRoom {

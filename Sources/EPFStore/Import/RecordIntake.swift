@@ -70,53 +70,13 @@ package struct RecordIntake {
                                 elapsed: Date().timeIntervalSince(started), finished: finished))
     }
 
-    /// The start of every part's load, whatever the store: counts the part, refuses one whose columns differ from
-    /// the first part's, and says how many leading records a resumed load skips. Nil when the part was loaded
-    /// completely before the interruption.
-    package static func recordsToSkip(_ outcome: inout TableOutcome, reader: EPFTableReader, part: TableFile,
-                              fileColumns: [String], resume: (part: Int, records: Int)?) throws -> Int? {
-        outcome.parts += 1
-        if outcome.parts > 1 && reader.header.columns != fileColumns {
-            throw LoadFailure("part \(part.location) has different columns than the first part")
-        }
-        let partNumber = part.part ?? 0
-        guard let resume else { return 0 }
-        if partNumber < resume.part { return nil }
-        return partNumber == resume.part ? resume.records : 0
-    }
-
-    /// The verdict at the end of a load: the reject limit, the rejects file named in the outcome, and for a dry
-    /// run (or no database) the final outcome. Returns true when the caller should go on to make it visible.
-    package static func settle(_ outcome: inout TableOutcome, failed: inout Bool, options: ImportOptions, rejectsPath: String,
-                       attempts: Int, writing: Bool) -> Bool {
-        if !failed, let limit = LoadVerification.rejectLimit(
-            rejects: outcome.rejects, maxRejects: options.maxRejects, rejectsPath: rejectsPath) {
-            failed = true
-            outcome.message = limit
-        }
-        if outcome.rejects + outcome.repaired > 0 { outcome.rejectsFile = rejectsPath }
-        guard writing else {
-            outcome.status = failed ? .failed : .validated
-            outcome.rows = attempts
-            return false
-        }
-        return true
-    }
 }
 
-/// A table load as the shared end of a load sees it: its verdict state and the store's own step that makes the
-/// table visible. Both stores' loads (`TableLoad`, `PostgresTableLoad`) finish through `finishLoad(ledger:)`.
+/// A table load as the shared end of a load sees it: its state and the store's own step that makes the table
+/// visible. Both stores' loads (`TableLoad`, `PostgresTableLoad`) finish through `finishLoad(ledger:)`.
 package protocol PublishingLoad: AnyObject {
     associatedtype PublishLedger: ImportLedger
-    var outcome: TableOutcome { get set }
-    var failed: Bool { get set }
-    var options: ImportOptions { get }
-    var rejectsPath: String { get }
-    var rejects: RejectsWriter? { get }
-    var attempts: Int { get }
-    var started: Date { get }
-    var file: TableFile { get }
-    var source: SourceIdentity { get }
+    var state: LoadState { get set }
     /// False for a dry run or when there is no database: nothing is published.
     var canPublish: Bool { get }
     /// Makes the verified table visible (the swap of a full, the commit of an incremental).
@@ -129,29 +89,63 @@ extension PublishingLoad {
     /// The end of every table load, whatever the store: settles the verification, closes the rejects file (removed
     /// when empty), then publishes the table or, on any failure, undoes and records the refusal in the ledger.
     package func finishLoad(ledger: PublishLedger?) -> TableOutcome {
-        outcome.seconds = Date().timeIntervalSince(started)
-        guard RecordIntake.settle(&outcome, failed: &failed, options: options, rejectsPath: rejectsPath,
-                                  attempts: attempts, writing: canPublish) else { return outcome }
+        state.outcome.seconds = Date().timeIntervalSince(state.started)
+        guard state.settle(writing: canPublish) else { return state.outcome }
         do {
-            if failed {
-                throw LoadFailure(outcome.message ?? "verification failed")
+            if state.failed {
+                throw LoadFailure(state.outcome.message ?? "verification failed")
             }
-            try rejects?.finish()
-            if outcome.rejects + outcome.repaired == 0 { try? FileManager.default.removeItem(atPath: rejectsPath) }
+            try state.rejects?.finish()
+            if state.outcome.rejects + state.outcome.repaired == 0 {
+                try? FileManager.default.removeItem(atPath: state.rejectsPath)
+            }
             try publish(ledger: ledger)
-            outcome.status = .applied
+            state.outcome.status = .applied
         } catch {
             abort()
-            outcome.status = .failed
-            if outcome.message == nil || !(error is LoadFailure) { outcome.message = errorText(error) }
-            outcome.noRoom = DiskSpace.noRoom(in: error)
+            state.outcome.status = .failed
+            if state.outcome.message == nil || !(error is LoadFailure) { state.outcome.message = errorText(error) }
+            state.outcome.noRoom = DiskSpace.noRoom(in: error)
             // A rejects file that could not be written is not named as if it had been.
-            if let file = outcome.rejectsFile, !FileManager.default.fileExists(atPath: file) {
-                outcome.rejectsFile = nil
+            if let file = state.outcome.rejectsFile, !FileManager.default.fileExists(atPath: file) {
+                state.outcome.rejectsFile = nil
             }
-            ledger?.record(outcome, file: file, source: source)
+            ledger?.record(state.outcome, file: state.file, source: state.source)
         }
-        outcome.seconds = Date().timeIntervalSince(started)
-        return outcome
+        state.outcome.seconds = Date().timeIntervalSince(state.started)
+        return state.outcome
+    }
+}
+
+extension LoadState {
+    /// The start of every part's load, whatever the store: counts the part, refuses one whose columns differ from
+    /// the first part's, and says how many leading records a resumed load skips. Nil when the part was loaded
+    /// completely before the interruption.
+    package mutating func recordsToSkip(reader: EPFTableReader, part: TableFile) throws -> Int? {
+        outcome.parts += 1
+        if outcome.parts > 1 && reader.header.columns != fileColumns {
+            throw LoadFailure("part \(part.location) has different columns than the first part")
+        }
+        let partNumber = part.part ?? 0
+        guard let resume else { return 0 }
+        if partNumber < resume.part { return nil }
+        return partNumber == resume.part ? resume.records : 0
+    }
+
+    /// The verdict at the end of a load: the reject limit, the rejects file named in the outcome, and for a dry
+    /// run (or no database) the final outcome. Returns true when the caller should go on to make it visible.
+    package mutating func settle(writing: Bool) -> Bool {
+        if !failed, let limit = LoadVerification.rejectLimit(
+            rejects: outcome.rejects, maxRejects: options.maxRejects, rejectsPath: rejectsPath) {
+            failed = true
+            outcome.message = limit
+        }
+        if outcome.rejects + outcome.repaired > 0 { outcome.rejectsFile = rejectsPath }
+        guard writing else {
+            outcome.status = failed ? .failed : .validated
+            outcome.rows = attempts
+            return false
+        }
+        return true
     }
 }

@@ -65,8 +65,8 @@ public final class PostgresImporter {
                                   header: reader.header, source: source, rejectsDirectory: rejectsDirectory,
                                   progress: self.progress)
         } ended: { load, _ in
-            self.phases.add(tableLoad: load.phases)
-            self.phasesCPU.add(tableLoad: load.phasesCPU)
+            self.phases.add(tableLoad: load.state.phases)
+            self.phasesCPU.add(tableLoad: load.state.phasesCPU)
         }
         try pass.apply(paths: paths, report: &report)
         report.close(started: started, startedCPU: startedCPU, phases: phases, phasesCPU: phasesCPU)

@@ -4,7 +4,7 @@ import EPFStore
 import Foundation
 
 /// The import ledger in the PostgreSQL schema: the same tables and rows as `Ledger` keeps in SQLite.
-final class PostgresLedger: ImportLedger {
+final class PostgresLedger: ImportLedger, AppliedTableLedger {
     let connection: PostgresConnection
     let target: PostgresTarget
 
@@ -70,7 +70,7 @@ final class PostgresLedger: ImportLedger {
             """, [source.path, String(source.size), String(source.mtime), md5, feedDate, StoreDatabase.now()])
     }
 
-    private func insert(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity) throws {
+    func insertEntry(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity) throws {
         let started = Date(timeIntervalSinceNow: -outcome.seconds)
         let message = outcome.message ?? (outcome.warnings.isEmpty ? nil : outcome.warnings.joined(separator: "; "))
         try connection.execute("""
@@ -87,49 +87,40 @@ final class PostgresLedger: ImportLedger {
             ])
     }
 
-    /// Records an applied table inside the caller's transaction, and updates the table summary.
-    func recordApplied(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity) throws {
-        var applied = outcome
-        applied.status = .applied
-        try insert(applied, file: file, source: source)
-        if outcome.mode == ExportMode.full.rawValue {
-            // As in SQLite (`Ledger.recordApplied`): the table's incrementals no longer count as applied.
-            try connection.execute("""
-                UPDATE \(table("epf_ledger")) SET outcome = 'superseded'
-                WHERE table_name = $1 AND outcome = 'applied' AND mode = 'INCREMENTAL'
-                """, [outcome.table])
-            try connection.execute("""
-                DELETE FROM \(table("epf_sources")) WHERE source IN
-                    (SELECT source FROM \(table("epf_ledger")) WHERE outcome = 'superseded')
-                """)
-        }
-        var rows = Int64(outcome.rows)
-        if outcome.mode != ExportMode.full.rawValue {
-            // Previous count plus the rows the incremental added; count(*) only when there is no previous count.
-            if let previous = try connection.scalar("SELECT rows FROM \(table("epf_tables")) WHERE table_name = $1",
-                                                    [outcome.table]).flatMap({ Int64($0) }) {
-                rows = previous + Int64(outcome.insertedRows)
-            } else if let count = try connection.scalar("SELECT count(*) FROM \(table(outcome.table))")
-                .flatMap({ Int64($0) }) {
-                rows = count
-            }
-        }
+    func supersedeIncrementals(of name: String) throws {
         try connection.execute("""
-            INSERT INTO \(table("epf_tables")) AS t (table_name, rows, export_date, mode, location, updated)
+            UPDATE \(table("epf_ledger")) SET outcome = 'superseded'
+            WHERE table_name = $1 AND outcome = 'applied' AND mode = 'INCREMENTAL'
+            """, [name])
+        try connection.execute("""
+            DELETE FROM \(table("epf_sources")) WHERE source IN
+                (SELECT source FROM \(table("epf_ledger")) WHERE outcome = 'superseded')
+            """)
+    }
+
+    func summary(of name: String) throws -> (rows: Int64?, exportDate: Int64?)? {
+        guard let row = try connection.query("SELECT rows, export_date FROM \(table("epf_tables")) "
+                                             + "WHERE table_name = $1", [name]).first, row.count == 2 else {
+            return nil
+        }
+        return (row[0].flatMap { Int64($0) }, row[1].flatMap { Int64($0) })
+    }
+
+    func countRows(of name: String) throws -> Int64? {
+        try connection.scalar("SELECT count(*) FROM \(table(name))").flatMap { Int64($0) }
+    }
+
+    func writeSummary(table name: String, rows: Int64, exportDate: Int64?, mode: String?, location: String) throws {
+        try connection.execute("""
+            INSERT INTO \(table("epf_tables")) (table_name, rows, export_date, mode, location, updated)
             VALUES ($1, $2, $3, $4, $5, $6)
-            ON CONFLICT (table_name) DO UPDATE SET rows = excluded.rows,
-                export_date = CASE WHEN excluded.mode = 'FULL' THEN excluded.export_date
-                                   ELSE coalesce(greatest(excluded.export_date, t.export_date), t.export_date) END,
-                mode = excluded.mode,
-                location = excluded.location, updated = excluded.updated
-            """, [outcome.table, String(rows),
-                  (outcome.exportDate ?? file.feedDate.flatMap(ImportFailures.midnight)).map(String.init), outcome.mode,
-                  outcome.location,
-                  StoreDatabase.now()])
+            ON CONFLICT (table_name) DO UPDATE SET rows = excluded.rows, export_date = excluded.export_date,
+                mode = excluded.mode, location = excluded.location, updated = excluded.updated
+            """, [name, String(rows), exportDate.map(String.init), mode, location, StoreDatabase.now()])
     }
 
     /// Records a refused table in its own transaction (best effort: the ledger must not hide the real error).
     func record(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity) {
-        try? insert(outcome, file: file, source: source)
+        try? insertEntry(outcome, file: file, source: source)
     }
 }

@@ -9,7 +9,7 @@ extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
         finishLoad(ledger: ledger)
     }
 
-    var canPublish: Bool { !options.dryRun && connection != nil }
+    var canPublish: Bool { !state.options.dryRun && connection != nil }
 
     func publish(ledger: PostgresLedger?) throws {
         guard let connection else { return }
@@ -41,29 +41,29 @@ extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
                         RETURNING 1)
                     SELECT count(*) FROM d
                     """)
-                outcome.duplicates = deleted.flatMap { Int($0) } ?? 0
+                state.outcome.duplicates = deleted.flatMap { Int($0) } ?? 0
                 try connection.execute(addKey)
             }
         }
-        outcome.rows = attempts - outcome.duplicates
+        state.outcome.rows = state.attempts - state.outcome.duplicates
         try createSecondaryIndexes(connection, on: staging)
         try connection.execute("ANALYZE \(table)")
-        indexesClock.stop(.indexes, &phases, &phasesCPU)
+        state.stop(indexesClock, .indexes)
         let commitClock = PhaseClock()
-        defer { commitClock.stop(.committing, &phases, &phasesCPU) }
+        defer { state.stop(commitClock, .committing) }
         // The swap, in the same transaction: readers see the old table until the commit, then the new one.
         let retired = "epf_retired_\(schema.name)"
         try connection.execute("DROP TABLE IF EXISTS \(qualified(retired))")
         let historyClock = PhaseClock()
-        try prices?.publish(connection, exportDate: outcome.exportDate)
-        historyClock.stop(.priceHistory, &phases, &phasesCPU)
+        try prices?.publish(connection, exportDate: state.outcome.exportDate)
+        state.stop(historyClock, .priceHistory)
         if try target.tableExists(connection, schema.name) {
             try connection.execute("ALTER TABLE \(qualified(schema.name)) RENAME TO \(quoted(retired))")
         }
         try connection.execute("ALTER TABLE \(table) RENAME TO \(quoted(schema.name))")
         try connection.execute("ALTER TABLE \(qualified(schema.name)) RESET (autovacuum_enabled)")
         try connection.execute("DELETE FROM \(qualified("epf_progress")) WHERE staging = $1", [staging])
-        try ledger?.recordApplied(outcome, file: file, source: source)
+        try ledger?.recordApplied(state.outcome, file: state.file, source: state.source)
         try commit(connection)
         try connection.execute("DROP TABLE IF EXISTS \(qualified(retired))")
     }
@@ -72,7 +72,7 @@ extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
     /// of equals) replaces the table's row unless the table's is newer.
     private func finishIncremental(_ connection: PostgresConnection, ledger: PostgresLedger?) throws {
         let commitClock = PhaseClock()
-        defer { commitClock.stop(.committing, &phases, &phasesCPU) }
+        defer { state.stop(commitClock, .committing) }
         if copying { try endCopy(connection) }
         let columns = columnList
         let values = loadedColumns.map(castExpression).joined(separator: ", ")
@@ -104,13 +104,13 @@ extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
         }
         let historyClock = PhaseClock()
         try prices?.willPublish(connection)
-        historyClock.stop(.priceHistory, &phases, &phasesCPU)
-        outcome.insertedRows = try connection.scalar(sql).flatMap { Int($0) } ?? 0
+        state.stop(historyClock, .priceHistory)
+        state.outcome.insertedRows = try connection.scalar(sql).flatMap { Int($0) } ?? 0
         let recordClock = PhaseClock()
-        try prices?.publish(connection, exportDate: outcome.exportDate)
-        recordClock.stop(.priceHistory, &phases, &phasesCPU)
-        outcome.rows = attempts
-        try ledger?.recordApplied(outcome, file: file, source: self.source)
+        try prices?.publish(connection, exportDate: state.outcome.exportDate)
+        state.stop(recordClock, .priceHistory)
+        state.outcome.rows = state.attempts
+        try ledger?.recordApplied(state.outcome, file: state.file, source: state.source)
         try commit(connection)
     }
 
@@ -132,8 +132,8 @@ extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
     /// Rolls back and, for a full load, drops the staging table: the previous data stays untouched. A dropped
     /// connection leaves the committed checkpoints for the next run only when this cannot reach the server.
     func abort() {
-        rejects?.discardIfEmpty()
-        guard let connection, !options.dryRun else { return }
+        state.rejects?.discardIfEmpty()
+        guard let connection, !state.options.dryRun else { return }
         prices?.abort(connection)
         if copying {
             try? connection.endCopy(failure: "epf: load aborted")

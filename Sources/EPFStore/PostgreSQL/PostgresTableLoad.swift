@@ -31,40 +31,24 @@ final class CopyRowSink: RowSink {
 final class PostgresTableLoad {
     let connection: PostgresConnection?
     let target: PostgresTarget
-    let options: ImportOptions
-    let file: TableFile
-    let source: SourceIdentity
-    let mode: ExportMode
-    let progress: ((ImportProgress) -> Void)?
-    let rejectsPath: String
-    var outcome: TableOutcome
-    var schema: TableSchema
+    /// What every store keeps of a load (options, file, outcome, counts, rejects, phases).
+    var state: LoadState
+    let schema: TableSchema
     let binder: RowBinder
     let writer: BinaryCopyWriter
     private let sink: CopyRowSink
-    let started = Date()
-    var rejects: RejectsWriter?
-    private(set) var resume: (part: Int, records: Int)?
-    var intake: RecordIntake
-    var keyIndexes: [Int] = []
-    var touchedApplicationIds: Set<Int64> { intake.touchedApplicationIds }
-    let fileColumns: [String]
-    /// Leaves out the rows of storefronts and languages the database does not keep (nil: keeps every row).
-    let rowFilter: RowFilter?
+    let keyIndexes: [Int]
     /// Records the price changes of a price table's load (see `PriceHistory`), with `--history prices`.
     var prices: PostgresPriceRecorder?
-    var failed = false
     /// Column types of the existing table an incremental goes into, by name (the file's may differ).
     var targetTypes: [String: String] = [:]
-    var attempts = 0
     var inTransaction = false
     var copying = false
-    var phases = PhaseTimes()
-    var phasesCPU = PhaseCPU()
-    /// The nanoseconds spent sending COPY data since the current part began (see `InsertTiming.byStore`).
-    var insertNanoseconds: UInt64 = 0
+    /// True when rows reach a database (not a dry run, a database is open); read on every row.
+    let writing: Bool
 
     var table: String { schema.name }
+    var mode: ExportMode { state.mode }
     var staging: String { "epf_staging_\(schema.name)" }
     let incoming = "epf_incoming"
 
@@ -73,22 +57,15 @@ final class PostgresTableLoad {
          progress: ((ImportProgress) -> Void)?) throws {
         self.connection = connection
         self.target = target
-        self.options = options
-        self.file = file
-        self.source = source
-        self.progress = progress
-        mode = header.exportMode ?? .full
-        schema = KnownSchemas.resolve(table: file.table, header: header)
-        fileColumns = header.columns
-        rowFilter = RowFilter(selection: options.rows, table: file.table, columns: header.columns)
+        let schema = KnownSchemas.resolve(table: file.table, header: header)
+        self.schema = schema
+        state = LoadState(options: options, file: file, header: header, schema: schema, source: source,
+                          rejectsDirectory: rejectsDirectory, progress: progress)
         binder = RowBinder(schema: schema, fileColumns: header.columns.count, policy: options.badValues)
         writer = BinaryCopyWriter(kinds: schema.columns.prefix(binder.columnCount).map(PostgresTarget.kind))
         sink = CopyRowSink(writer: writer)
-        rejectsPath = RecordIntake.rejectsPath(directory: rejectsDirectory, file: file)
-        outcome = RecordIntake.startingOutcome(file: file, mode: mode, schema: schema, header: header)
-        let resolved = schema
-        keyIndexes = resolved.primaryKey.compactMap { resolved.index(of: $0) }
-        intake = RecordIntake(schema: resolved, mode: mode)
+        keyIndexes = schema.primaryKey.compactMap { schema.index(of: $0) }
+        writing = connection != nil && !options.dryRun
         guard "epf_retired_\(file.table)".utf8.count <= 63 else {
             throw LoadFailure("table name '\(file.table)' is too long for PostgreSQL (at most 51 bytes)")
         }
@@ -147,8 +124,8 @@ final class PostgresTableLoad {
 
     private func prepare(_ connection: PostgresConnection) throws {
         prices = try PostgresPriceRecorder(connection, target: target, table: schema.name, mode: mode,
-                                           loaded: mode == .full ? staging : incoming, feedDate: file.feedDate,
-                                           enabled: options.recordsPriceHistory)
+                                           loaded: mode == .full ? staging : incoming, feedDate: state.file.feedDate,
+                                           enabled: state.options.recordsPriceHistory)
         switch mode {
         case .full: try prepareFull(connection)
         case .incremental: try prepareIncremental(connection)
@@ -163,16 +140,16 @@ final class PostgresTableLoad {
             FROM \(qualified("epf_progress")) WHERE staging = $1
             """, [staging]).first
         var resumeRejectsBytes: Int64?
-        if let row, row.count == 10, try target.tableExists(connection, staging), row[0] == source.path,
-           row[1] == String(source.size), row[2] == String(source.mtime),
+        if let row, row.count == 10, try target.tableExists(connection, staging), row[0] == state.source.path,
+           row[1] == String(state.source.size), row[2] == String(state.source.mtime),
            let part = row[3].flatMap({ Int($0) }), let done = row[4].flatMap({ Int($0) }) {
-            resume = (part, done)
-            attempts = row[5].flatMap { Int($0) } ?? 0
-            outcome.rejects = row[6].flatMap { Int($0) } ?? 0
+            state.resume = (part, done)
+            state.attempts = row[5].flatMap { Int($0) } ?? 0
+            state.outcome.rejects = row[6].flatMap { Int($0) } ?? 0
             resumeRejectsBytes = row[7].flatMap { Int64($0) }
-            outcome.repaired = row[8].flatMap { Int($0) } ?? 0
-            outcome.leftOut = row[9].flatMap { Int($0) } ?? 0
-            outcome.warnings.append("resuming an interrupted load after \(done) records of part \(part)")
+            state.outcome.repaired = row[8].flatMap { Int($0) } ?? 0
+            state.outcome.leftOut = row[9].flatMap { Int($0) } ?? 0
+            state.outcome.warnings.append("resuming an interrupted load after \(done) records of part \(part)")
             try begin(connection)
         } else {
             try begin(connection)
@@ -182,21 +159,22 @@ final class PostgresTableLoad {
             let fileNames = Set(schema.columns.map(\.name))
             let kept = try target.columns(connection, schema.name).filter { !fileNames.contains($0.name) }
             if !kept.isEmpty {
-                outcome.warnings.append("columns no longer in the feed kept as NULL: "
-                                        + kept.map(\.name).joined(separator: ", "))
+                state.outcome.warnings.append("columns no longer in the feed kept as NULL: "
+                                              + kept.map(\.name).joined(separator: ", "))
             }
             try connection.execute(createTableSQL(staging, extraColumns: kept, withKey: false)
                                    + " WITH (autovacuum_enabled = false)")
         }
-        rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: resumeRejectsBytes,
-                                    resumedEntries: outcome.rejects + outcome.repaired)
+        state.rejects = try RejectsWriter(path: state.rejectsPath, columns: state.fileColumns,
+                                          resumeAt: resumeRejectsBytes,
+                                          resumedEntries: state.outcome.rejects + state.outcome.repaired)
         try startCopy(connection, into: qualified(staging))
     }
 
     private func prepareIncremental(_ connection: PostgresConnection) throws {
         try begin(connection)
         if try !target.tableExists(connection, schema.name) {
-            outcome.warnings.append("incremental for a table that does not exist yet: created \(schema.name)")
+            state.outcome.warnings.append("incremental for a table that does not exist yet: created \(schema.name)")
             try connection.execute(createTableSQL(schema.name, extraColumns: [], withKey: true))
             try createSecondaryIndexes(connection, on: schema.name)
         } else {
@@ -206,7 +184,7 @@ final class PostgresTableLoad {
             for column in schema.columns where !existing.contains(column.name) {
                 try connection.execute("ALTER TABLE \(qualified(schema.name)) ADD COLUMN \(quoted(column.name)) "
                                        + PostgresTarget.kind(column).sqlType)
-                outcome.warnings.append("new column \(column.name) added to \(schema.name)")
+                state.outcome.warnings.append("new column \(column.name) added to \(schema.name)")
             }
             if !keyIndexes.isEmpty {
                 // ON CONFLICT needs a unique index on exactly the key columns.
@@ -222,7 +200,8 @@ final class PostgresTableLoad {
                 }
             }
         }
-        rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: nil, resumedEntries: 0)
+        state.rejects = try RejectsWriter(path: state.rejectsPath, columns: state.fileColumns, resumeAt: nil,
+                                          resumedEntries: 0)
         // The rows travel with the file's types; the upsert casts where the table's columns differ.
         let definitions = loadedColumns.map { "\(quoted($0.name)) \(PostgresTarget.kind($0).sqlType)" }
         try connection.execute("CREATE TEMPORARY TABLE \(quoted(incoming)) (\(definitions.joined(separator: ", "))) "
@@ -241,7 +220,6 @@ final class PostgresTableLoad {
 
     func load(_ reader: EPFTableReader, part: TableFile) throws { try loadRecords(reader, part: part) }
 
-    var writing: Bool { connection != nil && !options.dryRun }
     /// Rows are appended to a buffer; only sending it costs, and this load times that itself.
     var insertTiming: InsertTiming { .byStore }
     var checkpointsPartEnds: Bool { true }
@@ -257,7 +235,7 @@ final class PostgresTableLoad {
 
     @inline(__always)
     func acceptRow(_ record: EPFRecord) {
-        intake.accepted(record, binder: binder, rejects: rejects, outcome: &outcome)
+        state.accept(record, binder: binder)
     }
 
     func writeRow() throws {
@@ -268,7 +246,7 @@ final class PostgresTableLoad {
         if writer.pendingBytes >= writer.flushThreshold {
             let sendStarted = Monotonic.now()
             try writer.flush(to: connection)
-            insertNanoseconds &+= Monotonic.now() &- sendStarted
+            state.insertNanoseconds &+= Monotonic.now() &- sendStarted
         }
     }
 
@@ -280,7 +258,7 @@ final class PostgresTableLoad {
     /// Ends the COPY, records how far the load got and commits both, then opens the next transaction and COPY.
     private func checkpoint(_ connection: PostgresConnection, part: Int, recordsDone: Int) throws {
         try endCopy(connection)
-        let rejectsBytes = try rejects?.flush() ?? 0
+        let rejectsBytes = try state.rejects?.flush() ?? 0
         try connection.execute("""
             INSERT INTO \(qualified("epf_progress")) (staging, table_name, source, source_size, source_mtime, part,
                 location, records_done, rows, rejects, duplicates, rejects_bytes, export_date, updated, repaired,
@@ -292,10 +270,10 @@ final class PostgresTableLoad {
                 rejects = excluded.rejects, rejects_bytes = excluded.rejects_bytes,
                 export_date = excluded.export_date, updated = excluded.updated, repaired = excluded.repaired,
                 left_out = excluded.left_out
-            """, [staging, schema.name, source.path, String(source.size), String(source.mtime), String(part),
-                  file.location, String(recordsDone), String(attempts), String(outcome.rejects), String(rejectsBytes),
-                  outcome.exportDate.map(String.init), StoreDatabase.now(), String(outcome.repaired),
-                  String(outcome.leftOut)])
+            """, [staging, schema.name, state.source.path, String(state.source.size), String(state.source.mtime),
+                  String(part), state.file.location, String(recordsDone), String(state.attempts),
+                  String(state.outcome.rejects), String(rejectsBytes), state.outcome.exportDate.map(String.init),
+                  StoreDatabase.now(), String(state.outcome.repaired), String(state.outcome.leftOut)])
         try commit(connection)
         try begin(connection)
         try startCopy(connection, into: qualified(staging))

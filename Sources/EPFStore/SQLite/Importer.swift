@@ -214,13 +214,13 @@ public final class Importer {
             try TableLoad(connection: connection, options: self.options, file: file, header: reader.header,
                           source: source, rejectsDirectory: rejectsDirectory, progress: self.progress)
         } ended: { load, outcome in
-            self.phases.add(tableLoad: load.phases)
-            self.phasesCPU.add(tableLoad: load.phasesCPU)
+            self.phases.add(tableLoad: load.state.phases)
+            self.phasesCPU.add(tableLoad: load.state.phasesCPU)
             if outcome.status == .applied {
                 self.appliedTables.insert(outcome.table)
                 self.changes.tables[outcome.table, default: false] = self.changes.tables[outcome.table] == true
-                    || load.mode != .incremental
-                self.changes.applicationIds.formUnion(load.touchedApplicationIds)
+                    || load.state.mode != .incremental
+                self.changes.applicationIds.formUnion(load.state.touchedApplicationIds)
             }
         }
         try pass.apply(paths: paths, report: &report)

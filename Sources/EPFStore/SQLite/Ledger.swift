@@ -4,7 +4,7 @@ import Foundation
 
 /// The import ledger: one row per table file applied or refused, plus one row per input file fully applied, so a
 /// re-run knows what is already done.
-final class Ledger {
+final class Ledger: AppliedTableLedger {
     let connection: SQLiteConnection
 
     init(connection: SQLiteConnection) {
@@ -88,8 +88,7 @@ final class Ledger {
         }
     }
 
-    private func insert(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity,
-                        on connection: SQLiteConnection) throws {
+    func insertEntry(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity) throws {
         let statement = try connection.prepare("""
             INSERT INTO epf_ledger (source, source_size, source_mtime, location, feed, feed_date, table_name, part,
                 export_date, mode, md5, rows, rejects, duplicates, bytes, started, finished, outcome, message, repaired)
@@ -112,53 +111,44 @@ final class Ledger {
         try statement.step()
     }
 
-    /// Records an applied table inside the caller's transaction, and updates the table summary.
-    func recordApplied(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity,
-                       on connection: SQLiteConnection) throws {
-        var applied = outcome
-        applied.status = .applied
-        try insert(applied, file: file, source: source, on: connection)
-        if outcome.mode == ExportMode.full.rawValue {
-            // A full replaces what the table's incrementals applied: they no longer count as applied, so that one
-            // imported again (after a full taken back with --force) is applied again, not skipped as unchanged.
-            let supersede = try connection.prepare(Ledger.supersedeRowsSQL)
-            try supersede.bind([.text(outcome.table)])
-            try supersede.step()
-            try connection.execute(Ledger.supersedeSQL)
+    func supersedeIncrementals(of table: String) throws {
+        let supersede = try connection.prepare(Ledger.supersedeRowsSQL)
+        try supersede.bind([.text(table)])
+        try supersede.step()
+        try connection.execute(Ledger.supersedeSQL)
+    }
+
+    func summary(of table: String) throws -> (rows: Int64?, exportDate: Int64?)? {
+        guard let row = try connection.query("SELECT rows, export_date FROM epf_tables WHERE table_name = ?1",
+                                             [.text(table)]).first, row.count == 2 else { return nil }
+        func integer(_ value: SQLValue) -> Int64? {
+            if case .integer(let number) = value { return number }
+            return nil
         }
-        var rows = Int64(outcome.rows)
-        if outcome.mode != ExportMode.full.rawValue {
-            // Previous count plus the rows the incremental added; count(*) only when there is no previous count.
-            let previous = try connection.scalar("SELECT rows FROM epf_tables WHERE table_name = ?1",
-                                                 [.text(outcome.table)])
-            if case .integer(let value) = previous {
-                rows = value + Int64(outcome.insertedRows)
-            } else if case .integer(let value) = try connection.scalar(
-                "SELECT count(*) FROM \(SQLiteConnection.quote(outcome.table))") {
-                rows = value
-            }
+        return (integer(row[0]), integer(row[1]))
+    }
+
+    func countRows(of table: String) throws -> Int64? {
+        if case .integer(let value) = try connection.scalar("SELECT count(*) FROM \(SQLiteConnection.quote(table))") {
+            return value
         }
-        // A full sets the table's date (one applied with --force over newer data takes it back); an incremental
-        // moves it forward only (one older than the newest applied changes no row dated later).
-        // A file without rows has no export_date of its own: the day of its export's folder stands for it.
-        let current = "(SELECT export_date FROM epf_tables WHERE table_name = ?1)"
-        let date = outcome.mode == ExportMode.full.rawValue ? "?3"
-            : "coalesce(max(?3, coalesce(\(current), 0)), \(current))"
+        return nil
+    }
+
+    func writeSummary(table: String, rows: Int64, exportDate: Int64?, mode: String?, location: String) throws {
         let statement = try connection.prepare("""
             INSERT OR REPLACE INTO epf_tables (table_name, rows, export_date, mode, location, updated)
-            VALUES (?1, ?2, \(date), ?4, ?5, ?6)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
             """)
-        let exportDate = outcome.exportDate ?? file.feedDate.flatMap(ImportFailures.midnight)
-        try statement.bind([.text(outcome.table), .integer(rows), exportDate.map { .integer($0) } ?? .null,
-                            outcome.mode.map { .text($0) } ?? .null, .text(outcome.location),
-                            .text(StoreDatabase.now())])
+        try statement.bind([.text(table), .integer(rows), exportDate.map { .integer($0) } ?? .null,
+                            mode.map { .text($0) } ?? .null, .text(location), .text(StoreDatabase.now())])
         try statement.step()
     }
 
     /// Records a refused table in its own transaction (best effort: the ledger must not hide the real error).
     func record(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity) {
         try? connection.transaction {
-            try insert(outcome, file: file, source: source, on: connection)
+            try insertEntry(outcome, file: file, source: source)
         }
     }
 

@@ -11,65 +11,38 @@ import Foundation
 /// never replacing a row with one from an older `export_date`.
 final class TableLoad {
     let connection: SQLiteConnection?
-    let options: ImportOptions
-    let file: TableFile
-    let source: SourceIdentity
-    let mode: ExportMode
-    let progress: ((ImportProgress) -> Void)?
-    let rejectsPath: String
-    var outcome: TableOutcome
+    /// What every store keeps of a load (options, file, outcome, counts, rejects, phases).
+    var state: LoadState
     /// The load's write transaction (see `LoadTransaction`).
     private var transaction = LoadTransaction()
-    private var schema: TableSchema
+    private let schema: TableSchema
     private(set) var binder: RowBinder
-    let started = Date()
     private var staging: String { "epf_staging_\(schema.name)" }
     private var statement: SQLiteStatement?
-    private(set) var rejects: RejectsWriter?
-    private(set) var resume: (part: Int, records: Int)?
-    /// Per-record bookkeeping shared with the PostgreSQL store.
-    var intake: RecordIntake
     /// Rows an incremental inserted (not updated), to keep the row count without a count(*).
     private var insertedRows = 0
-    private var keyIndexes: [Int] = []
-    /// The `application_id`s of the rows an incremental wrote (for derived data that is kept per app).
-    var touchedApplicationIds: Set<Int64> { intake.touchedApplicationIds }
-    private(set) var fileColumns: [String]
-    /// Leaves out the rows of storefronts and languages the database does not keep (nil: keeps every row).
-    let rowFilter: RowFilter?
+    private let keyIndexes: [Int]
     /// Records the ids a catalogue table's load removes, adds or updates (see `ChangeLog`).
     private var changeTracking: ChangeTracking?
     /// Records the price changes of a price table's load (see `PriceHistory`), with `--history prices`.
     private var prices: PriceRecorder?
-    var failed = false
-    var attempts = 0
-    /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
-    var phases = PhaseTimes()
-    /// Process CPU time in the same phases.
-    var phasesCPU = PhaseCPU()
 
     var table: String { schema.name }
-    /// Unused: this store's row time is sampled by the loop (`InsertTiming.sampled`).
-    var insertNanoseconds: UInt64 = 0
+    /// `state.mode`, read on every row without a (checked) access to `state`.
+    private let mode: ExportMode
+    private var options: ImportOptions { state.options }
 
     init(connection: SQLiteConnection?, options: ImportOptions, file: TableFile, header: EPFHeader,
          source: SourceIdentity, rejectsDirectory: String, progress: ((ImportProgress) -> Void)?) throws {
         self.connection = connection
-        self.options = options
-        self.file = file
-        self.source = source
-        self.progress = progress
+        let schema = KnownSchemas.resolve(table: file.table, header: header)
+        self.schema = schema
         mode = header.exportMode ?? .full
-        schema = KnownSchemas.resolve(table: file.table, header: header)
-        fileColumns = header.columns
-        rowFilter = RowFilter(selection: options.rows, table: file.table, columns: header.columns)
+        state = LoadState(options: options, file: file, header: header, schema: schema, source: source,
+                          rejectsDirectory: rejectsDirectory, progress: progress)
         binder = RowBinder(schema: schema, fileColumns: header.columns.count, policy: options.badValues,
                            decimalDigits: DecimalNumber.exactDigits)
-        rejectsPath = RecordIntake.rejectsPath(directory: rejectsDirectory, file: file)
-        outcome = RecordIntake.startingOutcome(file: file, mode: mode, schema: schema, header: header)
-        let resolved = schema
-        keyIndexes = resolved.primaryKey.compactMap { resolved.index(of: $0) }
-        intake = RecordIntake(schema: resolved, mode: mode)
+        keyIndexes = schema.primaryKey.compactMap { schema.index(of: $0) }
         if let connection, !options.dryRun {
             try prepare(connection)
         }
@@ -94,7 +67,7 @@ final class TableLoad {
     private func prepare(_ connection: SQLiteConnection) throws {
         changeTracking = try ChangeTracking(connection, table: schema.name)
         prices = try PriceRecorder(connection, table: schema.name, mode: mode, staging: staging,
-                                   feedDate: file.feedDate, enabled: options.recordsPriceHistory)
+                                   feedDate: state.file.feedDate, enabled: options.recordsPriceHistory)
         switch mode {
         case .full:
             try prepareFull(connection)
@@ -116,15 +89,16 @@ final class TableLoad {
             + "repaired, left_out FROM epf_progress WHERE staging = ?1", [.text(staging)])
         var resumeRejectsBytes: Int64?
         if let row = progressRows.first, try connection.tableExists(staging),
-           row[0] == .text(source.path), row[1] == .integer(source.size), row[2] == .integer(source.mtime),
+           row[0] == .text(state.source.path), row[1] == .integer(state.source.size),
+           row[2] == .integer(state.source.mtime),
            case .integer(let part) = row[3], case .integer(let done) = row[4] {
-            resume = (Int(part), Int(done))
-            if case .integer(let value) = row[5] { attempts = Int(value) }
-            if case .integer(let value) = row[6] { outcome.rejects = Int(value) }
+            state.resume = (Int(part), Int(done))
+            if case .integer(let value) = row[5] { state.attempts = Int(value) }
+            if case .integer(let value) = row[6] { state.outcome.rejects = Int(value) }
             if case .integer(let value) = row[8] { resumeRejectsBytes = value }
-            if case .integer(let value) = row[9] { outcome.repaired = Int(value) }
-            if case .integer(let value) = row[10] { outcome.leftOut = Int(value) }
-            outcome.warnings.append("resuming an interrupted load after \(done) records of part \(part)")
+            if case .integer(let value) = row[9] { state.outcome.repaired = Int(value) }
+            if case .integer(let value) = row[10] { state.outcome.leftOut = Int(value) }
+            state.outcome.warnings.append("resuming an interrupted load after \(done) records of part \(part)")
         } else {
             try connection.execute("DROP TABLE IF EXISTS \(quoted(staging))")
             try connection.execute("DELETE FROM epf_progress WHERE staging = \(sqlLiteral(staging))")
@@ -134,15 +108,16 @@ final class TableLoad {
                 let fileNames = Set(schema.columns.map(\.name))
                 kept = try existingColumns(connection, schema.name).filter { !fileNames.contains($0) }
                 if !kept.isEmpty {
-                    outcome.warnings.append("columns no longer in the feed kept as NULL: "
-                                            + kept.joined(separator: ", "))
+                    state.outcome.warnings.append("columns no longer in the feed kept as NULL: "
+                                                  + kept.joined(separator: ", "))
                 }
             }
             try connection.execute(schema.createTableSQL(named: staging, extraColumns: kept))
             try changeTracking?.indexKeys(connection, staging: staging)
         }
-        rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: resumeRejectsBytes,
-                                    resumedEntries: outcome.rejects + outcome.repaired)
+        state.rejects = try RejectsWriter(path: state.rejectsPath, columns: state.fileColumns,
+                                          resumeAt: resumeRejectsBytes,
+                                          resumedEntries: state.outcome.rejects + state.outcome.repaired)
         let columns = schema.columns.prefix(binder.columnCount).map { quoted($0.name) }
         let placeholders = (1...max(1, columns.count)).map { "?\($0)" }
         let verb = schema.hasIntegerRowidKey ? "INSERT OR REPLACE" : "INSERT"
@@ -152,7 +127,7 @@ final class TableLoad {
 
     private func prepareIncremental(_ connection: SQLiteConnection) throws {
         if try !connection.tableExists(schema.name) {
-            outcome.warnings.append("incremental for a table that does not exist yet: created \(schema.name)")
+            state.outcome.warnings.append("incremental for a table that does not exist yet: created \(schema.name)")
             try connection.execute(schema.createTableSQL())
             try createIndexes(connection, on: schema.name)
         } else {
@@ -160,7 +135,7 @@ final class TableLoad {
             for column in schema.columns where !existing.contains(column.name) {
                 try connection.execute("ALTER TABLE \(quoted(schema.name)) ADD COLUMN \(quoted(column.name)) "
                                        + column.sqliteType)
-                outcome.warnings.append("new column \(column.name) added to \(schema.name)")
+                state.outcome.warnings.append("new column \(column.name) added to \(schema.name)")
             }
             if !schema.hasIntegerRowidKey && !keyIndexes.isEmpty {
                 let name = "\(schema.name)__pk"
@@ -175,7 +150,8 @@ final class TableLoad {
                 }
             }
         }
-        rejects = try RejectsWriter(path: rejectsPath, columns: fileColumns, resumeAt: nil, resumedEntries: 0)
+        state.rejects = try RejectsWriter(path: state.rejectsPath, columns: state.fileColumns, resumeAt: nil,
+                                          resumedEntries: 0)
         let fileColumnsInSchema = schema.columns.prefix(binder.columnCount)
         let columns = fileColumnsInSchema.map { quoted($0.name) }
         let placeholders = (1...max(1, columns.count)).map { "?\($0)" }
@@ -213,7 +189,7 @@ final class TableLoad {
 
     func load(_ reader: EPFTableReader, part: TableFile) throws { try loadRecords(reader, part: part) }
 
-    var writing: Bool { connection != nil && !options.dryRun }
+    var writing: Bool { connection != nil && !state.options.dryRun }
     var insertTiming: InsertTiming { .sampled }
     /// Only when a full's price history is merged before the swap (`BackgroundPriceMerge`), which reads the staging
     /// table from connections of its own: elsewhere the load's final commit follows at once.
@@ -226,7 +202,7 @@ final class TableLoad {
 
     @inline(__always)
     func acceptRow(_ record: EPFRecord) {
-        intake.accepted(record, binder: binder, rejects: rejects, outcome: &outcome)
+        state.accept(record, binder: binder)
     }
 
     @inline(__always)
@@ -235,7 +211,7 @@ final class TableLoad {
         let before = connection?.lastInsertRowid
         try statement.runOnce()
         if mode == .incremental && connection?.lastInsertRowid != before { insertedRows += 1 }
-        if let prices, let connection { try prices.rowWritten(connection, exportDate: outcome.exportDate) }
+        if let prices, let connection { try prices.rowWritten(connection, exportDate: state.outcome.exportDate) }
     }
 
     func checkpoint(part: Int, recordsDone: Int) throws {
@@ -244,19 +220,20 @@ final class TableLoad {
     }
 
     private func checkpoint(_ connection: SQLiteConnection, part: Int, recordsDone: Int) throws {
-        let rejectsBytes = try rejects?.flush() ?? 0
+        let rejectsBytes = try state.rejects?.flush() ?? 0
         let update = try connection.prepare("""
             INSERT OR REPLACE INTO epf_progress (staging, table_name, source, source_size, source_mtime, part,
                 location, records_done, rows, rejects, duplicates, rejects_bytes, export_date, updated, repaired,
                 left_out)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             """)
-        try update.bind([.text(staging), .text(schema.name), .text(source.path), .integer(source.size),
-                         .integer(source.mtime), .integer(Int64(part)), .text(file.location),
-                         .integer(Int64(recordsDone)), .integer(Int64(attempts)), .integer(Int64(outcome.rejects)),
-                         .integer(0), .integer(rejectsBytes), outcome.exportDate.map { .integer($0) } ?? .null,
-                         .text(StoreDatabase.now()), .integer(Int64(outcome.repaired)),
-                         .integer(Int64(outcome.leftOut))])
+        let outcome = state.outcome
+        try update.bind([.text(staging), .text(schema.name), .text(state.source.path), .integer(state.source.size),
+                         .integer(state.source.mtime), .integer(Int64(part)), .text(state.file.location),
+                         .integer(Int64(recordsDone)), .integer(Int64(state.attempts)),
+                         .integer(Int64(outcome.rejects)), .integer(0), .integer(rejectsBytes),
+                         outcome.exportDate.map { .integer($0) } ?? .null, .text(StoreDatabase.now()),
+                         .integer(Int64(outcome.repaired)), .integer(Int64(outcome.leftOut))])
         try update.step()
         try transaction.checkpoint(connection)
     }
@@ -292,60 +269,63 @@ final class TableLoad {
                 let keys = schema.primaryKey.map(quoted).joined(separator: ", ")
                 try connection.execute("DELETE FROM \(quoted(staging)) WHERE rowid NOT IN "
                                        + "(SELECT max(rowid) FROM \(quoted(staging)) GROUP BY \(keys))")
-                outcome.duplicates = Int(connection.changes)
+                state.outcome.duplicates = Int(connection.changes)
                 try createIndexes(connection, on: staging)
             }
-            outcome.rows = attempts - outcome.duplicates
+            state.outcome.rows = state.attempts - state.outcome.duplicates
         } else {
             try createIndexes(connection, on: staging)
             if case .integer(let rows) = try connection.scalar("SELECT count(*) FROM \(quoted(staging))") {
-                outcome.rows = Int(rows)
+                state.outcome.rows = Int(rows)
             }
-            if schema.hasIntegerRowidKey { outcome.duplicates = max(0, attempts - outcome.rows) }
+            if schema.hasIntegerRowidKey {
+                state.outcome.duplicates = max(0, state.attempts - state.outcome.rows)
+            }
         }
         // Removing duplicate keys changed the staging table after the price merge began (it would have found them
         // out of order anyway): merged again in the swap.
-        if outcome.duplicates != 0 { prices?.stagingChanged() }
-        indexesClock.stop(.indexes, &phases, &phasesCPU)
+        if state.outcome.duplicates != 0 { prices?.stagingChanged() }
+        state.stop(indexesClock, .indexes)
         let commitClock = PhaseClock()
-        defer { commitClock.stop(.committing, &phases, &phasesCPU) }
+        defer { state.stop(commitClock, .committing) }
         try transaction.commit(connection)
         // The swap: one short transaction.
         let retired = "epf_retired_\(schema.name)"
         try connection.transaction {
             try connection.execute("DROP TABLE IF EXISTS \(quoted(retired))")
-            try changeTracking?.recordFull(connection, staging: staging, exportDate: outcome.exportDate,
-                                           feedDate: file.feedDate)
+            try changeTracking?.recordFull(connection, staging: staging, exportDate: state.outcome.exportDate,
+                                           feedDate: state.file.feedDate)
             let historyClock = PhaseClock()
-            try prices?.publish(connection, exportDate: outcome.exportDate)
-            historyClock.stop(.priceHistory, &phases, &phasesCPU)
+            try prices?.publish(connection, exportDate: state.outcome.exportDate)
+            state.stop(historyClock, .priceHistory)
             if try connection.tableExists(schema.name) {
                 try connection.execute("ALTER TABLE \(quoted(schema.name)) RENAME TO \(quoted(retired))")
             }
             try connection.execute("ALTER TABLE \(quoted(staging)) RENAME TO \(quoted(schema.name))")
             try connection.execute("DELETE FROM epf_progress WHERE staging = \(sqlLiteral(staging))")
-            try ledger?.recordApplied(outcome, file: file, source: source, on: connection)
+            try ledger?.recordApplied(state.outcome, file: state.file, source: state.source)
         }
         try connection.execute("DROP TABLE IF EXISTS \(quoted(retired))")
     }
 
     private func finishIncremental(_ connection: SQLiteConnection, ledger: Ledger?) throws {
         let commitClock = PhaseClock()
-        defer { commitClock.stop(.committing, &phases, &phasesCPU) }
-        outcome.rows = attempts
-        outcome.insertedRows = insertedRows
-        try ledger?.recordApplied(outcome, file: file, source: source, on: connection)
-        try changeTracking?.finishIncremental(connection, exportDate: outcome.exportDate, feedDate: file.feedDate)
+        defer { state.stop(commitClock, .committing) }
+        state.outcome.rows = state.attempts
+        state.outcome.insertedRows = insertedRows
+        try ledger?.recordApplied(state.outcome, file: state.file, source: state.source)
+        try changeTracking?.finishIncremental(connection, exportDate: state.outcome.exportDate,
+                                              feedDate: state.file.feedDate)
         let historyClock = PhaseClock()
-        try prices?.publish(connection, exportDate: outcome.exportDate)
-        historyClock.stop(.priceHistory, &phases, &phasesCPU)
+        try prices?.publish(connection, exportDate: state.outcome.exportDate)
+        state.stop(historyClock, .priceHistory)
         try transaction.commit(connection)
     }
 
     /// Rolls back and, for a full load, drops the staging table: the previous data stays untouched.
     func abort() {
         statement = nil
-        rejects?.discardIfEmpty()
+        state.rejects?.discardIfEmpty()
         guard let connection, !options.dryRun else { return }
         prices?.abort(connection)
         transaction.rollBack(connection)

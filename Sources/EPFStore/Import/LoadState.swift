@@ -1,0 +1,67 @@
+import EPFFormat
+import Foundation
+
+/// One table load's state, kept the same way whatever the store: what the load was asked to do, how far it got and
+/// what it found. Both stores' loads (`TableLoad`, `PostgresTableLoad`) hold one as `state`; the record loop
+/// (`RecordLoading.loadRecords`) and the end of a load (`PublishingLoad.finishLoad`) work on it.
+package struct LoadState {
+    package let options: ImportOptions
+    package let file: TableFile
+    package let source: SourceIdentity
+    /// The file's `#exportMode` (FULL when it has none).
+    package let mode: ExportMode
+    /// The columns of the first part's header (every part must have the same).
+    package let fileColumns: [String]
+    /// Leaves out the rows of storefronts and languages the database does not keep (nil: keeps every row).
+    package let rowFilter: RowFilter?
+    package let rejectsPath: String
+    package let progress: ((ImportProgress) -> Void)?
+    package let started = Date()
+    package var outcome: TableOutcome
+    /// Per-record bookkeeping (repeated keys, touched app ids).
+    package var intake: RecordIntake
+    package var rejects: RejectsWriter?
+    /// Where an interrupted full load resumes (set while preparing), nil for a new load.
+    package var resume: (part: Int, records: Int)?
+    /// Rows written (before duplicates are removed).
+    package var attempts = 0
+    /// Set when the load cannot be applied (see the outcome's message).
+    package var failed = false
+    /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
+    package var phases = PhaseTimes()
+    /// Process CPU time in the same phases.
+    package var phasesCPU = PhaseCPU()
+    /// With `InsertTiming.byStore`: the nanoseconds the store spent writing since the part began.
+    package var insertNanoseconds: UInt64 = 0
+
+    /// The state a load of `file` (its first part's `header`, resolved to `schema`) starts with.
+    package init(options: ImportOptions, file: TableFile, header: EPFHeader, schema: TableSchema,
+                 source: SourceIdentity, rejectsDirectory: String, progress: ((ImportProgress) -> Void)?) {
+        self.options = options
+        self.file = file
+        self.source = source
+        self.progress = progress
+        mode = header.exportMode ?? .full
+        fileColumns = header.columns
+        rowFilter = RowFilter(selection: options.rows, table: file.table, columns: header.columns)
+        rejectsPath = RecordIntake.rejectsPath(directory: rejectsDirectory, file: file)
+        outcome = RecordIntake.startingOutcome(file: file, mode: mode, schema: schema, header: header)
+        intake = RecordIntake(schema: schema, mode: mode)
+    }
+
+    /// The `application_id`s of the rows an incremental wrote (for derived data that is kept per app).
+    package var touchedApplicationIds: Set<Int64> { intake.touchedApplicationIds }
+
+    /// Accounts for a record `binder` accepted (`RecordIntake.accepted`).
+    @inline(__always)
+    package mutating func accept(_ record: EPFRecord, binder: RowBinder) {
+        intake.accepted(record, binder: binder, rejects: rejects, outcome: &outcome)
+    }
+}
+
+extension LoadState {
+    /// Adds the time `clock` measured to `phase`.
+    package mutating func stop(_ clock: PhaseClock, _ phase: Phase) {
+        clock.stop(phase, &phases, &phasesCPU)
+    }
+}
