@@ -77,21 +77,6 @@ extension ImportLedger {
     }
 }
 
-/// One table's load into one database: the database-specific part of an import (`TableLoad` for SQLite,
-/// `PostgresTableLoad` for PostgreSQL). The import loop (`ImportPass`) is the same for both.
-package protocol TableLoading: AnyObject {
-    associatedtype LedgerType: ImportLedger
-    var table: String { get }
-    /// The load's state: its file, mode, outcome so far and phase times.
-    var state: LoadState { get }
-    /// Loads the records of one part; thrown errors refuse the table.
-    func load(_ reader: EPFTableReader, part: TableFile) throws
-    /// Verifies and makes the table visible (or keeps the old data); records it in the ledger when given.
-    func finish(ledger: LedgerType?) -> TableOutcome
-    /// Undoes what is not committed; the previous data stays.
-    func abort()
-}
-
 extension ImportOptions {
     /// Sets `rows`, the selection this import applies, and `recordsPriceHistory` through the store's ledger
     /// (`settleSelection`, `settleHistory`). A dry run records nothing: it settles the selection against what
@@ -113,7 +98,7 @@ extension ImportOptions {
     }
 }
 
-extension TableLoad: TableLoading, PublishingLoad, RecordLoading {}
+extension TableLoad: TableLoading {}
 extension Ledger: ImportLedger {}
 
 /// Applies one input path (file, archive, feed directory) through a store's `TableLoading`: skips what the

@@ -3,7 +3,7 @@ import Foundation
 
 /// One table load's state, kept the same way whatever the store: what the load was asked to do, how far it got and
 /// what it found. Both stores' loads (`TableLoad`, `PostgresTableLoad`) hold one as `state`; the record loop
-/// (`RecordLoading.loadRecords`) and the end of a load (`PublishingLoad.finishLoad`) work on it.
+/// (`TableLoading.loadRecords`) and the end of a load (`TableLoading.finishLoad`) work on it.
 package struct LoadState {
     package let options: ImportOptions
     package let file: TableFile

@@ -72,23 +72,10 @@ package struct RecordIntake {
 
 }
 
-/// A table load as the shared end of a load sees it: its state and the store's own step that makes the table
-/// visible. Both stores' loads (`TableLoad`, `PostgresTableLoad`) finish through `finishLoad(ledger:)`.
-package protocol PublishingLoad: AnyObject {
-    associatedtype PublishLedger: ImportLedger
-    var state: LoadState { get set }
-    /// False for a dry run or when there is no database: nothing is published.
-    var canPublish: Bool { get }
-    /// Makes the verified table visible (the swap of a full, the commit of an incremental).
-    func publish(ledger: PublishLedger?) throws
-    /// Undoes what is not committed; the previous data stays.
-    func abort()
-}
-
-extension PublishingLoad {
+extension TableLoading {
     /// The end of every table load, whatever the store: settles the verification, closes the rejects file (removed
     /// when empty), then publishes the table or, on any failure, undoes and records the refusal in the ledger.
-    package func finishLoad(ledger: PublishLedger?) -> TableOutcome {
+    package func finishLoad(ledger: LedgerType?) -> TableOutcome {
         state.outcome.seconds = Date().timeIntervalSince(state.started)
         guard state.settle(writing: canPublish) else { return state.outcome }
         do {

@@ -12,37 +12,13 @@ package enum InsertTiming {
     case byStore
 }
 
-/// One table load as the shared record loop sees it: its state (`LoadState`, the same for every store), and the
-/// store's own steps that turn a record into a row. Both stores' loads (`TableLoad`, `PostgresTableLoad`) read
-/// their parts through `loadRecords(_:part:)`.
-package protocol RecordLoading: AnyObject {
-    var state: LoadState { get set }
-    var table: String { get }
-    /// The position of `export_date` in the file's columns, nil when it has none.
-    var exportDateColumn: Int? { get }
-    /// True when rows reach a database (not a dry run, a database is open).
-    var writing: Bool { get }
-    var insertTiming: InsertTiming { get }
-    /// Binds a record as the next row; nil when it is bound, else why it is rejected (nothing is written then).
-    func bindRow(_ record: EPFRecord) throws -> RejectReason?
-    /// Accounts for the row just bound (`LoadState.accept` with the store's binder, read in place rather than
-    /// copied out through a getter for every row).
-    func acceptRow(_ record: EPFRecord)
-    /// Writes the row just bound.
-    func writeRow() throws
-    /// Commits what a full load wrote so far with a progress row, so a rerun resumes after `recordsDone`.
-    func checkpoint(part: Int, recordsDone: Int) throws
-    /// Whether the end of each part of a full load is a checkpoint too (a rerun then skips the part whole).
-    var checkpointsPartEnds: Bool { get }
-}
-
 /// Constants of the shared record loop.
 package enum RecordLoop {
     /// With `InsertTiming.sampled`, one record in this many is timed.
     static let sampling = 32
 }
 
-extension RecordLoading {
+extension TableLoading {
     /// Loads the records of one part: skips what a resumed load already holds, leaves out what the row selection
     /// does not keep, binds and writes each record or writes it to the rejects file, commits every
     /// `checkpointRecords` in a full load, reports progress, and verifies the part's record count. Problems of the data are recorded in the outcome; thrown errors are I/O,

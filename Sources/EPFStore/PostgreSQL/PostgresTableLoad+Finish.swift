@@ -3,7 +3,7 @@ import EPFPostgres
 import EPFStore
 import Foundation
 
-extension PostgresTableLoad: TableLoading, PublishingLoad, RecordLoading {
+extension PostgresTableLoad: TableLoading {
     /// Verifies and makes the table visible (or keeps the old data). Returns the final outcome.
     func finish(ledger: PostgresLedger?) -> TableOutcome {
         finishLoad(ledger: ledger)

@@ -216,9 +216,7 @@ final class PostgresTableLoad {
         }
     }
 
-    // MARK: - Loading a part (the loop is `RecordLoading.loadRecords`)
-
-    func load(_ reader: EPFTableReader, part: TableFile) throws { try loadRecords(reader, part: part) }
+    // MARK: - Loading a part (the loop is `TableLoading.loadRecords`)
 
     /// Rows are appended to a buffer; only sending it costs, and this load times that itself.
     var insertTiming: InsertTiming { .byStore }

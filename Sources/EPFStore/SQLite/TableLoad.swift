@@ -185,9 +185,7 @@ final class TableLoad {
         }
     }
 
-    // MARK: - Loading a part (the loop is `RecordLoading.loadRecords`)
-
-    func load(_ reader: EPFTableReader, part: TableFile) throws { try loadRecords(reader, part: part) }
+    // MARK: - Loading a part (the loop is `TableLoading.loadRecords`)
 
     var writing: Bool { connection != nil && !state.options.dryRun }
     var insertTiming: InsertTiming { .sampled }
