@@ -2,7 +2,8 @@ import EPFFormat
 import Foundation
 
 /// What every store does with a table load's bookkeeping, whatever the database: the outcome a load starts with,
-/// the accounting of each accepted record, progress reports, and the verdict before anything is made visible.
+/// the accounting of each accepted record and progress reports. The part start, the verdict before anything is
+/// made visible and the end of a load are `LoadState`'s and `TableLoading`'s, below.
 package struct RecordIntake {
     private var seenKeys = KeyHashSet()
     private let keyIndexes: [Int]
@@ -69,7 +70,6 @@ package struct RecordIntake {
                                 inputRead: position.read, inputTotal: position.total,
                                 elapsed: Date().timeIntervalSince(started), finished: finished))
     }
-
 }
 
 extension TableLoading {
