@@ -16,7 +16,7 @@ final class NotedKeys {
 
     @exclusivity(unchecked) private var maps: [UInt64] = []
     /// Each item's map: its number (the map's words start at number x `wordsPerItem`). Used by one thread, so
-    /// accesses to these go unchecked (see `PriceTracking.pending`).
+    /// accesses to these go unchecked (see `PendingNotes`).
     @exclusivity(unchecked) private var itemMaps: [Int64: Int32] = [:]
     /// The last item looked up and where its map starts (-1: none yet, or the item has none).
     @exclusivity(unchecked) private var lastItem: Int64 = 0

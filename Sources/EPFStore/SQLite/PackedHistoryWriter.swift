@@ -18,7 +18,7 @@ final class PackedHistoryWriter: PriceTextSink {
     private(set) var sequence: PriceHistorySequence
     /// The item of the row being built, its entries as a JSON array without its closing bracket, where each
     /// starts, their storefronts, and how many texts the last one has. One thread writes at a time, so their
-    /// accesses go unchecked (see `PriceTracking.pending`).
+    /// accesses go unchecked (see `PendingNotes`).
     @exclusivity(unchecked) private var item: Int64 = 0
     @exclusivity(unchecked) private var entries: [UInt8] = []
     @exclusivity(unchecked) private var entryStarts: [Int] = []
