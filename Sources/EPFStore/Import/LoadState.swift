@@ -5,8 +5,11 @@ import Foundation
 /// what it found. Both stores' loads (`TableLoad`, `PostgresTableLoad`) hold one as `state`; the record loop
 /// (`TableLoading.loadRecords`) and the end of a load (`TableLoading.finishLoad`) work on it.
 package struct LoadState {
+    /// The import's options (its settled selection and history included).
     package let options: ImportOptions
+    /// The table file (the first part's, for a table in parts).
     package let file: TableFile
+    /// The input file it came from, as the ledger and the progress rows name it.
     package let source: SourceIdentity
     /// The file's `#exportMode` (FULL when it has none).
     package let mode: ExportMode
@@ -14,12 +17,17 @@ package struct LoadState {
     package let fileColumns: [String]
     /// Leaves out the rows of storefronts and languages the database does not keep (nil: keeps every row).
     package let rowFilter: RowFilter?
+    /// The rejects file of the table file (`RecordIntake.rejectsPath`), kept only when something was written.
     package let rejectsPath: String
+    /// Told of the load's progress every half second or so, and at the end of each part.
     package let progress: ((ImportProgress) -> Void)?
+    /// When the load began.
     package let started = Date()
+    /// The outcome so far: counts, warnings, the export date, and at the end the status.
     package var outcome: TableOutcome
     /// Per-record bookkeeping (repeated keys, touched app ids).
     package var intake: RecordIntake
+    /// The rejects file's writer, opened while preparing (nil for a dry run or no database).
     package var rejects: RejectsWriter?
     /// Where an interrupted full load resumes (set while preparing), nil for a new load.
     package var resume: (part: Int, records: Int)?

@@ -6,7 +6,9 @@ import EPFFormat
 /// ends it with `finish(ledger:)` (`finishLoad`: verify, then publish or abort). `TableLoad` is SQLite's,
 /// `PostgresTableLoad` PostgreSQL's.
 package protocol TableLoading: AnyObject {
+    /// The store's ledger, told of applied and refused tables.
     associatedtype LedgerType: ImportLedger
+    /// The table's name (as its schema resolved it).
     var table: String { get }
     /// The load's state: its file, mode, outcome so far, counts and phase times.
     var state: LoadState { get set }
@@ -17,6 +19,7 @@ package protocol TableLoading: AnyObject {
     var exportDateColumn: Int? { get }
     /// True when rows reach a database (not a dry run, a database is open).
     var writing: Bool { get }
+    /// How the loop splits its time between reading and inserting.
     var insertTiming: InsertTiming { get }
     /// Binds a record as the next row; nil when it is bound, else why it is rejected (nothing is written then).
     func bindRow(_ record: EPFRecord) throws -> RejectReason?
