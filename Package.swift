@@ -17,6 +17,9 @@ let package = Package(
         // libpq's declarations only: the library is opened at first use (see Sources/CLibPQ/shim.h).
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", providers: [.apt(["libpq-dev"])]),
 
+        // Threads by one set of rules: Synchronization's Mutex, a monitor to wait on, a bounded blocking queue and a
+        // worker thread that is always joined. Standard library, Synchronization and Glibc only.
+        .target(name: "EPFConcurrency"),
         // One JSON value type and writer for every output (CLI --json, HTTP bodies, stored documents).
         .target(name: "JSONText"),
         // Bytes -> records: sources (file, gzip, bzip2, tar), record splitter, header, feed layout.
@@ -88,6 +91,7 @@ let package = Package(
                                    "EPFStore"]),
         .testTarget(name: "HTTPTransportTests", dependencies: ["HTTPTransport", "JSONText"]),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
+        .testTarget(name: "EPFConcurrencyTests", dependencies: ["EPFConcurrency"]),
         .testTarget(name: "EPFParquetTests", dependencies: ["EPFParquet", "EPFExport", "EPFTestSupport", "JSONText"]),
         .testTarget(name: "EndToEndTests",
                     dependencies: ["EPFSQLite", "EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
