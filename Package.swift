@@ -23,7 +23,7 @@ let package = Package(
         // One JSON value type and writer for every output (CLI --json, HTTP bodies, stored documents).
         .target(name: "JSONText"),
         // Bytes -> records: sources (file, gzip, bzip2, tar), record splitter, header, feed layout.
-        .target(name: "EPFFormat", dependencies: ["CZlib", "CBzip2"]),
+        .target(name: "EPFFormat", dependencies: ["EPFConcurrency", "CZlib", "CBzip2"]),
         // Deterministic synthetic feeds in the exact EPF format.
         .target(name: "EPFGenerator", dependencies: ["EPFFormat", "CBzip2", "CZlib"]),
         // The SQLite driver: connection, statements, errors, the mapped VFS, epf's SQL functions. The only module

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// UTF-8 and NUL checks done ahead, chunk by chunk, on the thread that reads the file, so the parsing thread can
 /// skip them for records that lie wholly in clean chunks.
@@ -6,18 +7,21 @@ import Foundation
 /// A chunk is clean when all its bytes are well-formed UTF-8 (sequences across chunk boundaries included) and
 /// none is NUL. Records touching a chunk that is not clean are checked one by one as before, so reports stay
 /// exact; this only moves the common case off the critical path.
-public final class ChunkValidation: @unchecked Sendable {
-    // Guarded by `lock`: regions in stream order, each covering the bytes up to `end`.
-    private let lock = NSLock()
-    private var regions: [(end: Int64, clean: Bool)] = []
+public final class ChunkValidation: @unchecked Sendable {  // `regions` is a Mutex; other fields have one thread each.
+    /// The regions in stream order, each covering the bytes up to `end`, and where the consumer's unread ones start.
+    private struct Regions {
+        var list: [(end: Int64, clean: Bool)] = []
+        var first = 0
+        var firstStart: Int64 = 0
+    }
+
+    private let regions = Mutex(Regions())
     // Producer-only state.
     private var carry: [UInt8] = []
     private var produced: Int64 = 0
-    // Consumer-only state: a span known clean, and where the unread regions start.
+    // Consumer-only state: a span known clean.
     private var knownCleanStart: Int64 = 0
     private var knownCleanEnd: Int64 = 0
-    private var firstRegion = 0
-    private var firstRegionStart: Int64 = 0
 
     /// A fresh tracker for one stream.
     public init() {}
@@ -26,9 +30,8 @@ public final class ChunkValidation: @unchecked Sendable {
     func analyze(_ base: UnsafeRawPointer, count: Int) {
         let clean = UTF8Validator.chunkIsClean(base, count: count, carry: &carry)
         produced += Int64(count)
-        lock.lock()
-        regions.append((produced, clean))
-        lock.unlock()
+        let end = produced
+        regions.withLock { $0.list.append((end, clean)) }
     }
 
     /// Producer side: passes over the next chunk unchecked; its records are checked one by one by the consumer.
@@ -37,50 +40,41 @@ public final class ChunkValidation: @unchecked Sendable {
         // with continuation bytes and is (conservatively) not clean.
         carry = []
         produced += Int64(count)
-        lock.lock()
-        regions.append((produced, false))
-        lock.unlock()
+        let end = produced
+        regions.withLock { $0.list.append((end, false)) }
     }
 
     /// Consumer side: whether the stream bytes `start..<end` are known clean. Queries must come in increasing
     /// order of `start`.
     func isClean(start: Int64, end: Int64) -> Bool {
         if start >= knownCleanStart && end <= knownCleanEnd { return true }
-        lock.lock()
-        defer { lock.unlock() }
-        // Forget regions that end before this record.
-        while firstRegion < regions.count && regions[firstRegion].end <= start {
-            firstRegionStart = regions[firstRegion].end
-            firstRegion += 1
-        }
-        if firstRegion > 4096 {
-            regions.removeFirst(firstRegion)
-            firstRegion = 0
-        }
-        var index = firstRegion
-        var regionStart = firstRegionStart
-        var allClean = true
-        var covered = false
-        while index < regions.count {
-            let region = regions[index]
-            // This region holds the bytes regionStart..<region.end.
-            if region.end > start && regionStart < end && !region.clean {
-                allClean = false
-                break
+        let cleanUpTo: Int64? = regions.withLock { regions in
+            // Forget regions that end before this record.
+            while regions.first < regions.list.count && regions.list[regions.first].end <= start {
+                regions.firstStart = regions.list[regions.first].end
+                regions.first += 1
             }
-            if region.end >= end {
-                covered = true
-                break
+            if regions.first > 4096 {
+                regions.list.removeFirst(regions.first)
+                regions.first = 0
             }
-            regionStart = region.end
-            index += 1
+            var index = regions.first
+            var regionStart = regions.firstStart
+            while index < regions.list.count {
+                let region = regions.list[index]
+                // This region holds the bytes regionStart..<region.end.
+                if region.end > start && regionStart < end && !region.clean { return nil }
+                // Every region from this record's start to the end of the last one it touches is clean.
+                if region.end >= end { return region.end }
+                regionStart = region.end
+                index += 1
+            }
+            return nil
         }
-        if covered && allClean {
-            // Every region from this record's start to the end of the last one it touches is clean.
-            knownCleanStart = start
-            knownCleanEnd = regions[index].end
-        }
-        return covered && allClean
+        guard let cleanUpTo else { return false }
+        knownCleanStart = start
+        knownCleanEnd = cleanUpTo
+        return true
     }
 }
 

@@ -1,3 +1,4 @@
+import EPFConcurrency
 import Foundation
 
 /// Reads another source on a background thread, a few chunks ahead, so that decompression on one core
@@ -5,114 +6,103 @@ import Foundation
 ///
 /// Memory is bounded: at most `depth` chunks of `chunkSize` bytes are held. An error of the inner source
 /// is rethrown to the reader at the position where it happened.
-public final class PrefetchingSource: ByteSource, @unchecked Sendable {
-    /// What the worker thread shares with the reader. The thread holds only this, never the source itself, so a
-    /// reader that stops early (a table refused mid-load) still frees the source, which stops the thread.
-    private let state: PrefetchState
+public final class PrefetchingSource: ByteSource {
+    /// What the thread hands the reader: a filled chunk, or the inner source's failure after the chunks before it.
+    private enum Filled: Sendable {
+        case bytes(ChunkBuffer)
+        case failure(any Error)
+    }
+
+    /// The inner source on its way to the thread.
+    ///
+    /// `@unchecked Sendable`: from then on only the thread reads through it (others may read a `CountingSource`'s
+    /// atomic count in it).
+    private struct Handover: @unchecked Sendable {
+        let source: ByteSource
+    }
+
+    /// Filled chunks, in order; closed at the end of the inner source.
+    private let filled: BlockingQueue<Filled>
+    /// Empty buffers for the thread to fill, `depth` of them going round: the bound on memory.
+    private let free: BlockingQueue<ChunkBuffer>
+    /// The thread; it holds the inner source, never this value, so a reader that stops early (a table refused
+    /// mid-load) frees this value, whose `deinit` stops and joins the thread, which frees the source.
+    private let worker: WorkerThread?
     /// The chunk being read (reader side only).
-    private var current: (buffer: UnsafeMutableRawPointer, count: Int)?
+    private var current: ChunkBuffer?
     private var currentPosition = 0
+    /// The inner source's failure, thrown again on every later read.
+    private var failure: (any Error)?
     /// Checks UTF-8 and NUL bytes of each chunk on the reading thread, when set.
-    public var validation: ChunkValidation? { state.validation }
+    public let validation: ChunkValidation?
 
     /// Starts reading `inner` ahead on a new thread; with `validation`, each chunk is also checked there.
-    public init(_ inner: ByteSource, chunkSize: Int = 1 << 20, depth: Int = 4, validation: ChunkValidation? = nil) {
-        let state = PrefetchState(inner, chunkSize: max(1, chunkSize), depth: max(2, depth), validation: validation)
-        self.state = state
-        startThread(named: "epf-prefetch") { state.work() }
+    public init(_ inner: ByteSource, chunkSize: Int = 1 << 20, depth: Int = 4,
+                validation: ChunkValidation? = nil) {
+        let chunkSize = max(1, chunkSize)
+        let depth = max(2, depth)
+        let filled = BlockingQueue<Filled>(capacity: depth + 1)  // every buffer, and a failure after them
+        let free = BlockingQueue<ChunkBuffer>(capacity: depth)
+        for _ in 0..<depth { free.push(.allocate(capacity: chunkSize)) }
+        self.filled = filled
+        self.free = free
+        self.validation = validation
+        let handover = Handover(source: inner)
+        do {
+            worker = try WorkerThread(name: "epf-prefetch") {
+                Self.fill(from: handover.source, chunkSize: chunkSize, free: free, filled: filled,
+                          validation: validation)
+            }
+        } catch {
+            worker = nil
+            failure = EPFError.io(path: "(prefetch thread)", call: "pthread_create", errno: error.code)
+        }
     }
 
     deinit {
-        let condition = state.condition
-        condition.lock()
-        state.cancelled = true
-        condition.broadcast()
-        while !state.workerDone { condition.wait() }
-        condition.unlock()
-        for chunk in state.filled { chunk.buffer.deallocate() }
-        for buffer in state.free { buffer.deallocate() }
-        if let current { current.buffer.deallocate() }
+        for buffer in free.cancel() { buffer.deallocate() }
+        for case .bytes(let buffer) in filled.cancel() { buffer.deallocate() }
+        // The thread frees any buffer it holds once the queues refuse it.
+        worker?.join()
+        current?.deallocate()
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         if current == nil {
-            let condition = state.condition
-            condition.lock()
-            while state.filled.isEmpty && state.failure == nil && !state.ended {
-                state.readerIsWaiting = true
-                condition.wait()
-            }
-            state.readerIsWaiting = false
-            if !state.filled.isEmpty {
-                current = state.filled.removeFirst()
+            if let failure { throw failure }
+            switch filled.pop() {
+            case .bytes(let chunk)?:
+                current = chunk
                 currentPosition = 0
-                condition.unlock()
-            } else {
-                let error = state.failure
-                condition.unlock()
-                if let error { throw error }
+            case .failure(let error)?:
+                failure = error
+                throw error
+            case nil:
                 return 0
             }
         }
         guard let chunk = current else { return 0 }
         let count = min(buffer.count, chunk.count - currentPosition)
-        base.copyMemory(from: chunk.buffer + currentPosition, byteCount: count)
+        base.copyMemory(from: chunk.base + currentPosition, byteCount: count)
         currentPosition += count
         if currentPosition == chunk.count {
-            state.condition.lock()
-            state.free.append(chunk.buffer)
             current = nil
-            state.condition.broadcast()
-            state.condition.unlock()
+            if !free.push(chunk) { chunk.deallocate() }
         }
         return count
     }
-}
 
-/// The state a `PrefetchingSource` shares with its worker thread; all mutable fields are guarded by `condition`.
-private final class PrefetchState: @unchecked Sendable {
-    let condition = NSCondition()
-    var filled: [(buffer: UnsafeMutableRawPointer, count: Int)] = []
-    var free: [UnsafeMutableRawPointer] = []
-    var failure: Error?
-    var ended = false
-    var cancelled = false
-    var workerDone = false
-    /// True while the reader waits for a chunk: the worker then skips its checks.
-    var readerIsWaiting = false
-    let chunkSize: Int
-    let inner: ByteSource
-    let validation: ChunkValidation?
-
-    init(_ inner: ByteSource, chunkSize: Int, depth: Int, validation: ChunkValidation?) {
-        self.inner = inner
-        self.chunkSize = chunkSize
-        self.validation = validation
-        for _ in 0..<depth {
-            free.append(UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 64))
-        }
-    }
-
-    func work() {
-        while true {
-            condition.lock()
-            while free.isEmpty && !cancelled { condition.wait() }
-            if cancelled {
-                workerDone = true
-                condition.broadcast()
-                condition.unlock()
-                return
-            }
-            let buffer = free.removeLast()
-            condition.unlock()
-
+    /// The thread: fills free buffers from `inner` in order until it ends, fails, or the queues are cancelled.
+    private static func fill(from inner: ByteSource, chunkSize: Int, free: BlockingQueue<ChunkBuffer>,
+                             filled: BlockingQueue<Filled>, validation: ChunkValidation?) {
+        while var buffer = free.pop() {
             var count = 0
-            var error: Error?
+            var error: (any Error)?
             do {
                 // Fill the whole chunk unless the stream ends, so the reader sees few small chunks.
                 while count < chunkSize {
-                    let read = try inner.read(into: UnsafeMutableRawBufferPointer(start: buffer + count,
+                    let read = try inner.read(into: UnsafeMutableRawBufferPointer(start: buffer.base + count,
                                                                                  count: chunkSize - count))
                     if read == 0 { break }
                     count += read
@@ -120,37 +110,30 @@ private final class PrefetchState: @unchecked Sendable {
             } catch let caught {
                 error = caught
             }
-
             if count > 0, let validation {
                 // When the reader is already waiting for bytes, this thread is the slower one: hand the chunk
                 // over unchecked and let the reader check its records itself, so the work balances itself.
-                condition.lock()
-                let readerWaiting = filled.isEmpty && readerIsWaiting
-                condition.unlock()
-                if readerWaiting {
+                if filled.hasWaitingConsumer {
                     validation.skip(count: count)
                 } else {
-                    validation.analyze(buffer, count: count)
+                    validation.analyze(buffer.base, count: count)
                 }
             }
-            condition.lock()
-            if count > 0 {
-                filled.append((buffer, count))
-            } else {
-                free.append(buffer)
+            buffer.count = count
+            let kept = count > 0 ? filled.push(.bytes(buffer)) : free.push(buffer)
+            if !kept {
+                buffer.deallocate()
+                return
             }
-            var stop = false
             if let error {
-                failure = error
-                stop = true
-            } else if count < chunkSize {
-                ended = true
-                stop = true
+                filled.push(.failure(error))
+                filled.close()
+                return
             }
-            if stop { workerDone = true }
-            condition.broadcast()
-            condition.unlock()
-            if stop { return }
+            if count < chunkSize {
+                filled.close()
+                return
+            }
         }
     }
 }
