@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A stream of bytes: a file, a decompressor, a tar member.
 public protocol ByteSource: AnyObject {
@@ -16,14 +17,6 @@ func retryingEINTR(_ path: String, _ call: String, _ body: () -> Int) throws -> 
         if errno == EINTR { continue }
         throw EPFError.io(path: path, call: call, errno: errno)
     }
-}
-
-/// Starts a thread named `name` with a 1 MiB stack running `body`: the readers' background threads.
-func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
-    let thread = Thread(block: body)
-    thread.name = name
-    thread.stackSize = 1 << 20
-    thread.start()
 }
 
 /// Reads a file with `read(2)`. The corresponding C calls are `open(2)`, `read(2)`, `close(2)`.
@@ -112,15 +105,18 @@ public final class ChunkLimitedSource: ByteSource {
 /// Counts the bytes that pass through another source.
 public final class CountingSource: ByteSource {
     private let inner: ByteSource
-    /// Bytes read so far.
-    public private(set) var count: Int64 = 0
+    /// Atomic: a read-ahead thread reads through this source while the import's progress reads the count.
+    private let counted = Atomic<Int64>(0)
+
+    /// Bytes read so far; may be read from any thread.
+    public var count: Int64 { counted.load(ordering: .relaxed) }
 
     /// Wraps `inner`.
     public init(_ inner: ByteSource) { self.inner = inner }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let read = try inner.read(into: buffer)
-        count += Int64(read)
+        counted.add(Int64(read), ordering: .relaxed)
         return read
     }
 }

@@ -133,11 +133,12 @@ public enum FeedInput {
         return hex
     }
 
-    /// Verifies an archive against its sidecar, if it has one. Returns the digest when verified.
-    public static func verifySidecar(of archive: String) throws -> String? {
+    /// Verifies an archive against its sidecar, if it has one. Returns the digest when verified. `shouldStop` lets
+    /// a read-ahead thread give up when its reader is gone.
+    public static func verifySidecar(of archive: String, shouldStop: () -> Bool = { false }) throws -> String? {
         guard let sidecar = sidecar(for: archive) else { return nil }
         let expected = try parseSidecar(sidecar)
-        let actual = try MD5.hexDigest(ofFile: archive)
+        let actual = try MD5.hexDigest(ofFile: archive, shouldStop: shouldStop)
         guard expected == actual else {
             throw EPFError.checksumMismatch(archive: archive, sidecar: sidecar, expected: expected, actual: actual)
         }

@@ -104,13 +104,15 @@ public struct MD5: Sendable {
         return hex
     }
 
-    /// The MD5 of a whole file, read in 1 MiB chunks. Throws `EPFError` when the file cannot be read.
-    public static func hexDigest(ofFile path: String) throws -> String {
+    /// The MD5 of a whole file, read in 1 MiB chunks. Throws `EPFError` when the file cannot be read, and
+    /// `EPFError.io` with `ECANCELED` when `shouldStop` (asked before each chunk) turns true.
+    public static func hexDigest(ofFile path: String, shouldStop: () -> Bool = { false }) throws -> String {
         let source = try FileByteSource(path: path)
         var hash = MD5()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
         defer { buffer.deallocate() }
         while true {
+            if shouldStop() { throw EPFError.io(path: path, call: "read", errno: ECANCELED) }
             let count = try source.read(into: buffer)
             if count == 0 { break }
             hash.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))

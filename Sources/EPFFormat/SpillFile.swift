@@ -3,7 +3,7 @@ import Foundation
 /// A scratch file that has no name: created in a directory and unlinked at once, so its space is freed when it is
 /// closed, whether the process ends normally or is killed. The corresponding C calls are `mkstemp(3)`,
 /// `unlink(2)`, `pwrite(2)`, `pread(2)` and `close(2)`; every failure throws `EPFError.io` naming the call.
-package final class SpillFile {
+package final class SpillFile: Sendable {
     /// The name the file had before it was unlinked, for errors.
     package let path: String
     private let descriptor: Int32
