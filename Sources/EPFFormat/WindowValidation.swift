@@ -1,3 +1,4 @@
+import EPFConcurrency
 import Foundation
 
 /// UTF-8 and NUL checks of a mapped file, window by window, shared between a checking thread that runs ahead of
@@ -14,28 +15,31 @@ final class WindowValidation {
         case unclaimed, checking, clean, dirty
     }
 
-    /// The state both threads share, guarded by `condition`.
-    final class Shared: @unchecked Sendable {
-        let file: MappedFile
-        let windowSize: Int
-        let windowCount: Int
-        let condition = NSCondition()
+    /// What both threads know of the windows.
+    struct Progress: Sendable {
         var states: [State]
         /// The first window nobody has claimed; windows are claimed in order.
         var nextUnclaimed = 0
         /// The window the reader is in.
         var readerWindow = 0
         var cancelled = false
-        var workerDone = false
+    }
+
+    /// What the reader shares with the checking thread.
+    final class Shared: Sendable {
+        let file: MappedFile
+        let windowSize: Int
+        let windowCount: Int
         /// How many windows the checking thread may run ahead of the reader (it keeps them mapped).
         let ahead: Int
+        let progress: Monitor<Progress>
 
         init(file: MappedFile, windowSize: Int, ahead: Int) {
             self.file = file
             self.windowSize = windowSize
             self.ahead = ahead
             windowCount = (file.count + windowSize - 1) / windowSize
-            states = Array(repeating: .unclaimed, count: windowCount)
+            progress = Monitor(Progress(states: Array(repeating: .unclaimed, count: windowCount)))
         }
 
         /// Checks window `index` (either thread; outside the lock).
@@ -45,54 +49,55 @@ final class WindowValidation {
             return WindowValidation.isClean(file.base, count: file.count, start: start, end: end) ? .clean : .dirty
         }
 
+        /// Records what checking window `index` found.
+        func record(_ index: Int, _ result: State) {
+            progress.withLock { $0.states[index] = result }
+        }
+
         /// The checking thread: claims the next window unless it is too far ahead of the reader, checks it.
         func work() {
+            let (windowCount, ahead) = (self.windowCount, self.ahead)
             while true {
-                condition.lock()
-                while !cancelled && nextUnclaimed < windowCount && nextUnclaimed > readerWindow + ahead {
-                    condition.wait()
+                let index: Int? = progress.wait(until: { progress in
+                    progress.cancelled || progress.nextUnclaimed >= windowCount
+                        || progress.nextUnclaimed <= progress.readerWindow + ahead
+                }) { progress in
+                    guard !progress.cancelled && progress.nextUnclaimed < windowCount else { return nil }
+                    let index = progress.nextUnclaimed
+                    progress.nextUnclaimed += 1
+                    progress.states[index] = .checking
+                    return index
                 }
-                guard !cancelled && nextUnclaimed < windowCount else {
-                    workerDone = true
-                    condition.broadcast()
-                    condition.unlock()
-                    return
-                }
-                let index = nextUnclaimed
-                nextUnclaimed += 1
-                states[index] = .checking
-                condition.unlock()
-                let result = check(index)
-                condition.lock()
-                states[index] = result
-                condition.broadcast()
-                condition.unlock()
+                guard let index else { return }
+                record(index, check(index))
             }
         }
     }
 
+    /// What the reader does next while the other thread checks the window it needs.
+    private enum Step {
+        case known(State)
+        case check(Int)
+    }
+
     private let shared: Shared
+    /// The checking thread; nil when the system refused one (the reader then checks every window itself).
+    private let worker: WorkerThread?
     /// The reader's copy of the final states it has learnt (`.unclaimed` for not yet known), read without a lock.
     private var known: [State]
 
     /// Starts checking `file` ahead on a new thread, in windows of `windowSize` bytes, at most `ahead` windows
     /// beyond the reader.
     init(file: MappedFile, windowSize: Int = 1 << 20, ahead: Int = 8) {
-        shared = Shared(file: file, windowSize: max(16, windowSize), ahead: max(1, ahead))
+        let shared = Shared(file: file, windowSize: max(16, windowSize), ahead: max(1, ahead))
+        self.shared = shared
         known = Array(repeating: .unclaimed, count: shared.windowCount)
-        let shared = self.shared
-        let thread = Thread { shared.work() }
-        thread.name = "epf-validate"
-        thread.stackSize = 1 << 20
-        thread.start()
+        worker = try? WorkerThread(name: "epf-validate") { shared.work() }
     }
 
     deinit {
-        shared.condition.lock()
-        shared.cancelled = true
-        shared.condition.broadcast()
-        while !shared.workerDone { shared.condition.wait() }
-        shared.condition.unlock()
+        shared.progress.withLock { $0.cancelled = true }
+        worker?.join()
     }
 
     /// Reader side: whether the file bytes `start..<end` are known clean. Queries come in increasing order of
@@ -112,43 +117,45 @@ final class WindowValidation {
     /// Learns the state of window `index`, checking it (and any unclaimed windows before it) when nobody has.
     private func learn(_ index: Int) {
         let shared = self.shared
-        shared.condition.lock()
-        if index > shared.readerWindow {
-            shared.readerWindow = index
-            shared.condition.broadcast()
+        let claimed: Range<Int> = shared.progress.withLock { progress in
+            progress.readerWindow = max(progress.readerWindow, index)
+            let claimed = progress.nextUnclaimed..<max(progress.nextUnclaimed, index + 1)
+            for window in claimed { progress.states[window] = .checking }
+            progress.nextUnclaimed = claimed.upperBound
+            return claimed
         }
-        let claimed = shared.nextUnclaimed..<max(shared.nextUnclaimed, index + 1)
-        for window in claimed { shared.states[window] = .checking }
-        shared.nextUnclaimed = claimed.upperBound
         guard claimed.isEmpty else {
-            shared.condition.unlock()
             for window in claimed {
                 let result = shared.check(window)
                 known[window] = result
-                shared.condition.lock()
-                shared.states[window] = result
-                shared.condition.unlock()
+                shared.record(window, result)
             }
             return
         }
         // The other thread is checking it: check the windows after it meanwhile (the other thread skips them),
         // and wait only when there are none the mapping may hold yet.
-        while shared.states[index] == .checking {
-            let next = shared.nextUnclaimed
-            guard next < shared.windowCount && next <= index + shared.ahead else {
-                shared.condition.wait()
-                continue
+        let (windowCount, ahead) = (shared.windowCount, shared.ahead)
+        while true {
+            let step: Step = shared.progress.wait(until: { progress in
+                progress.states[index] != .checking
+                    || progress.nextUnclaimed < windowCount && progress.nextUnclaimed <= index + ahead
+            }) { progress in
+                if progress.states[index] != .checking { return .known(progress.states[index]) }
+                let next = progress.nextUnclaimed
+                progress.states[next] = .checking
+                progress.nextUnclaimed = next + 1
+                return .check(next)
             }
-            shared.states[next] = .checking
-            shared.nextUnclaimed = next + 1
-            shared.condition.unlock()
-            let result = shared.check(next)
-            known[next] = result
-            shared.condition.lock()
-            shared.states[next] = result
+            switch step {
+            case .known(let state):
+                known[index] = state
+                return
+            case .check(let next):
+                let result = shared.check(next)
+                known[next] = result
+                shared.record(next, result)
+            }
         }
-        known[index] = shared.states[index]
-        shared.condition.unlock()
     }
 
     /// Whether the window `start..<end` of the `count` bytes at `base` is clean: every UTF-8 sequence with a byte in
