@@ -46,7 +46,7 @@ let package = Package(
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
         .target(name: "EPFQuery", dependencies: ["EPFFormat", "EPFSQLite", "EPFStore", "JSONText"]),
         // Mirrors Apple's feed server: listings, verified, resumable, multi-connection downloads (libcurl).
-        .target(name: "EPFFetch", dependencies: ["EPFFormat", "EPFSQLite", "EPFStore", "CCurl"]),
+        .target(name: "EPFFetch", dependencies: ["EPFConcurrency", "EPFFormat", "EPFSQLite", "EPFStore", "CCurl"]),
         // HTTP/1.1 transport: sockets, parser, workers, response writer, metrics. Knows nothing of EPF.
         .target(name: "HTTPTransport"),
         // The EPF API: routes over EPFQuery, the response cache and the status report, on HTTPTransport.

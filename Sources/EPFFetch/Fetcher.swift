@@ -1,3 +1,4 @@
+import EPFConcurrency
 import Foundation
 
 /// What `epf fetch` was asked to do.
@@ -182,30 +183,29 @@ public final class Fetcher {
             try mirror.install($0)
         }
         let started = Date()
-        let done = NSCondition()
-        nonisolated(unsafe) var finished = false
+        let finished = Monitor(false)
         let all = downloads
-        let worker = Thread {
-            pool.run(all)
-            done.lock()
-            finished = true
-            done.broadcast()
-            done.unlock()
+        // The transfers run on their own thread so that this one reports progress every half second.
+        let worker: WorkerThread
+        do {
+            worker = try WorkerThread(name: "epf-fetch") {
+                pool.run(all)
+                finished.withLock { $0 = true }
+            }
+        } catch {
+            throw FetchError.io(path: "(fetch thread)", call: "pthread_create", errno: error.code)
         }
-        worker.start()
         let total = planned.filter { $0.action == .download || $0.action == .resume }
             .reduce(Int64(0)) { $0 + max(0, ($1.size ?? 0) - $1.partBytes) }
         while true {
-            done.lock()
-            if !finished { _ = done.wait(until: Date().addingTimeInterval(0.5)) }
-            let over = finished
-            done.unlock()
+            let over = finished.wait(until: { $0 }, atMost: 0.5) { _, ready in ready }
             let states = downloads.map(\.progress)
             progress(FetchProgress(files: downloads.count, filesDone: states.filter(\.ended).count,
                                    bytesTotal: total, bytesDone: states.reduce(0) { $0 + $1.received },
                                    elapsed: Date().timeIntervalSince(started), finished: over))
             if over { break }
         }
+        worker.join()
         let seconds = Date().timeIntervalSince(started)
         if let fatal = pool.fatalError { throw fatal }
         var failures: [FetchError] = []

@@ -24,10 +24,10 @@ struct PartState: Codable, Equatable {
 ///
 /// The state is saved after the bytes it counts were written, so it never claims bytes the file lacks (a killed
 /// process loses at most the bytes written since the last save, which are fetched again).
-final class PartFile {
+final class PartFile: Sendable {
     let path: String
     let statePath: String
-    private var descriptor: Int32
+    private let descriptor: Int32
 
     /// Opens `path` (creating it), sized to `size` bytes; `fresh` truncates what was there.
     init(path: String, size: Int64, fresh: Bool) throws {
@@ -44,12 +44,7 @@ final class PartFile {
         }
     }
 
-    deinit { closeFile() }
-
-    func closeFile() {
-        if descriptor >= 0 { close(descriptor) }
-        descriptor = -1
-    }
+    deinit { close(descriptor) }
 
     /// Writes `bytes` at `offset`, all of them (the corresponding C call is `pwrite(2)`).
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {

@@ -1,30 +1,38 @@
+import EPFConcurrency
 import Foundation
 
 /// Runs downloads on `connections` threads, each with its own libcurl handle: a large file's ranges go to several
 /// connections at once, small files go to different connections in parallel.
-final class TransferPool: @unchecked Sendable {
-    private struct Job {
+final class TransferPool: Sendable {
+    private struct Job: Sendable {
         var download: Download
         var segment: Int
         var generation: Int
     }
 
+    /// What the connections share, behind `state`.
+    private struct State: Sendable {
+        var queue: [Job] = []
+        /// The jobs connections are working on, so an idle connection can split one of their ranges.
+        var inFlight: [Int: Job] = [:]
+        var nextJobID = 0
+        var open = 0
+        var fatal: (any Error)?
+        /// Counts the changes an idle connection waits for (a range done, a download closed, a fatal error): after
+        /// each, it looks again for a range to take or split.
+        var changes = 0
+    }
+
     private let settings: HTTPSettings
     private let connections: Int
     private let log: @Sendable (String) -> Void
-    /// Called when a download is verified, on the thread that finished it; moves the file into the mirror.
-    private let install: (Download) throws -> Void
-    private let condition = NSCondition()
-    private var queue: [Job] = []
-    /// The jobs connections are working on, so an idle connection can split one of their ranges.
-    private var inFlight: [Int: Job] = [:]
-    private var nextJobID = 0
-    private var running = 0
-    private var open = 0
-    private var fatal: Error?
+    /// Called when a download is verified, on the connection's thread that finished it; moves the file into the
+    /// mirror.
+    private let install: @Sendable (Download) throws -> Void
+    private let state = Monitor(State())
 
     init(settings: HTTPSettings, connections: Int, log: @escaping @Sendable (String) -> Void,
-         install: @escaping (Download) throws -> Void) {
+         install: @escaping @Sendable (Download) throws -> Void) {
         self.settings = settings
         self.connections = connections
         self.log = log
@@ -33,89 +41,97 @@ final class TransferPool: @unchecked Sendable {
 
     /// The error that stopped every transfer (401), if any.
     var fatalError: Error? {
-        condition.lock()
-        defer { condition.unlock() }
-        return fatal
+        state.read { $0.fatal }
     }
 
-    /// Downloads everything; returns when every download has an outcome. Per-file failures are in each
-    /// download's outcome; a failure that stops all (bad credentials) is in `fatalError`.
+    /// Downloads everything; returns when every download has an outcome and every connection's thread has ended.
+    /// Per-file failures are in each download's outcome; a failure that stops all (bad credentials) is in
+    /// `fatalError`.
     func run(_ downloads: [Download]) {
-        condition.lock()
+        var jobs: [Job] = []
+        var open = 0
         for download in downloads {
             do {
                 let pending = try download.open()
                 download.started = Date()
                 open += 1
                 if pending.isEmpty {
-                    queue.append(Job(download: download, segment: 0, generation: download.generation))
+                    jobs.append(Job(download: download, segment: 0, generation: download.generation))
                 } else {
-                    queue += pending.map { Job(download: download, segment: $0, generation: download.generation) }
+                    jobs += pending.map { Job(download: download, segment: $0, generation: download.generation) }
                 }
             } catch {
                 download.end(.failure(error))
             }
         }
-        // Read under the lock like every other access: no worker runs yet, but the rule stays true if one ever does.
-        let anyOpen = open > 0
-        condition.unlock()
-        if !anyOpen { return }
-        let threads = (0..<max(1, connections)).map { _ in Thread { [self] in work() } }
-        for thread in threads {
-            thread.stackSize = 1 << 20
-            thread.start()
+        state.withLock { state in
+            state.queue = jobs
+            state.open = open
         }
-        condition.lock()
-        while open > 0 || running > 0 { condition.wait() }
-        condition.unlock()
+        if open == 0 { return }
+        var threads: [WorkerThread] = []
+        var refused: WorkerThread.StartFailure?
+        for index in 0..<max(1, connections) {
+            do {
+                threads.append(try WorkerThread(name: "epf-fetch-\(index)") { [self] in work() })
+            } catch {
+                refused = error
+            }
+        }
+        if threads.isEmpty, let refused {
+            let error = FetchError.io(path: "(connection threads)", call: "pthread_create", errno: refused.code)
+            state.withLock { $0.fatal = error }
+        }
+        // A connection's thread ends once every download is closed or a failure stopped them all.
+        for thread in threads { thread.join() }
     }
 
+    /// One connection: takes queued ranges (or splits a busy one) until every download is closed.
     private func work() {
         let session: HTTPSession
         do {
             session = try HTTPSession(settings: settings)
         } catch {
-            condition.lock()
-            if fatal == nil { fatal = error }
-            condition.broadcast()
-            condition.unlock()
+            state.withLock { state in
+                if state.fatal == nil { state.fatal = error }
+                state.changes += 1
+            }
             return
         }
+        // The changes seen when this connection last found nothing to do (-1: look at once).
+        var seen = -1
         while true {
-            condition.lock()
-            var next: Job?
-            while fatal == nil && open > 0 {
-                if !queue.isEmpty {
-                    next = queue.removeFirst()
-                    break
+            // nil: nothing to take yet, look again after the next change or 0.1 s; .some(nil): stop.
+            let taken: (id: Int, job: Job)?? = state.wait(until: { $0.changes != seen }, atMost: 0.1) { state, _ in
+                guard state.fatal == nil && state.open > 0 else { return .some(nil) }
+                var next: Job?
+                if !state.queue.isEmpty {
+                    next = state.queue.removeFirst()
+                } else {
+                    next = steal(state.inFlight)
                 }
-                if let stolen = steal() {
-                    next = stolen
-                    break
+                guard let job = next else {
+                    seen = state.changes
+                    return nil
                 }
-                _ = condition.wait(until: Date().addingTimeInterval(0.1))
+                let id = state.nextJobID
+                state.nextJobID += 1
+                state.inFlight[id] = job
+                return .some((id, job))
             }
-            guard let job = next, fatal == nil else {
-                condition.unlock()
-                return
-            }
-            let id = nextJobID
-            nextJobID += 1
-            inFlight[id] = job
-            running += 1
-            condition.unlock()
+            guard let decided = taken else { continue }
+            guard let (id, job) = decided else { return }
             let more = run(job, session: session)
-            condition.lock()
-            running -= 1
-            inFlight[id] = nil
-            queue += more
-            condition.broadcast()
-            condition.unlock()
+            state.withLock { state in
+                state.inFlight[id] = nil
+                state.queue += more
+                state.changes += 1
+            }
         }
     }
 
-    /// Splits a range another connection is fetching, for this idle one. Called with `condition` held.
-    private func steal() -> Job? {
+    /// Splits a range another connection is fetching, for this idle one. Called with `state` held.
+    private func steal(_ inFlight: [Int: Job]) -> Job? {
         var busy: [ObjectIdentifier: (job: Job, segments: Set<Int>)] = [:]
         for job in inFlight.values {
             let key = ObjectIdentifier(job.download)
@@ -150,10 +166,10 @@ final class TransferPool: @unchecked Sendable {
                 return [Job(download: download, segment: 0, generation: generation)]
             } catch let error as FetchError {
                 if case .unauthorized = error {
-                    condition.lock()
-                    if fatal == nil { fatal = error }
-                    condition.broadcast()
-                    condition.unlock()
+                    state.withLock { state in
+                        if state.fatal == nil { state.fatal = error }
+                        state.changes += 1
+                    }
                     end(download, .failure(error))
                     return []
                 }
@@ -253,10 +269,10 @@ extension TransferPool {
     /// Records a download's outcome; the first outcome of each download closes it for the pool.
     fileprivate func end(_ download: Download, _ result: Result<String, Error>) {
         guard download.end(result) else { return }
-        condition.lock()
-        open -= 1
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { state in
+            state.open -= 1
+            state.changes += 1
+        }
     }
 }
 
