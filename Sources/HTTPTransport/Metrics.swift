@@ -1,33 +1,9 @@
-import Glibc
-
-/// A pthread mutex. The corresponding C functions are `pthread_mutex_lock(3)` and `pthread_mutex_unlock(3)`.
-final class Lock: @unchecked Sendable {  // The mutex itself is the synchronization; its storage never moves.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    /// Runs `body` holding the lock.
-    @inline(__always)
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-}
+import Synchronization
 
 /// Request counters and a latency histogram, sharded per worker thread so workers never contend.
 ///
-/// Thread-safe: each shard has its own lock; `snapshot()` sums the shards.
-public final class ServerMetrics: @unchecked Sendable {  // All mutable state is behind `Lock`s.
+/// Thread-safe: each shard has its own mutex; `snapshot()` sums the shards.
+public final class ServerMetrics: Sendable {
     /// Upper bounds (seconds) of the latency histogram buckets; `+Inf` is implied.
     public static let latencyBuckets: [Double] = [
         0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
@@ -61,34 +37,36 @@ public final class ServerMetrics: @unchecked Sendable {  // All mutable state is
         public var timedOutConnections: UInt64 = 0
     }
 
-    final class Shard {
-        let lock = Lock()
-        var requests: [Key: UInt64] = [:]
-        var buckets = [UInt64](repeating: 0, count: ServerMetrics.latencyBuckets.count + 1)
-        var sum: Double = 0
-        var count: UInt64 = 0
-        var accepted: UInt64 = 0
-        var rejected: UInt64 = 0
-        var timedOut: UInt64 = 0
+    /// One worker's counters.
+    final class Shard: Sendable {
+        struct Counts {
+            var requests: [Key: UInt64] = [:]
+            var buckets = [UInt64](repeating: 0, count: ServerMetrics.latencyBuckets.count + 1)
+            var sum: Double = 0
+            var count: UInt64 = 0
+            var accepted: UInt64 = 0
+            var rejected: UInt64 = 0
+            var timedOut: UInt64 = 0
+        }
+
+        let counts = Mutex(Counts())
     }
 
-    private let shardLock = Lock()
-    private var shards: [Shard] = []
-    private let connectionLock = Lock()
-    private var open = 0
+    private let shards = Mutex<[Shard]>([])
+    private let open = Mutex(0)
 
     /// Creates empty metrics.
     public init() {}
 
     func makeShard() -> Shard {
         let shard = Shard()
-        shardLock.withLock { shards.append(shard) }
+        shards.withLock { $0.append(shard) }
         return shard
     }
 
     /// Counts one more open connection unless `limit` are open; false when the caller must refuse it.
     func openConnection(limit: Int) -> Bool {
-        connectionLock.withLock {
+        open.withLock { open in
             guard open < limit else { return false }
             open += 1
             return true
@@ -97,26 +75,25 @@ public final class ServerMetrics: @unchecked Sendable {  // All mutable state is
 
     /// Counts one connection closed.
     func closeConnection() {
-        connectionLock.withLock { open -= 1 }
+        open.withLock { $0 -= 1 }
     }
 
     /// The number of connections open now.
-    public var openConnections: Int { connectionLock.withLock { open } }
+    public var openConnections: Int { open.withLock { $0 } }
 
     /// Sums every shard.
     public func snapshot() -> Snapshot {
         var result = Snapshot()
-        let all = shardLock.withLock { shards }
+        let all = shards.withLock { $0 }
         for shard in all {
-            shard.lock.withLock {
-                for (key, value) in shard.requests { result.requests[key, default: 0] += value }
-                for index in shard.buckets.indices { result.bucketCounts[index] += shard.buckets[index] }
-                result.latencySum += shard.sum
-                result.latencyCount += shard.count
-                result.acceptedConnections += shard.accepted
-                result.rejectedConnections += shard.rejected
-                result.timedOutConnections += shard.timedOut
-            }
+            let counts = shard.counts.withLock { $0 }
+            for (key, value) in counts.requests { result.requests[key, default: 0] += value }
+            for index in counts.buckets.indices { result.bucketCounts[index] += counts.buckets[index] }
+            result.latencySum += counts.sum
+            result.latencyCount += counts.count
+            result.acceptedConnections += counts.accepted
+            result.rejectedConnections += counts.rejected
+            result.timedOutConnections += counts.timedOut
         }
         result.openConnections = openConnections
         return result
@@ -167,15 +144,15 @@ extension ServerMetrics.Shard {
             bucket = index
             break
         }
-        lock.withLock {
-            requests[ServerMetrics.Key(route: route, status: status), default: 0] += 1
-            buckets[bucket] += 1
-            sum += seconds
-            count += 1
+        counts.withLock { counts in
+            counts.requests[ServerMetrics.Key(route: route, status: status), default: 0] += 1
+            counts.buckets[bucket] += 1
+            counts.sum += seconds
+            counts.count += 1
         }
     }
 
-    func countAccepted() { lock.withLock { accepted += 1 } }
-    func countRejected() { lock.withLock { rejected += 1 } }
-    func countTimedOut() { lock.withLock { timedOut += 1 } }
+    func countAccepted() { counts.withLock { $0.accepted += 1 } }
+    func countRejected() { counts.withLock { $0.rejected += 1 } }
+    func countTimedOut() { counts.withLock { $0.timedOut += 1 } }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// Answers requests on one worker thread.
 ///
@@ -67,19 +68,23 @@ public enum HTTPServerError: Error, CustomStringConvertible, Sendable {
 /// An HTTP/1.1 server: one listening socket shared by N worker threads, each running an epoll loop.
 ///
 /// Thread-safe: `start`, `shutdown` and `waitUntilStopped` may be called from any thread.
-public final class HTTPServer: @unchecked Sendable {  // Mutable state is guarded by `lock`.
+public final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; makeResponder runs once, in start().
     /// The settings it was created with.
     public let configuration: HTTPServerConfiguration
     /// Request and connection metrics, shared with whoever renders `/metrics`.
     public let metrics: ServerMetrics
     private let makeResponder: (Int) throws -> any HTTPResponder
-    private let lock = Lock()
-    private var listener: Int32 = -1
-    private var workers: [Worker] = []
-    private var threads: [pthread_t] = []
-    private var boundPort = 0
-    private var started = false
-    private var joined = false
+    /// The server's mutable state, behind `state`.
+    private struct State {
+        var listener: Int32 = -1
+        var workers: [Worker] = []
+        var threads: [pthread_t] = []
+        var boundPort = 0
+        var started = false
+        var joined = false
+    }
+
+    private let state = Mutex(State())
     let stopFlag = StopFlag()
 
     /// Creates a server; `makeResponder(i)` is called once per worker thread by `start()`.
@@ -91,16 +96,16 @@ public final class HTTPServer: @unchecked Sendable {  // Mutable state is guarde
     }
 
     /// The bound port (useful after binding port 0); 0 before `start()`.
-    public var port: Int { lock.withLock { boundPort } }
+    public var port: Int { state.withLock { $0.boundPort } }
 
     /// Binds, creates the responders and starts the worker threads; returns the bound port.
     ///
     /// Throws `HTTPServerError` for a bad host or a failed syscall, or whatever `makeResponder` throws.
     @discardableResult
     public func start() throws -> Int {
-        try lock.withLock {
-            guard !started else { throw HTTPServerError.alreadyStarted }
-            started = true
+        try state.withLock { state throws(HTTPServerError) in
+            guard !state.started else { throw HTTPServerError.alreadyStarted }
+            state.started = true
         }
         let socket = try Self.listen(host: configuration.host, port: configuration.port)
         var created: [Worker] = []
@@ -130,11 +135,11 @@ public final class HTTPServer: @unchecked Sendable {  // Mutable state is guarde
                 }
                 spawned.append(thread)
             }
-            lock.withLock {
-                listener = socket
-                workers = created
-                threads = spawned
-                boundPort = port
+            state.withLock { state in
+                state.listener = socket
+                state.workers = created
+                state.threads = spawned
+                state.boundPort = port
             }
             return port
         } catch {
@@ -148,21 +153,21 @@ public final class HTTPServer: @unchecked Sendable {  // Mutable state is guarde
     /// Returns at once; call `waitUntilStopped()` to wait. Safe to call more than once.
     public func shutdown() {
         stopFlag.set()
-        for worker in lock.withLock({ workers }) { worker.wake() }
+        for worker in state.withLock({ $0.workers }) { worker.wake() }
     }
 
     /// Blocks until every worker thread has exited, then closes the listening socket.
     public func waitUntilStopped() {
-        let toJoin: [pthread_t] = lock.withLock {
-            guard !joined else { return [] }
-            joined = true
-            return threads
+        let toJoin: [pthread_t] = state.withLock { state in
+            guard !state.joined else { return [] }
+            state.joined = true
+            return state.threads
         }
         for thread in toJoin { pthread_join(thread, nil) }
-        lock.withLock {
-            if listener >= 0 { close(listener) }
-            listener = -1
-            workers = []
+        state.withLock { state in
+            if state.listener >= 0 { close(state.listener) }
+            state.listener = -1
+            state.workers = []
         }
     }
 
@@ -249,10 +254,9 @@ public final class HTTPServer: @unchecked Sendable {  // Mutable state is guarde
 }
 
 /// A one-way flag set by `shutdown()` and read by the workers.
-final class StopFlag: @unchecked Sendable {  // `value` is only touched under `lock`.
-    private let lock = Lock()
-    private var value = false
+final class StopFlag: Sendable {
+    private let value = Atomic(false)
 
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }
