@@ -1,5 +1,6 @@
 import EPFPostgres
 import Foundation
+import Synchronization
 
 /// Exit statuses, following sysexits(3) like swift-argument-parser's tools.
 ///
@@ -163,22 +164,33 @@ var colorAllowed: Bool {
     isTerminal(STDOUT_FILENO) && (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
 }
 
-/// Standard output with a large buffer; flushed at exit.
-final class Output: @unchecked Sendable {
+/// Standard output with a large buffer; flushed at exit. Any thread may write: the buffer is behind a Mutex, and
+/// a line is appended whole.
+final class Output: Sendable {
     static let shared = Output()
-    private var buffer: [UInt8] = []
+    private let buffer = Mutex<[UInt8]>([])
 
     func write(_ text: String) {
-        buffer.append(contentsOf: text.utf8)
-        if buffer.count > 1 << 16 { flush() }
+        buffer.withLock { buffer in
+            buffer.append(contentsOf: text.utf8)
+            if buffer.count > 1 << 16 { Self.drain(&buffer) }
+        }
     }
 
     func line(_ text: String = "") {
-        write(text)
-        write("\n")
+        buffer.withLock { buffer in
+            buffer.append(contentsOf: text.utf8)
+            buffer.append(UInt8(ascii: "\n"))
+            if buffer.count > 1 << 16 { Self.drain(&buffer) }
+        }
     }
 
     func flush() {
+        buffer.withLock { Self.drain(&$0) }
+    }
+
+    /// Writes `buffer` to standard output and empties it.
+    private static func drain(_ buffer: inout [UInt8]) {
         guard !buffer.isEmpty else { return }
         buffer.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { return }

@@ -178,7 +178,7 @@ enum FetchCommand: Command {
             let line = live ? "\r\u{1B}[K" + message : ISO8601DateFormatter().string(from: Date()) + " " + message
             FileHandle.standardError.write(Data((line + "\n").utf8))
         }
-        nonisolated(unsafe) var lastLog = Date.distantPast
+        var lastLog = Date.distantPast  // the progress callback runs on this thread only
         let fetcher = Fetcher(options: options, log: log) { progress in
             guard showProgress else { return }
             let megabytes = Double(progress.bytesDone) / 1e6

@@ -6,11 +6,13 @@ import EPFSQLite
 import EPFStore
 import Foundation
 import JSONText
+import Synchronization
 
 /// Shows import progress: a live line per table on a terminal, a plain log line every few seconds otherwise.
-final class ProgressPrinter: @unchecked Sendable {
+/// The import calls `report` from a `@Sendable` callback: the time of the last log line is behind a Mutex.
+final class ProgressPrinter: Sendable {
     private let live = isTerminal(STDERR_FILENO)
-    private var lastLog = Date.distantPast
+    private let lastLog = Mutex(Date.distantPast)
     private let quiet: Bool
 
     init(quiet: Bool) { self.quiet = quiet }
@@ -32,8 +34,11 @@ final class ProgressPrinter: @unchecked Sendable {
         if live {
             let line = progress.finished ? "\r\u{1B}[K" + text + "\n" : "\r\u{1B}[K" + text
             FileHandle.standardError.write(Data(line.utf8))
-        } else if progress.finished || Date().timeIntervalSince(lastLog) >= 5 {
+        } else if lastLog.withLock({ lastLog in
+            guard progress.finished || Date().timeIntervalSince(lastLog) >= 5 else { return false }
             lastLog = Date()
+            return true
+        }) {
             let stamp = ISO8601DateFormatter().string(from: Date())
             FileHandle.standardError.write(Data("\(stamp) \(text)\n".utf8))
         }
