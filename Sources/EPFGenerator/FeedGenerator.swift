@@ -1,5 +1,6 @@
 import EPFFormat
 import Foundation
+import Synchronization
 
 /// One file the generator wrote.
 public struct GeneratedFile: Sendable, Codable, Equatable {
@@ -332,33 +333,35 @@ private struct TableOutcome: Sendable {
     let dirt: [DirtEntry]
 }
 
-/// Hands out job positions and collects outcomes from worker threads, under a lock.
-private final class OutcomeBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var next = 0
-    private var results: [Result<TableOutcome, Error>?]
+/// Hands out job positions and collects outcomes from worker threads, behind a Mutex.
+private final class OutcomeBox: Sendable {
+    private struct State {
+        var next = 0
+        var results: [Result<TableOutcome, Error>?]
+    }
 
-    init(count: Int) { results = Array(repeating: nil, count: count) }
+    private let state: Mutex<State>
+
+    init(count: Int) { state = Mutex(State(results: Array(repeating: nil, count: count))) }
 
     /// The next job position, or nil once a job has failed (the others stop early).
     func nextJob() -> Int? {
-        lock.lock()
-        defer { lock.unlock() }
-        if results.contains(where: { if case .failure = $0 { return true } else { return false } }) { return nil }
-        next += 1
-        return next - 1
+        state.withLock { state in
+            if state.results.contains(where: { if case .failure = $0 { return true } else { return false } }) {
+                return nil
+            }
+            state.next += 1
+            return state.next - 1
+        }
     }
 
     func store(_ index: Int, _ result: Result<TableOutcome, Error>) {
-        lock.lock()
-        results[index] = result
-        lock.unlock()
+        state.withLock { $0.results[index] = result }
     }
 
     /// Outcomes in job order; throws the first failure in job order.
     func outcomes() throws -> [TableOutcome] {
-        lock.lock()
-        defer { lock.unlock() }
+        let results = state.withLock { $0.results }
         var outcomes: [TableOutcome] = []
         for result in results {
             guard let result else { continue }
