@@ -17,15 +17,15 @@ let package = Package(
         // libpq's declarations only: the library is opened at first use (see Sources/CLibPQ/shim.h).
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", providers: [.apt(["libpq-dev"])]),
 
-        // Threads by one set of rules: Synchronization's Mutex, a monitor to wait on, a bounded blocking queue and a
-        // worker thread that is always joined. Standard library, Synchronization and Glibc only.
+        // Threads by one set of rules: a mutex, a monitor to wait on, a bounded blocking queue and a worker thread
+        // that is always joined. Standard library and Glibc only.
         .target(name: "EPFConcurrency"),
         // One JSON value type and writer for every output (CLI --json, HTTP bodies, stored documents).
         .target(name: "JSONText"),
         // Bytes -> records: sources (file, gzip, bzip2, tar), record splitter, header, feed layout.
         .target(name: "EPFFormat", dependencies: ["EPFConcurrency", "CZlib", "CBzip2"]),
         // Deterministic synthetic feeds in the exact EPF format.
-        .target(name: "EPFGenerator", dependencies: ["EPFFormat", "CBzip2", "CZlib"]),
+        .target(name: "EPFGenerator", dependencies: ["EPFConcurrency", "EPFFormat", "CBzip2", "CZlib"]),
         // The SQLite driver: connection, statements, errors, the mapped VFS, epf's SQL functions. The only module
         // that imports CSQLite.
         .target(name: "EPFSQLite", dependencies: ["CSQLite"]),
@@ -48,13 +48,14 @@ let package = Package(
         // Mirrors Apple's feed server: listings, verified, resumable, multi-connection downloads (libcurl).
         .target(name: "EPFFetch", dependencies: ["EPFConcurrency", "EPFFormat", "EPFSQLite", "EPFStore", "CCurl"]),
         // HTTP/1.1 transport: sockets, parser, workers, response writer, metrics. Knows nothing of EPF.
-        .target(name: "HTTPTransport"),
+        .target(name: "HTTPTransport", dependencies: ["EPFConcurrency"]),
         // The EPF API: routes over EPFQuery, the response cache and the status report, on HTTPTransport.
         .target(name: "EPFServer", dependencies: ["EPFSQLite", "EPFQuery", "HTTPTransport", "JSONText"]),
         // The executable: argument parsing and output only.
-        .executableTarget(name: "epf", dependencies: ["EPFSQLite", "EPFFormat", "EPFGenerator", "EPFStore",
-                                                      "EPFPostgresStore", "EPFQuery", "EPFServer", "HTTPTransport",
-                                                      "JSONText", "EPFFetch", "EPFPostgres", "EPFExport"]),
+        .executableTarget(name: "epf", dependencies: ["EPFConcurrency", "EPFSQLite", "EPFFormat", "EPFGenerator",
+                                                      "EPFStore", "EPFPostgresStore", "EPFQuery", "EPFServer",
+                                                      "HTTPTransport", "JSONText", "EPFFetch", "EPFPostgres",
+                                                      "EPFExport"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench",
                           dependencies: ["EPFSQLite", "EPFFormat", "EPFStore", "EPFQuery", "EPFServer",

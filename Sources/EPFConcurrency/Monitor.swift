@@ -1,7 +1,7 @@
 import Glibc
 
-/// A value guarded by a lock, whose holders can wait until another thread changes it: what Synchronization's
-/// `Mutex` does, plus the condition variable it lacks. Use `Mutex` where no thread waits for a change.
+/// A value guarded by a lock, whose holders can wait until another thread changes it: what `Mutex` does, plus a
+/// condition variable. Use `Mutex` where no thread waits for a change.
 ///
 /// Every `withLock` and `wait` wakes the waiters when its body returns, so a change can never go unannounced;
 /// `read`, which cannot change the state, wakes nobody.

@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// A thread running one closure, joined by its owner: `join()` waits until the closure has returned, and dropping
 /// the last reference joins too, so no thread outlives the value that started it. Stop the closure first (cancel

@@ -1,6 +1,6 @@
+import EPFConcurrency
 import EPFFormat
 import Foundation
-import Synchronization
 
 /// One file being downloaded: its `.part`, its byte ranges, and the MD5 of the contiguous prefix written so far.
 ///

@@ -1,5 +1,5 @@
+import EPFConcurrency
 import Foundation
-import Synchronization
 
 /// UTF-8 and NUL checks done ahead, chunk by chunk, on the thread that reads the file, so the parsing thread can
 /// skip them for records that lie wholly in clean chunks.

@@ -1,6 +1,6 @@
+import EPFConcurrency
 import EPFFormat
 import Foundation
-import Synchronization
 
 /// One file the generator wrote.
 public struct GeneratedFile: Sendable, Codable, Equatable {

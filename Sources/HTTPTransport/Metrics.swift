@@ -1,4 +1,4 @@
-import Synchronization
+import EPFConcurrency
 
 /// Request counters and a latency histogram, sharded per worker thread so workers never contend.
 ///

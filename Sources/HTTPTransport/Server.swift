@@ -1,5 +1,5 @@
+import EPFConcurrency
 import Glibc
-import Synchronization
 
 /// Answers requests on one worker thread.
 ///
@@ -103,7 +103,7 @@ public final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; ma
     /// Throws `HTTPServerError` for a bad host or a failed syscall, or whatever `makeResponder` throws.
     @discardableResult
     public func start() throws -> Int {
-        try state.withLock { state throws(HTTPServerError) in
+        try state.withLock { state in
             guard !state.started else { throw HTTPServerError.alreadyStarted }
             state.started = true
         }
@@ -255,8 +255,8 @@ public final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; ma
 
 /// A one-way flag set by `shutdown()` and read by the workers.
 final class StopFlag: Sendable {
-    private let value = Atomic(false)
+    private let value = Mutex(false)
 
-    func set() { value.store(true, ordering: .releasing) }
-    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }

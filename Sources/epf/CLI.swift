@@ -1,6 +1,6 @@
+import EPFConcurrency
 import EPFPostgres
 import Foundation
-import Synchronization
 
 /// Exit statuses, following sysexits(3) like swift-argument-parser's tools.
 ///

@@ -1,3 +1,4 @@
+import EPFConcurrency
 import EPFFormat
 import EPFPostgres
 import EPFPostgresStore
@@ -6,7 +7,6 @@ import EPFSQLite
 import EPFStore
 import Foundation
 import JSONText
-import Synchronization
 
 /// Shows import progress: a live line per table on a terminal, a plain log line every few seconds otherwise.
 /// The import calls `report` from a `@Sendable` callback: the time of the last log line is behind a Mutex.
