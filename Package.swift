@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "EPFPostgres", dependencies: ["CLibPQ"]),
         // Apache Parquet files, written row by row with bounded memory: Thrift compact metadata, PLAIN and
         // dictionary encodings, RLE/bit-packed levels, the GZIP codec (zlib), statistics. Knows nothing of EPF.
-        .target(name: "EPFParquet", dependencies: ["CZlib"]),
+        .target(name: "EPFParquet", dependencies: ["EPFConcurrency", "CZlib"]),
         // Rows -> Parquet files: `epf export`'s tables, typed, split by storefront, with a manifest.
         .target(name: "EPFExport", dependencies: ["EPFParquet", "EPFSQLite", "EPFStore", "EPFFormat", "JSONText"]),
         // Records -> rows: schema mapping, the import loop both stores share, the SQLite store, its bookkeeping.
