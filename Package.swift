@@ -29,24 +29,31 @@ let package = Package(
         // The SQLite driver: connection, statements, errors, the mapped VFS, epf's SQL functions. The only module
         // that imports CSQLite.
         .target(name: "EPFSQLite", dependencies: ["CSQLite"]),
+        // What readers of a database epf built need of its layout: the names of the tables the importer keeps
+        // (changes, price history, search index), its bookkeeping read side (`epf_tables`, `epf_ledger`,
+        // `epf_sources`, the stamps of derived data) and the search text's normalisation. The writers use the same
+        // names from here; the readers need nothing of the importer.
+        .target(name: "EPFSchema", dependencies: ["EPFSQLite"]),
         // A thin libpq wrapper and PostgreSQL's binary COPY format.
         .target(name: "EPFPostgres", dependencies: ["CLibPQ"]),
         // Apache Parquet files, written row by row with bounded memory: Thrift compact metadata, PLAIN and
         // dictionary encodings, RLE/bit-packed levels, the GZIP codec (zlib), statistics. Knows nothing of EPF.
         .target(name: "EPFParquet", dependencies: ["EPFConcurrency", "CZlib"]),
         // Rows -> Parquet files: `epf export`'s tables, typed, split by storefront, with a manifest.
-        .target(name: "EPFExport", dependencies: ["EPFParquet", "EPFSQLite", "EPFStore", "EPFFormat", "JSONText"]),
+        .target(name: "EPFExport", dependencies: ["EPFParquet", "EPFSchema", "EPFSQLite", "EPFFormat", "JSONText"]),
         // Records -> rows: schema mapping, the import loop both stores share, the SQLite store, its bookkeeping.
         // Its third room, PostgreSQL/, is a module of its own (EPFPostgresStore) so that what reads the database
         // (EPFQuery, EPFServer, EPFFetch) does not depend on libpq.
-        .target(name: "EPFStore", dependencies: ["EPFFormat", "EPFSQLite", "JSONText"], exclude: ["PostgreSQL"]),
+        .target(name: "EPFStore", dependencies: ["EPFFormat", "EPFSchema", "EPFSQLite", "JSONText"],
+                exclude: ["PostgreSQL"]),
         // The same loads into PostgreSQL, behind the store's shared import loop (ImportPass); only epf links it.
-        .target(name: "EPFPostgresStore", dependencies: ["EPFStore", "EPFFormat", "EPFPostgres", "JSONText"],
+        .target(name: "EPFPostgresStore",
+                dependencies: ["EPFStore", "EPFSchema", "EPFFormat", "EPFPostgres", "JSONText"],
                 path: "Sources/EPFStore/PostgreSQL"),
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
-        .target(name: "EPFQuery", dependencies: ["EPFFormat", "EPFSQLite", "EPFStore", "JSONText"]),
+        .target(name: "EPFQuery", dependencies: ["EPFFormat", "EPFSchema", "EPFSQLite", "JSONText"]),
         // Mirrors Apple's feed server: listings, verified, resumable, multi-connection downloads (libcurl).
-        .target(name: "EPFFetch", dependencies: ["EPFConcurrency", "EPFFormat", "EPFSQLite", "EPFStore", "CCurl"]),
+        .target(name: "EPFFetch", dependencies: ["EPFConcurrency", "EPFFormat", "EPFSchema", "EPFSQLite", "CCurl"]),
         // HTTP/1.1 transport: sockets, parser, workers, response writer, metrics. Knows nothing of EPF.
         .target(name: "HTTPTransport", dependencies: ["EPFConcurrency"]),
         // The EPF API: routes over EPFQuery, the response cache and the status report, on HTTPTransport.

@@ -1,7 +1,7 @@
 import EPFFormat
 import EPFParquet
 import EPFSQLite
-import EPFStore
+import EPFSchema
 import Foundation
 import Glibc
 import JSONText

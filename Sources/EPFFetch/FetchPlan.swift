@@ -1,5 +1,5 @@
 import EPFSQLite
-import EPFStore
+import EPFSchema
 import Foundation
 
 /// What fetch does with one remote file.

@@ -1,4 +1,3 @@
-import EPFStore
 import JSONText
 
 /// What one request to Apple's `/lookup` asks for (see `AppleQueries.lookup`). Values are checked by the

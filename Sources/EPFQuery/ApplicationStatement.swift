@@ -1,5 +1,4 @@
 import EPFSQLite
-import EPFStore
 
 /// The statement behind app lookups: the app's row, its price in one storefront (`?2`), its developer,
 /// and its genres, devices and languages as `group_concat` lists, for app `?1`, in one step.

@@ -1,5 +1,4 @@
 import EPFSQLite
-import EPFStore
 
 /// A prepared statement kept in the engine's statement cache, with its result columns by name.
 final class CachedStatement {

@@ -1,6 +1,6 @@
 import EPFFormat
 import EPFSQLite
-import EPFStore
+import EPFSchema
 import JSONText
 
 /// Prices in every storefront, the storefronts, the genre tree and a genre's top apps, the data's export date.

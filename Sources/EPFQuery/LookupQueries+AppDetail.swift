@@ -1,4 +1,3 @@
-import EPFStore
 import JSONText
 
 /// An app's `application_detail` row in one language: localized texts and screenshots, with English as fallback.

@@ -4,7 +4,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import EPFStore
 import JSONText
 
 /// Stored lookup documents: reading them, re-targeting them to a country, and building them for the importer.

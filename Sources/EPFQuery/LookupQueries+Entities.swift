@@ -1,5 +1,4 @@
 import EPFSQLite
-import EPFStore
 import JSONText
 
 /// Lookup objects built from the tables: apps, collections, songs, videos, artists, and their prices.

@@ -1,5 +1,4 @@
 import EPFSQLite
-import EPFStore
 import JSONText
 
 /// Lookups by Apple ID or store link; apps, collections, songs, videos and artists as Apple's Lookup objects;

@@ -1,6 +1,6 @@
 import EPFFormat
 import EPFSQLite
-import EPFStore
+import EPFSchema
 import Foundation
 import JSONText
 

@@ -4,7 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import EPFStore
+import EPFSchema
 import JSONText
 
 /// One read session over an imported EPF database: the connection, the snapshot and the statement cache that

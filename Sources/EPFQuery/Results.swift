@@ -1,5 +1,4 @@
 import EPFSQLite
-import EPFStore
 import JSONText
 
 /// Why a query could not be answered. Each case's `description` says what went wrong and what to do.

@@ -1,5 +1,4 @@
 import EPFSQLite
-import EPFStore
 
 /// Read-only SQL through the session's connection (its authorizer denies everything but reading).
 public final class SQLQueries: SessionReading {

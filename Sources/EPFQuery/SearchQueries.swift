@@ -1,5 +1,5 @@
 import EPFSQLite
-import EPFStore
+import EPFSchema
 
 /// Full-text search over titles and artist and seller names (`epf_search`).
 public final class SearchQueries: SessionReading {

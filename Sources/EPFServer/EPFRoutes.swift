@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFQuery
+import EPFSchema
 import EPFSQLite
 import EPFStore
 import Glibc

@@ -1,6 +1,6 @@
 import EPFQuery
 import EPFSQLite
-import EPFStore
+import EPFSchema
 import Glibc
 import HTTPTransport
 

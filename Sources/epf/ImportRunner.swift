@@ -3,6 +3,7 @@ import EPFFormat
 import EPFPostgres
 import EPFPostgresStore
 import EPFQuery
+import EPFSchema
 import EPFSQLite
 import EPFStore
 import Foundation

@@ -1,4 +1,5 @@
 import EPFGenerator
+import EPFSchema
 import EPFSQLite
 import EPFStore
 import EPFTestSupport

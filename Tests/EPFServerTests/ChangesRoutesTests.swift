@@ -1,4 +1,5 @@
 @testable import EPFServer
+import EPFSchema
 import EPFStore
 import EPFTestSupport
 import Foundation

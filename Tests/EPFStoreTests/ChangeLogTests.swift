@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFGenerator
+import EPFSchema
 import EPFSQLite
 import EPFTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSchema
 import Foundation
 
 /// `--only` and `--skip`: which tables an import applies.

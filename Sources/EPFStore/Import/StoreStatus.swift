@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSchema
 import EPFSQLite
 import Foundation
 

@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFPostgres
+import EPFSchema
 import EPFStore
 import Foundation
 

@@ -1,4 +1,5 @@
 import EPFPostgres
+import EPFSchema
 import EPFStore
 import Foundation
 

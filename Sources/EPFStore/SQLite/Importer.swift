@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSchema
 import EPFSQLite
 import Foundation
 
@@ -179,8 +180,8 @@ public final class Importer {
                 let started = Date()
                 let clock = PhaseClock()
                 defer { clock.stop(.lookupDocuments, &phases, &phasesCPU) }
-                let items = try builder.rebuild(databasePath: databasePath, connection: connection,
-                                                stamp: stamp, changes: changes) { done, total in
+                let items = try DerivedDocuments.rebuild(builder, databasePath: databasePath, connection: connection,
+                                                         stamp: stamp, changes: changes) { done, total in
                     progress?(ImportProgress(table: builder.name, location: builder.name, records: done, bytes: 0,
                                              inputRead: Int64(done), inputTotal: Int64(total),
                                              elapsed: Date().timeIntervalSince(started), finished: done == total))

@@ -1,3 +1,4 @@
+import EPFSchema
 import EPFSQLite
 
 /// Writes changes to SQLite's price history (`Layout.packedTable`): the changes of one item, added one

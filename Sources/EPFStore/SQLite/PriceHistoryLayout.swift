@@ -1,3 +1,4 @@
+import EPFSchema
 import EPFSQLite
 
 /// The layout of SQLite's price history (`sqliteSchema`): made where it is missing, and moved into

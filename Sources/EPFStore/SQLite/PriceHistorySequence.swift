@@ -1,3 +1,4 @@
+import EPFSchema
 import EPFSQLite
 
 /// Where the SQLite price history's numbering stands: the last `seq` of `PriceHistoryLayout.packedTable` given out and

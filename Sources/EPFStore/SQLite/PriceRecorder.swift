@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFSchema
 import EPFSQLite
 
 /// The price history of one SQLite table load (see `PriceHistory`), through the load's lifecycle

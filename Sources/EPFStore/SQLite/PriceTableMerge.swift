@@ -1,3 +1,4 @@
+import EPFSchema
 import EPFSQLite
 import Foundation
 

@@ -1,23 +1,13 @@
+import EPFSchema
 import EPFSQLite
 
-/// The full-text index `epf_search` over titles and artist/seller names, used by `epf search`.
-///
-/// An FTS5 table with columns `kind` and `id` (unindexed), `title` and `names`, tokenized by
-/// `unicode61 remove_diacritics 2` so case and accents do not matter. Runs of CJK, Kana and Hangul
-/// characters would be one token each for unicode61, so `searchText(_:)` puts a space between such
-/// characters on both sides (index and query): any CJK word is then found as a phrase.
+/// Building the full-text index `epf_search` (see EPFSchema's `SearchIndex` for what it holds).
 ///
 /// Prefix indexes for 2 and 3 characters (`prefix = '2 3'`) let a short prefix ("ka*") read one doclist
 /// instead of merging the doclists of every token it begins: 20-30 ms less per query on a million rows,
 /// for about 16% more build time and 50% more index. A 1-character index would double the build time.
 /// Indexes built before have none and answer the same, only slower.
-public enum SearchIndex {
-    /// The name of the index's stamp in `epf_derived` (see `DerivedData`): the tables it was built from.
-    public static let derivedName = "search_index"
-
-    /// The entity kinds stored in the index's `kind` column, per source table.
-    public static let kinds = ["software", "ebook", "album", "song", "video", "artist"]
-
+extension SearchIndex {
     /// Rebuilds `epf_search` from whichever of application, collection, song, video and artist exist.
     ///
     /// Builds `epf_search_new` with one `INSERT ... SELECT` per table, then replaces `epf_search` with it.
@@ -84,19 +74,6 @@ public enum SearchIndex {
             return prefix + "SELECT 'artist', t.artist_id, epf_cjk(\(column("name"))), NULL FROM artist t"
         default:
             return nil
-        }
-    }
-
-    /// Puts a space between consecutive CJK ideographs, Kana and Hangul characters; other text is unchanged.
-    ///
-    /// "東京タワー" becomes "東 京 タ ワ ー", so each character is a token and the word is a phrase.
-    public static func searchText(_ text: String) -> String {
-        var text = text
-        return text.withUTF8 { utf8 in
-            guard let spaced = CJKSpacing.space(UnsafeRawBufferPointer(utf8)) else {
-                return String(decoding: utf8, as: UTF8.self)
-            }
-            return String(decoding: spaced, as: UTF8.self)
         }
     }
 }

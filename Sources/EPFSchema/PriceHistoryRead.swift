@@ -7,9 +7,9 @@ public struct PriceHistoryRead: Sendable {
     /// SQLite databases made before the packed layout.
     public static let changes = "epf_price_history"
     /// SQLite's table of packed changes (one row per item and export) under the view.
-    static let packedTable = "epf_price_changes"
+    package static let packedTable = "epf_price_changes"
     /// Positions per row of `packedTable` in the view's `seq`.
-    static let positionsPerRow: Int64 = 1024
+    package static let positionsPerRow: Int64 = 1024
 
     /// The relation to read (`changes`).
     public let table: String

@@ -1,5 +1,4 @@
 import EPFSQLite
-import Foundation
 
 /// What the importer's bookkeeping tables (`epf_tables`, `epf_ledger`, `epf_sources`) say, for the modules that
 /// read a database epf built: the query engine, the server, the fetcher. They ask here rather than writing SQL
