@@ -33,7 +33,7 @@ let package = Package(
         // (changes, price history, search index), its bookkeeping read side (`epf_tables`, `epf_ledger`,
         // `epf_sources`, the stamps of derived data) and the search text's normalisation. The writers use the same
         // names from here; the readers need nothing of the importer.
-        .target(name: "EPFSchema", dependencies: ["EPFSQLite"]),
+        .target(name: "EPFSchema", dependencies: ["EPFSQLite", "JSONText"]),
         // A thin libpq wrapper and PostgreSQL's binary COPY format.
         .target(name: "EPFPostgres", dependencies: ["CLibPQ"]),
         // Apache Parquet files, written row by row with bounded memory: Thrift compact metadata, PLAIN and

@@ -2,7 +2,6 @@ import EPFFormat
 import EPFQuery
 import EPFSchema
 import EPFSQLite
-import EPFStore
 import Glibc
 import HTTPTransport
 import JSONText
@@ -364,16 +363,17 @@ public final class EPFRoutes: HTTPResponder {
             throw RouteError(status: 503, message: "the database is not readable: \(error)",
                              headers: [("Retry-After", "1")])
         }
-        // The claims of `epf status` (StoreStatus): the date the data is complete as of, whether the tables mix
-        // exports, and how many failed files nothing made up for; from the data itself without bookkeeping.
+        // The claims of `epf status` (the configuration's `DatabaseStatusReader`): the date the data is complete
+        // as of, whether the tables mix exports, and how many failed files nothing made up for; from the data
+        // itself without bookkeeping.
         let now = monotonicNanoseconds()
         if claimsCache.map({ now &- $0.at >= 2_000_000_000 }) ?? true {
             var claims = (at: now, exportDate: database.newestExportDate(), mixed: false, failures: 0)
-            if try side.tableExists("epf_tables"),
-               let status = try? StoreStatus.read(side, databasePath: configuration.databasePath, lastImports: 0) {
+            if let reader = configuration.status, try side.tableExists("epf_tables"),
+               let status = try? reader.read(side, databasePath: configuration.databasePath, lastImports: 0) {
                 claims.exportDate = status.dataAsOf ?? claims.exportDate
                 claims.mixed = status.mixed
-                claims.failures = status.failures.count
+                claims.failures = status.failureCount
             }
             claimsCache = claims
         }
@@ -409,9 +409,12 @@ public final class EPFRoutes: HTTPResponder {
             return json(cached.value, cache: .noStore)
         }
         guard requestEngine() != nil else { throw unavailable() }
+        guard let reader = configuration.status else {
+            throw RouteError(status: 503, message: "this server was started without a reader of the database status")
+        }
         let value: JSONValue
         do {
-            value = try StatusReport.build(databasePath: configuration.databasePath,
+            value = try StatusReport.build(reader, databasePath: configuration.databasePath,
                                            dataExportDate: database.newestExportDate(),
                                            startedAt: startedAt, threads: configuration.http.threads,
                                            timeLimitMilliseconds: configuration.queryTimeLimitMilliseconds)

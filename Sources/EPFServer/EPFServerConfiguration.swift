@@ -1,3 +1,4 @@
+import EPFSchema
 import Glibc
 import HTTPTransport
 
@@ -20,11 +21,17 @@ public struct EPFServerConfiguration: Sendable {
     /// Longest a query of a route that may scan (search, changes, the status count) may run on the event loop;
     /// a query still running then is stopped and answered with 503 and `Retry-After`.
     public var queryTimeLimitMilliseconds = 2000
+    /// Reads the importer's account of the database for `/v1/status` and the claims of `/healthz` (the executable
+    /// passes EPFStore's `StoreStatusReader`). Without one, `/v1/status` answers 503 and `/healthz` claims what the
+    /// data alone says (its newest export date, not mixed, no failures), as for a database without bookkeeping.
+    public var status: (any DatabaseStatusReader)?
 
     /// Creates a configuration for a database path with default transport settings.
-    public init(databasePath: String, http: HTTPServerConfiguration = HTTPServerConfiguration()) {
+    public init(databasePath: String, http: HTTPServerConfiguration = HTTPServerConfiguration(),
+                status: (any DatabaseStatusReader)? = nil) {
         self.databasePath = databasePath
         self.http = http
+        self.status = status
     }
 }
 

@@ -1,5 +1,6 @@
 import EPFQuery
 import EPFServer
+import EPFStore
 import HTTPTransport
 import Foundation
 
@@ -106,7 +107,7 @@ enum ServeCommand: Command {
         sigaddset(&signals, SIGINT)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
-        var configuration = EPFServerConfiguration(databasePath: path, http: http)
+        var configuration = EPFServerConfiguration(databasePath: path, http: http, status: StoreStatusReader())
         configuration.responseCacheEntries = cacheEntries
         let server = EPFAPI.makeServer(configuration)
         let port: Int

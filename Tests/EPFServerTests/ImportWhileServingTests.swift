@@ -34,7 +34,8 @@ func startServer(_ database: String) throws -> (HTTPServer, Int) {
     var http = HTTPServerConfiguration()
     http.port = 0
     http.threads = 2
-    let server = EPFAPI.makeServer(EPFServerConfiguration(databasePath: database, http: http))
+    let server = EPFAPI.makeServer(EPFServerConfiguration(databasePath: database, http: http,
+                                                          status: StoreStatusReader()))
     return (server, try server.start())
 }
 

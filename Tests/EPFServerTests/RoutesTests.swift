@@ -257,7 +257,7 @@ final class RouteHarness {
 
     init(extraSQL: String = "", queryTimeLimitMilliseconds: Int? = nil) throws {
         fixture = try CatalogueDatabase(extraSQL: extraSQL, walMode: true)
-        var configuration = EPFServerConfiguration(databasePath: fixture.path)
+        var configuration = EPFServerConfiguration(databasePath: fixture.path, status: StoreStatusReader())
         if let queryTimeLimitMilliseconds { configuration.queryTimeLimitMilliseconds = queryTimeLimitMilliseconds }
         routes = try EPFRoutes(configuration: configuration)
     }

@@ -1,5 +1,6 @@
 import HTTPTransport
 import EPFServer
+import EPFStore
 import EPFTestSupport
 import Foundation
 import Glibc
@@ -20,7 +21,8 @@ final class TestServer {
         http.idleTimeout = 10
         http.drainTimeout = 5
         configure(&http)
-        server = EPFAPI.makeServer(EPFServerConfiguration(databasePath: fixture.path, http: http))
+        server = EPFAPI.makeServer(EPFServerConfiguration(databasePath: fixture.path, http: http,
+                                                           status: StoreStatusReader()))
         port = try server.start()
     }
 
