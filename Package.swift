@@ -48,7 +48,7 @@ let package = Package(
                 exclude: ["PostgreSQL"]),
         // The same loads into PostgreSQL, behind the store's shared import loop (ImportPass); only epf links it.
         .target(name: "EPFPostgresStore",
-                dependencies: ["EPFStore", "EPFSchema", "EPFFormat", "EPFPostgres", "JSONText"],
+                dependencies: ["EPFStore", "EPFSchema", "EPFFormat", "EPFPostgres"],
                 path: "Sources/EPFStore/PostgreSQL"),
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
         .target(name: "EPFQuery", dependencies: ["EPFFormat", "EPFSchema", "EPFSQLite", "JSONText"]),
@@ -66,8 +66,7 @@ let package = Package(
                                          "JSONText", "EPFFetch", "EPFPostgres", "EPFParquet", "EPFExport"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench",
-                          dependencies: ["EPFSQLite", "EPFFormat", "EPFStore", "EPFQuery", "EPFServer",
-                                         "HTTPTransport"],
+                          dependencies: ["EPFFormat", "EPFQuery", "EPFServer", "HTTPTransport"],
                           path: "benchmarks/swift"),
         // The test feed server (Tests/EPFTestSupport/FeedServer.swift) as a process, for the fetch benchmark.
         .executableTarget(name: "epf-feed-server", dependencies: ["EPFTestSupport"], path: "benchmarks/feed-server"),
@@ -85,7 +84,7 @@ let package = Package(
         .testTarget(name: "EPFFuzzTargetsTests", dependencies: ["EPFFuzzTargets"],
                     path: "fuzz/Tests/EPFFuzzTargetsTests"),
 
-        .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFGenerator", "EPFTestSupport"]),
+        .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFTestSupport"]),
         .testTarget(name: "EPFSQLiteTests", dependencies: ["EPFSQLite", "EPFTestSupport"]),
         .testTarget(name: "EPFStoreTests",
                     dependencies: ["EPFFormat", "EPFSchema", "EPFSQLite", "EPFStore", "EPFGenerator",
@@ -106,7 +105,7 @@ let package = Package(
         .testTarget(name: "EPFConcurrencyTests", dependencies: ["EPFConcurrency"]),
         .testTarget(name: "EPFParquetTests", dependencies: ["EPFParquet", "EPFExport", "EPFTestSupport", "JSONText"]),
         .testTarget(name: "EndToEndTests",
-                    dependencies: ["EPFSQLite", "EPFGenerator", "EPFFormat", "EPFStore", "EPFTestSupport"]),
+                    dependencies: ["EPFSQLite", "EPFGenerator", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFTestSupport"]),
         .testTarget(name: "EPFFetchTests", dependencies: ["EPFFetch", "EPFTestSupport"]),
         // The import contract as a randomized, model-checked matrix on both stores (runs the built epf).
