@@ -4,7 +4,7 @@ import EPFSchema
 import Foundation
 import JSONText
 
-/// One recorded change of a catalogue id (see `EPFStore.ChangeLog`).
+/// One recorded change of a catalogue id (see `EPFSchema.ChangeLog`).
 public struct ChangeRecord: Sendable, Equatable {
     /// The Apple ID.
     public let id: Int64

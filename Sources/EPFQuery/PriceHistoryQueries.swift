@@ -4,7 +4,7 @@ import EPFSchema
 import Foundation
 import JSONText
 
-/// One recorded price change (see `EPFStore.PriceHistory`).
+/// One recorded price change (see `EPFSchema.PriceHistory`).
 public struct PriceChange: Sendable, Equatable {
     /// The Apple ID.
     public let id: Int64
