@@ -41,14 +41,22 @@ public struct PostgresTarget: Sendable {
 
     /// Takes the import lock of this schema for the connection's session: a PostgreSQL advisory lock, released
     /// when the session ends (even when epf is killed or the connection drops). Throws `ImportError.locked` when
-    /// another session holds it.
+    /// another session still holds it after `lockPatienceSeconds`: the session of an epf that has just exited
+    /// holds it until its server process notices the closed connection, a moment later, and a cron job run
+    /// right after another must not fail for that.
     func lock(_ connection: PostgresConnection) throws {
-        let taken = try connection.scalar("SELECT pg_try_advisory_lock(hashtextextended($1, 0))",
-                                          ["epf import " + schema])
-        guard taken == "t" else {
-            throw ImportError.locked(database: display, lockFile: "advisory lock 'epf import \(schema)'")
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(Self.lockPatienceSeconds * 1e9)
+        while try connection.scalar("SELECT pg_try_advisory_lock(hashtextextended($1, 0))",
+                                    ["epf import " + schema]) != "t" {
+            guard DispatchTime.now().uptimeNanoseconds < deadline else {
+                throw ImportError.locked(database: display, lockFile: "advisory lock 'epf import \(schema)'")
+            }
+            usleep(100_000)
         }
     }
+
+    /// How long `lock` waits for a session that holds the lock to end.
+    static let lockPatienceSeconds = 3.0
 
     /// Creates the schema and the bookkeeping tables when missing.
     func createBookkeeping(_ connection: PostgresConnection) throws {
