@@ -3,7 +3,7 @@
 /// `close()` ends the stream: pushes are refused, pops drain what is queued and then return nil. `cancel()` stops
 /// it at once: every waiter wakes, pushes are refused, pops return nil, and what was queued is handed back to the
 /// caller (to free it). A refused push leaves the element with its caller.
-public final class BlockingQueue<Element: Sendable>: Sendable {
+package final class BlockingQueue<Element: Sendable>: Sendable {
     private struct State: Sendable {
         var items: [Element] = []
         /// Index of the first item of `items` still queued (items before it are taken, compacted lazily).
@@ -28,17 +28,17 @@ public final class BlockingQueue<Element: Sendable>: Sendable {
 
     private let monitor = Monitor(State())
     /// Most elements queued at once.
-    public let capacity: Int
+    package let capacity: Int
 
     /// An empty open queue of at most `capacity` (at least 1) elements.
-    public init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 
     /// Queues `element`, blocking while the queue is full. Returns false, without queueing it, when the queue is
     /// (or becomes, while this waits) closed or cancelled.
     @discardableResult
-    public func push(_ element: Element) -> Bool {
+    package func push(_ element: Element) -> Bool {
         let capacity = self.capacity
         return monitor.wait(until: { $0.count < capacity || $0.closed || $0.cancelled }) { state in
             guard !state.closed && !state.cancelled else { return false }
@@ -49,7 +49,7 @@ public final class BlockingQueue<Element: Sendable>: Sendable {
 
     /// The first element, blocking while the queue is empty and open; nil once it is closed and drained, or
     /// cancelled.
-    public func pop() -> Element? {
+    package func pop() -> Element? {
         let immediate: Element?? = monitor.withLock { state in
             if state.cancelled { return .some(nil) }
             if state.count > 0 { return .some(state.takeFirst()) }
@@ -66,13 +66,13 @@ public final class BlockingQueue<Element: Sendable>: Sendable {
     }
 
     /// Ends the stream: later pushes are refused; pops get what is queued, then nil.
-    public func close() {
+    package func close() {
         monitor.withLock { $0.closed = true }
     }
 
     /// Stops the queue at once and wakes every waiter; returns the elements that were queued.
     @discardableResult
-    public func cancel() -> [Element] {
+    package func cancel() -> [Element] {
         monitor.withLock { state in
             state.cancelled = true
             let left = Array(state.items[state.head...])
@@ -83,17 +83,17 @@ public final class BlockingQueue<Element: Sendable>: Sendable {
     }
 
     /// Whether `cancel()` was called.
-    public var isCancelled: Bool {
+    package var isCancelled: Bool {
         monitor.read { $0.cancelled }
     }
 
     /// Whether a `pop` is blocked waiting for an element (the consumer is ahead of the producer).
-    public var hasWaitingConsumer: Bool {
+    package var hasWaitingConsumer: Bool {
         monitor.read { $0.count == 0 && $0.waitingPops > 0 }
     }
 
     /// Elements queued now.
-    public var count: Int {
+    package var count: Int {
         monitor.read { $0.count }
     }
 }

@@ -7,13 +7,13 @@ import Glibc
 /// `read`, which cannot change the state, wakes nobody.
 /// The corresponding C functions are `pthread_mutex_lock(3)`, `pthread_cond_wait(3)` and
 /// `pthread_cond_broadcast(3)`; the timed wait measures on `CLOCK_MONOTONIC`.
-public final class Monitor<State: Sendable>: @unchecked Sendable {  // `state` is only touched with `mutex` held.
+package final class Monitor<State: Sendable>: @unchecked Sendable {  // `state` is only touched with `mutex` held.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var state: State
 
     /// A monitor holding `state`.
-    public init(_ state: State) {
+    package init(_ state: State) {
         self.state = state
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -36,7 +36,7 @@ public final class Monitor<State: Sendable>: @unchecked Sendable {  // `state` i
 
     /// Runs `body` on the state with the lock held, then wakes every waiter.
     @inline(__always)
-    public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer {
             pthread_cond_broadcast(condition)
@@ -47,7 +47,7 @@ public final class Monitor<State: Sendable>: @unchecked Sendable {  // `state` i
 
     /// Runs `body` on the state with the lock held, for a read: nothing changes, so no waiter is woken.
     @inline(__always)
-    public func read<Result>(_ body: (State) throws -> Result) rethrows -> Result {
+    package func read<Result>(_ body: (State) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(state)
@@ -56,7 +56,7 @@ public final class Monitor<State: Sendable>: @unchecked Sendable {  // `state` i
     /// Blocks until `ready` holds for the state, then runs `body` on it with the lock held, then wakes every waiter.
     /// `ready` is evaluated with the lock held, first at once and again after every change another thread makes.
     @inline(__always)
-    public func wait<Result>(until ready: (State) -> Bool, then body: (inout State) throws -> Result) rethrows
+    package func wait<Result>(until ready: (State) -> Bool, then body: (inout State) throws -> Result) rethrows
         -> Result {
         pthread_mutex_lock(mutex)
         defer {
@@ -69,7 +69,7 @@ public final class Monitor<State: Sendable>: @unchecked Sendable {  // `state` i
 
     /// Like `wait(until:then:)`, but waits at most `seconds`; `body` is told whether `ready` held (false: the time
     /// ran out first).
-    public func wait<Result>(until ready: (State) -> Bool, atMost seconds: Double,
+    package func wait<Result>(until ready: (State) -> Bool, atMost seconds: Double,
                              then body: (inout State, _ ready: Bool) throws -> Result) rethrows -> Result {
         var deadline = timespec()
         clock_gettime(CLOCK_MONOTONIC, &deadline)

@@ -7,12 +7,12 @@ import Glibc
 ///
 /// The corresponding C functions are `pthread_mutex_lock(3)`, `pthread_mutex_trylock(3)` and
 /// `pthread_mutex_unlock(3)`.
-public final class Mutex<Value: Sendable>: @unchecked Sendable {  // `value` is only touched with `mutex` held.
+package final class Mutex<Value: Sendable>: @unchecked Sendable {  // `value` is only touched with `mutex` held.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
     /// A mutex holding `value`.
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -26,7 +26,7 @@ public final class Mutex<Value: Sendable>: @unchecked Sendable {  // `value` is 
 
     /// Runs `body` on the value with the lock held, waiting for the lock when another thread holds it.
     @inline(__always)
-    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
@@ -35,7 +35,7 @@ public final class Mutex<Value: Sendable>: @unchecked Sendable {  // `value` is 
     /// Runs `body` on the value with the lock held if the lock is free now; nil, without running it, when another
     /// thread holds it.
     @inline(__always)
-    public func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
+    package func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
         guard pthread_mutex_trylock(mutex) == 0 else { return nil }
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

@@ -6,15 +6,15 @@ import Glibc
 ///
 /// The corresponding C functions are `pthread_create(3)` and `pthread_join(3)`; the name is written to
 /// `/proc/thread-self/comm` (what `pthread_setname_np(3)` does, which Swift's Glibc module does not declare).
-public final class WorkerThread: Sendable {
+package final class WorkerThread: Sendable {
     /// Why a thread could not be started.
-    public struct StartFailure: Error, CustomStringConvertible {
+    package struct StartFailure: Error, CustomStringConvertible {
         /// The thread's name.
-        public let name: String
+        package let name: String
         /// The `errno` value `pthread_create` returned (`EAGAIN`: a limit on threads or memory was reached).
-        public let code: Int32
+        package let code: Int32
 
-        public var description: String {
+        package var description: String {
             "cannot start thread \(name): pthread_create: \(String(cString: strerror(code))) (errno \(code))"
         }
     }
@@ -31,13 +31,13 @@ public final class WorkerThread: Sendable {
     }
 
     /// The thread's name (at most 15 bytes show in `ps` and `/proc`).
-    public let name: String
+    package let name: String
     private let thread: pthread_t
     private let joined = Mutex(false)
 
     /// Starts a thread named `name` running `body`, with a stack of `stackSize` bytes (nil: the system's default).
     /// Throws `StartFailure` when the system refuses another thread.
-    public init(name: String, stackSize: Int? = 1 << 20, _ body: @escaping @Sendable () -> Void)
+    package init(name: String, stackSize: Int? = 1 << 20, _ body: @escaping @Sendable () -> Void)
         throws(StartFailure) {
         self.name = name
         var attributes = pthread_attr_t()
@@ -66,7 +66,7 @@ public final class WorkerThread: Sendable {
 
     /// Waits until the thread's closure has returned; at once when it has been joined before. Called on the thread
     /// itself (its last reference dropped there), it detaches it instead, which cannot wait for itself.
-    public func join() {
+    package func join() {
         let thread = self.thread
         joined.withLock { joined in
             guard !joined else { return }

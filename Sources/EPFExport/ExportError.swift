@@ -3,7 +3,7 @@ import EPFSQLite
 import Glibc
 
 /// What stopped an export.
-public enum ExportError: Error, CustomStringConvertible {
+package enum ExportError: Error, CustomStringConvertible {
     /// No database at the path.
     case databaseMissing(path: String)
     /// `--tables` named a table the database does not have; `available` lists those it has.
@@ -15,7 +15,7 @@ public enum ExportError: Error, CustomStringConvertible {
     /// A file system call on the output directory failed: the call, the path, `errno`.
     case system(call: String, path: String, errno: Int32)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .databaseMissing(let path):
             return "no database at \(path) (run epf import first, or pass --db)"

@@ -7,21 +7,21 @@ import Glibc
 import JSONText
 
 /// What `ParquetExport.run` writes, and how.
-public struct ExportOptions: Sendable {
+package struct ExportOptions: Sendable {
     /// The directory the tables go to (created when missing).
-    public var directory: String
+    package var directory: String
     /// The tables to export (feed tables, `epf_changes`, `epf_price_history`); nil for all of them.
-    public var tables: [String]?
+    package var tables: [String]?
     /// Only rows of exports dated this (milliseconds since 1970, midnight UTC) or later.
-    public var since: Int64?
+    package var since: Int64?
     /// Row groups, compression.
-    public var writer: ParquetWriterOptions
+    package var writer: ParquetWriterOptions
     /// The most bytes the open files of a table split by storefront hold together (see `TableExporter`).
-    public var partitionBudgetBytes: Int
+    package var partitionBudgetBytes: Int
     /// The footer's `created_by`.
-    public var createdBy: String
+    package var createdBy: String
 
-    public init(directory: String, tables: [String]? = nil, since: Int64? = nil,
+    package init(directory: String, tables: [String]? = nil, since: Int64? = nil,
                 writer: ParquetWriterOptions = ParquetWriterOptions(), partitionBudgetBytes: Int = 128 << 20,
                 createdBy: String = "epf") {
         self.directory = directory
@@ -34,19 +34,19 @@ public struct ExportOptions: Sendable {
 }
 
 /// One exported table.
-public struct ExportedTable: Sendable {
-    public let name: String
-    public let rows: Int64
+package struct ExportedTable: Sendable {
+    package let name: String
+    package let rows: Int64
     /// The `export_date` of the feed file last imported into it (milliseconds), nil for the change tables.
-    public let exportDate: Int64?
-    public let files: [ExportedFile]
+    package let exportDate: Int64?
+    package let files: [ExportedFile]
     /// The columns as written: name and Parquet type.
-    public let columns: [(name: String, type: String)]
+    package let columns: [(name: String, type: String)]
     /// Columns written as text rather than their type, and why.
-    public let notes: [String]
+    package let notes: [String]
     /// Whether the table is split by storefront (`storefront=US/`).
-    public let partitioned: Bool
-    public let seconds: Double
+    package let partitioned: Bool
+    package let seconds: Double
 }
 
 /// `epf export`: the database's tables as Apache Parquet files, one directory per table.
@@ -57,13 +57,13 @@ public struct ExportedTable: Sendable {
 /// no half-written file under a final name; its staging directories are removed by the next export.
 ///
 /// The tables are read in one read transaction, so they are one consistent snapshot even while an import runs.
-public enum ParquetExport {
+package enum ParquetExport {
     /// The manifest's file name.
-    public static let manifestName = "_manifest.json"
+    package static let manifestName = "_manifest.json"
 
     /// The tables an export can write, in order: the feed's tables (those `epf import` loaded), then the change log
     /// and the price history when the database has them.
-    public static func availableTables(_ connection: SQLiteConnection) throws -> [String] {
+    package static func availableTables(_ connection: SQLiteConnection) throws -> [String] {
         var present: Set<String> = []
         for row in try connection.query("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')") {
             if case .text(let name) = row.first { present.insert(name) }
@@ -82,7 +82,7 @@ public enum ParquetExport {
 
     /// Exports the tables of the database at `databasePath` (see `ExportOptions`); `progress` is told of each table
     /// when it is in place. Throws `ExportError`.
-    public static func run(databasePath: String, options: ExportOptions,
+    package static func run(databasePath: String, options: ExportOptions,
                            progress: (ExportedTable) -> Void = { _ in }) throws -> [ExportedTable] {
         guard FileManager.default.fileExists(atPath: databasePath) else {
             throw ExportError.databaseMissing(path: databasePath)

@@ -17,9 +17,9 @@ struct ExportSource {
 }
 
 /// One Parquet file of an export: its path below the export directory and its rows.
-public struct ExportedFile: Sendable {
-    public let path: String
-    public let rows: Int64
+package struct ExportedFile: Sendable {
+    package let path: String
+    package let rows: Int64
 }
 
 /// Writes one table into a directory: one file (`part-0.parquet`), or one per storefront

@@ -2,20 +2,20 @@ import CCurl
 import Foundation
 
 /// A failed libcurl call: the CURLcode, libcurl's message and the URL.
-public struct CurlError: Error, CustomStringConvertible, Sendable {
+package struct CurlError: Error, CustomStringConvertible, Sendable {
     /// The CURLcode's numeric value.
-    public let code: UInt32
+    package let code: UInt32
     /// libcurl's text for the code plus the detail from its error buffer.
-    public let message: String
+    package let message: String
     /// The URL of the request.
-    public let url: String
+    package let url: String
 
     /// True when the transfer was cut because a callback refused the data (the caller decided to stop).
     var abortedByCallback: Bool { code == CURLE_WRITE_ERROR.rawValue || code == CURLE_ABORTED_BY_CALLBACK.rawValue }
     /// True for a stalled or timed-out transfer.
     var timedOut: Bool { code == CURLE_OPERATION_TIMEDOUT.rawValue }
 
-    public var description: String { "\(url): \(message) (curl error \(code))" }
+    package var description: String { "\(url): \(message) (curl error \(code))" }
 }
 
 /// Process-wide libcurl setup, done once before the first handle (the corresponding C call is

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why `epf fetch` stopped; each case names the file or URL and what to do.
-public enum FetchError: Error, CustomStringConvertible, Sendable {
+package enum FetchError: Error, CustomStringConvertible, Sendable {
     /// The server answered 401 or 403 to the credentials from `credentials` (a description, never the password).
     case unauthorized(url: String, status: Int, credentials: String)
     /// The server, after every retry, did not deliver `url`.
@@ -19,7 +19,7 @@ public enum FetchError: Error, CustomStringConvertible, Sendable {
     /// A bad setting (URL, feed name, ...).
     case badOption(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unauthorized(let url, let status, let credentials):
             return "\(url): the server refused the credentials (HTTP \(status)); they came from \(credentials). "

@@ -3,7 +3,7 @@ import EPFSchema
 import Foundation
 
 /// What fetch does with one remote file.
-public enum FetchAction: String, Codable, Sendable {
+package enum FetchAction: String, Codable, Sendable {
     /// Not in the mirror: download it.
     case download
     /// A `.part` of it is there: continue it.
@@ -15,19 +15,19 @@ public enum FetchAction: String, Codable, Sendable {
 }
 
 /// One remote file with its digest, size and what to do.
-public struct PlannedFile: Codable, Sendable {
+package struct PlannedFile: Codable, Sendable {
     /// The remote file.
-    public var file: RemoteFile
+    package var file: RemoteFile
     /// The digest its `.md5` gives.
-    public var md5: String
+    package var md5: String
     /// The size the server gives (HEAD), when downloaded.
-    public var size: Int64?
+    package var size: Int64?
     /// Bytes already in a `.part` from an earlier run.
-    public var partBytes: Int64
+    package var partBytes: Int64
     /// What fetch does.
-    public var action: FetchAction
+    package var action: FetchAction
     /// The local path it goes to (inside a staging folder while its feed directory is new).
-    public var target: String
+    package var target: String
 }
 
 /// What the database has applied already, read from its ledger (read-only).

@@ -2,112 +2,112 @@ import EPFConcurrency
 import Foundation
 
 /// What `epf fetch` was asked to do.
-public struct FetchOptions: Sendable {
+package struct FetchOptions: Sendable {
     /// Apple's EPF v5 tree.
-    public static let appleV5 = "https://feeds.itunes.apple.com/feeds/epf/v5/current/"
+    package static let appleV5 = "https://feeds.itunes.apple.com/feeds/epf/v5/current/"
     /// The feeds mirrored unless `--feeds` says otherwise.
-    public static let defaultFeeds: Set<String> = ["itunes", "pricing", "popularity"]
+    package static let defaultFeeds: Set<String> = ["itunes", "pricing", "popularity"]
 
     /// The folder listing the feeds (`current/`).
-    public var url = FetchOptions.appleV5
+    package var url = FetchOptions.appleV5
     /// The local mirror.
-    public var mirror: String
+    package var mirror: String
     /// Feeds to mirror.
-    public var feeds = FetchOptions.defaultFeeds
+    package var feeds = FetchOptions.defaultFeeds
     /// Tables to mirror (v4/v5), nil for all.
-    public var tables: Set<String>?
+    package var tables: Set<String>?
     /// Connections at once.
-    public var connections = 8
+    package var connections = 8
     /// A file is split into ranges of at least this many bytes.
-    public var minSplit: Int64 = 4 << 20
+    package var minSplit: Int64 = 4 << 20
     /// Credentials, timeouts, retries.
-    public var http = HTTPSettings()
+    package var http = HTTPSettings()
     /// Only list what would be downloaded.
-    public var dryRun = false
+    package var dryRun = false
     /// The database whose ledger says which incrementals are applied (and which full it was built from).
-    public var database: String?
+    package var database: String?
     /// Keep the newest N full exports in the mirror, remove older ones.
-    public var keep: Int?
+    package var keep: Int?
 
     /// Options for a mirror at `mirror`.
-    public init(mirror: String) {
+    package init(mirror: String) {
         self.mirror = mirror
     }
 }
 
 /// One file's line of the summary.
-public struct FetchedFile: Codable, Sendable {
+package struct FetchedFile: Codable, Sendable {
     /// The path in the mirror.
-    public var path: String
+    package var path: String
     /// The URL.
-    public var url: String
+    package var url: String
     /// `downloaded`, `resumed`, `present`, `applied`, `would download`, `would resume`, `failed`.
-    public var status: String
+    package var status: String
     /// The file's size, when known.
-    public var bytes: Int64?
+    package var bytes: Int64?
     /// Bytes received in this run.
-    public var downloadedBytes: Int64
+    package var downloadedBytes: Int64
     /// Bytes that were already in the `.part`.
-    public var resumedBytes: Int64
+    package var resumedBytes: Int64
     /// Seconds from the first to the last byte.
-    public var seconds: Double
+    package var seconds: Double
     /// Megabytes (10^6 bytes) per second received.
-    public var megabytesPerSecond: Double
+    package var megabytesPerSecond: Double
     /// Why it failed.
-    public var error: String?
+    package var error: String?
 }
 
 /// The result of a fetch.
-public struct FetchReport: Codable, Sendable {
+package struct FetchReport: Codable, Sendable {
     /// The source URL.
-    public var source: String
+    package var source: String
     /// The mirror.
-    public var mirror: String
+    package var mirror: String
     /// True for `--dry-run`.
-    public var dryRun: Bool
+    package var dryRun: Bool
     /// Every file of the newest full and its incrementals.
-    public var files: [FetchedFile]
+    package var files: [FetchedFile]
     /// Feed directories that became visible in the mirror.
-    public var published: [String]
+    package var published: [String]
     /// Old fulls removed by `--keep`.
-    public var pruned: [String]
+    package var pruned: [String]
     /// Bytes received.
-    public var downloadedBytes: Int64
+    package var downloadedBytes: Int64
     /// Bytes still to download (dry run).
-    public var pendingBytes: Int64
+    package var pendingBytes: Int64
     /// Wall time.
-    public var seconds: Double
+    package var seconds: Double
     /// Megabytes per second over the transfer phase.
-    public var megabytesPerSecond: Double
+    package var megabytesPerSecond: Double
     /// Messages of the files that failed.
-    public var errors: [String]
+    package var errors: [String]
 }
 
 /// Progress while files download.
-public struct FetchProgress: Sendable {
+package struct FetchProgress: Sendable {
     /// Files being or to be downloaded.
-    public var files: Int
+    package var files: Int
     /// Files finished.
-    public var filesDone: Int
+    package var filesDone: Int
     /// Bytes to download in this run (sizes minus what parts hold).
-    public var bytesTotal: Int64
+    package var bytesTotal: Int64
     /// Bytes received.
-    public var bytesDone: Int64
+    package var bytesDone: Int64
     /// Seconds since the transfers began.
-    public var elapsed: Double
+    package var elapsed: Double
     /// True on the last call.
-    public var finished: Bool
+    package var finished: Bool
 }
 
 /// `epf fetch`: finds the newest full export and its incrementals on the server, and mirrors what is missing,
 /// verified, resumable and over several connections.
-public final class Fetcher {
+package final class Fetcher {
     private let options: FetchOptions
     private let log: @Sendable (String) -> Void
     private let progress: (FetchProgress) -> Void
 
     /// A fetcher; `log` hears notes, warnings and retries, `progress` is called about twice a second.
-    public init(options: FetchOptions, log: @escaping @Sendable (String) -> Void,
+    package init(options: FetchOptions, log: @escaping @Sendable (String) -> Void,
                 progress: @escaping (FetchProgress) -> Void) {
         self.options = options
         self.log = log
@@ -116,7 +116,7 @@ public final class Fetcher {
 
     /// Runs the fetch. Throws for what stops everything (`.unauthorized`, `.locked`, `.noFeed`, listing
     /// failures); a file that fails is reported in `errors` with the rest downloaded.
-    public func run() throws -> (report: FetchReport, failures: [FetchError]) {
+    package func run() throws -> (report: FetchReport, failures: [FetchError]) {
         let started = Date()
         let mirror = Mirror(root: options.mirror)
         var lock: FetchLock?

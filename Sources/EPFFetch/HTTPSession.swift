@@ -2,14 +2,14 @@ import CCurl
 import Foundation
 
 /// Where the HTTP Basic credentials come from. Never the command line (it shows in `ps`), never logged.
-public enum CredentialSource: Sendable, CustomStringConvertible {
+package enum CredentialSource: Sendable, CustomStringConvertible {
     /// A netrc file: `path`, or `~/.netrc` when nil.
     case netrc(path: String?)
     /// `EPF_USER` / `EPF_PASSWORD` from the environment.
     case environment(user: String, password: String)
 
     /// The source as the user knows it, without the password.
-    public var description: String {
+    package var description: String {
         switch self {
         case .netrc(let path): return path.map { "the netrc file \($0) (--netrc-file)" } ?? "~/.netrc"
         case .environment(let user, _): return "EPF_USER/EPF_PASSWORD (user '\(user)')"
@@ -18,20 +18,20 @@ public enum CredentialSource: Sendable, CustomStringConvertible {
 }
 
 /// How requests are made: credentials, timeouts and retries.
-public struct HTTPSettings: Sendable {
+package struct HTTPSettings: Sendable {
     /// Where the credentials come from.
-    public var credentials: CredentialSource = .netrc(path: nil)
+    package var credentials: CredentialSource = .netrc(path: nil)
     /// Seconds to wait for a connection.
-    public var connectTimeout = 30
+    package var connectTimeout = 30
     /// A connection that delivers no byte for this many seconds is dropped and resumed.
-    public var stallSeconds = 60
+    package var stallSeconds = 60
     /// Attempts after the first for timeouts, dropped connections and 5xx answers.
-    public var retries = 5
+    package var retries = 5
     /// Seconds before the first retry; doubled for each further one (capped at 60).
-    public var retryWait = 2.0
+    package var retryWait = 2.0
 
     /// Default settings.
-    public init() {}
+    package init() {}
 
     func wait(beforeRetry attempt: Int) -> Double { min(60, retryWait * pow(2, Double(max(0, attempt - 1)))) }
 }

@@ -1,11 +1,11 @@
 import Foundation
 
 /// One entry of a server's directory listing.
-public struct ListingEntry: Sendable, Equatable {
+package struct ListingEntry: Sendable, Equatable {
     /// The entry's name, from the link's `href` (percent-decoded), without a trailing `/`.
-    public var name: String
+    package var name: String
     /// True when the `href` ends in `/`.
-    public var isDirectory: Bool
+    package var isDirectory: Bool
 }
 
 /// Reads Apache "Index of" pages (and nginx's autoindex, which has the same links).
@@ -13,9 +13,9 @@ public struct ListingEntry: Sendable, Equatable {
 /// Names come from the `href`, never the link text: Apache cuts long names in the text
 /// (`popularity20130205.t..&gt;`). Sort links (`?C=N;O=D`), the parent link, absolute links to other places and
 /// links with a query or fragment are skipped.
-public enum Listing {
+package enum Listing {
     /// The entries of `html`, in page order, each name once.
-    public static func entries(_ html: String) -> [ListingEntry] {
+    package static func entries(_ html: String) -> [ListingEntry] {
         var result: [ListingEntry] = []
         var seen = Set<String>()
         for href in hrefs(html) {
@@ -82,9 +82,9 @@ public enum Listing {
 }
 
 /// Parses `.md5` sidecars: BSD `MD5 (application.tbz) = <32 hex>` or md5sum's `<32 hex>  application.tbz`.
-public enum MD5Sidecar {
+package enum MD5Sidecar {
     /// The digest in lowercase hex, or nil when `text` holds no digest in either format.
-    public static func digest(_ text: String) -> String? {
+    package static func digest(_ text: String) -> String? {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let candidate: Substring
         if trimmed.hasPrefix("MD5"), let equals = trimmed.range(of: "=", options: .backwards) {

@@ -7,12 +7,12 @@ import Foundation
 /// the mirror yet (`itunes20260112/`) is assembled aside as `.itunes20260112.partial/` (hidden, so sync and import
 /// skip it) and renamed into place when all its files are there; files added later to an existing feed directory
 /// (another `--only`) are renamed straight into it.
-public struct Mirror: Sendable {
+package struct Mirror: Sendable {
     /// The mirror's root directory.
-    public let root: String
+    package let root: String
 
     /// A mirror at `root`.
-    public init(root: String) {
+    package init(root: String) {
         self.root = root
     }
 
@@ -98,7 +98,7 @@ extension Mirror {
     /// Removes full exports older than the newest `keep` dates, never the date in `protected` (the full the
     /// database was built from), and incremental folders older than the oldest full kept. Returns what it removed,
     /// relative to the root.
-    public func prune(keep: Int, protected: String?) throws -> [String] {
+    package func prune(keep: Int, protected: String?) throws -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
         var fulls: [String: [String]] = [:]
         for name in names where !name.hasPrefix(".") && !name.hasSuffix(".md5") && !name.hasSuffix(".part")

@@ -2,25 +2,25 @@ import EPFFormat
 import Foundation
 
 /// One file on the feed server and the place it takes in the mirror.
-public struct RemoteFile: Sendable, Codable, Equatable {
+package struct RemoteFile: Sendable, Codable, Equatable {
     /// The file's URL.
-    public var url: String
+    package var url: String
     /// The URL of its `.md5` sidecar.
-    public var md5URL: String
+    package var md5URL: String
     /// Where it goes, relative to the mirror: `itunes20260105/application.tbz`,
     /// `incremental/20260106/itunes20260106/application.tbz`, or `itunes20130205.tbz` (v3).
-    public var mirrorPath: String
+    package var mirrorPath: String
     /// The feed (`itunes`, `pricing`, ...).
-    public var feed: String
+    package var feed: String
     /// The export date, `YYYYMMDD`.
-    public var date: String
+    package var date: String
     /// The table, for v4/v5 (one archive per table); nil for a v3 archive holding the whole feed.
-    public var table: String?
+    package var table: String?
     /// True for an incremental export.
-    public var incremental: Bool
+    package var incremental: Bool
     /// The feed directory the file belongs to, relative to the mirror (v4/v5), e.g. `itunes20260105`; the mirror
     /// assembles a new one aside and shows it whole.
-    public var feedDirectory: String?
+    package var feedDirectory: String?
 }
 
 /// Finds what the server publishes: the newest full export of each feed and the incrementals after it.

@@ -1,23 +1,23 @@
 /// Apple's App Store storefronts with their real ids, as EPF's `storefront` table names them: the one list of
 /// storefront ids and codes in epf. The importer resolves `--storefronts us,gbr` with it; the generator writes its
 /// feeds from it (and reads the approximate exchange rates and price steps, which only it uses).
-public enum AppleStorefronts {
+package enum AppleStorefronts {
     /// One storefront.
-    public struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
         /// Apple's storefront id, e.g. 143441 for the United States.
-        public let id: Int
+        package let id: Int
         /// ISO 3166-1 alpha-3 code, as `storefront.country_code` holds it (Kosovo is `XKS`).
-        public let countryCode: String
+        package let countryCode: String
         /// Lower-case ISO 3166-1 alpha-2 code, as store links use it.
-        public let linkCode: String
+        package let linkCode: String
         /// ISO 4217 currency of the storefront's prices.
-        public let currency: String
+        package let currency: String
         /// English name.
-        public let name: String
+        package let name: String
     }
 
     /// Every storefront in the tables below, the primary ones first.
-    public static let all: [Entry] = (primaryTable + "\n" + moreTable).split(separator: "\n").compactMap { line in
+    package static let all: [Entry] = (primaryTable + "\n" + moreTable).split(separator: "\n").compactMap { line in
         let parts = line.split(separator: " ", maxSplits: 6).map(String.init)
         guard parts.count == 7, let id = Int(parts[0]) else { return nil }
         return Entry(id: id, countryCode: parts[1], linkCode: parts[2], currency: parts[3], name: parts[6])
@@ -35,13 +35,13 @@ public enum AppleStorefronts {
     private static let entriesByID: [Int: Entry] = Dictionary(all.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
 
     /// The storefront with that id, nil when it is not in the list.
-    public static func entry(id: Int) -> Entry? { entriesByID[id] }
+    package static func entry(id: Int) -> Entry? { entriesByID[id] }
 
     /// The storefront id of an ISO 3166-1 alpha-2 or alpha-3 code, in any case; nil when no storefront has it.
-    public static func id(forCountryCode code: String) -> Int? { idsByCode[code.lowercased()] }
+    package static func id(forCountryCode code: String) -> Int? { idsByCode[code.lowercased()] }
 
     /// id, ISO-3, link code, ISO-4217 currency, units per USD, whole-number price step (0: x.99 prices), name.
-    public static let primaryTable = """
+    package static let primaryTable = """
         143441 USA us USD 1 0 United States
         143444 GBR gb GBP 0.79 0 United Kingdom
         143443 DEU de EUR 0.93 0 Germany
@@ -106,7 +106,7 @@ public enum AppleStorefronts {
 
     /// The other storefronts, same columns. Apple prices most of them in US dollars (euros in the euro area).
     /// Kosovo is `XKS`, the code feeds use (not ISO).
-    public static let moreTable = """
+    package static let moreTable = """
         143484 NPL np USD 1 0 Nepal
         143485 PAN pa USD 1 0 Panama
         143486 LKA lk USD 1 0 Sri Lanka

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// A stream of bytes: a file, a decompressor, a tar member.
-public protocol ByteSource: AnyObject {
+package protocol ByteSource: AnyObject {
     /// Reads up to `buffer.count` bytes into `buffer`; returns how many, 0 only at the end of the stream.
     /// Throws an `EPFError` naming the path and offset when the underlying data is corrupt or unreadable.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
@@ -20,15 +20,15 @@ func retryingEINTR(_ path: String, _ call: String, _ body: () -> Int) throws -> 
 }
 
 /// Reads a file with `read(2)`. The corresponding C calls are `open(2)`, `read(2)`, `close(2)`.
-public final class FileByteSource: ByteSource {
+package final class FileByteSource: ByteSource {
     /// The path being read.
-    public let path: String
+    package let path: String
     private let descriptor: Int32
     /// Bytes read so far.
-    public private(set) var offset: Int64 = 0
+    package private(set) var offset: Int64 = 0
 
     /// Opens `path` for reading. Throws `.notFound` or `.io` when it cannot be opened.
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
@@ -45,7 +45,7 @@ public final class FileByteSource: ByteSource {
         close(descriptor)
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         let count = try retryingEINTR(path, "read") { Foundation.read(descriptor, base, buffer.count) }
         offset += Int64(count)
@@ -53,7 +53,7 @@ public final class FileByteSource: ByteSource {
     }
 
     /// The file's size in bytes, from `fstat(2)`.
-    public func size() throws -> Int64 {
+    package func size() throws -> Int64 {
         var info = stat()
         _ = try retryingEINTR(path, "fstat") { Int(fstat(descriptor, &info)) }
         return Int64(info.st_size)
@@ -61,19 +61,19 @@ public final class FileByteSource: ByteSource {
 }
 
 /// Serves bytes from memory; used by tests and benchmarks.
-public final class MemoryByteSource: ByteSource {
+package final class MemoryByteSource: ByteSource {
     private let bytes: [UInt8]
     private var position = 0
     /// Most bytes handed out per `read`, to force chunk boundaries in tests.
     private let maximumRead: Int
 
     /// A source over `bytes`, returning at most `maximumRead` bytes per call.
-    public init(_ bytes: [UInt8], maximumRead: Int = .max) {
+    package init(_ bytes: [UInt8], maximumRead: Int = .max) {
         self.bytes = bytes
         self.maximumRead = max(1, maximumRead)
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let count = min(buffer.count, bytes.count - position, maximumRead)
         guard count > 0, let base = buffer.baseAddress else { return 0 }
         bytes.withUnsafeBytes { raw in
@@ -86,35 +86,35 @@ public final class MemoryByteSource: ByteSource {
 }
 
 /// Limits every `read` of another source to `maximumRead` bytes, to exercise chunk boundaries.
-public final class ChunkLimitedSource: ByteSource {
+package final class ChunkLimitedSource: ByteSource {
     private let inner: ByteSource
     private let maximumRead: Int
 
     /// Wraps `inner`, handing out at most `maximumRead` (at least 1) bytes per call.
-    public init(_ inner: ByteSource, maximumRead: Int) {
+    package init(_ inner: ByteSource, maximumRead: Int) {
         self.inner = inner
         self.maximumRead = max(1, maximumRead)
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let count = min(buffer.count, maximumRead)
         return try inner.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
     }
 }
 
 /// Counts the bytes that pass through another source.
-public final class CountingSource: ByteSource {
+package final class CountingSource: ByteSource {
     private let inner: ByteSource
     /// Atomic: a read-ahead thread reads through this source while the import's progress reads the count.
     private let counted = Atomic<Int64>(0)
 
     /// Bytes read so far; may be read from any thread.
-    public var count: Int64 { counted.load(ordering: .relaxed) }
+    package var count: Int64 { counted.load(ordering: .relaxed) }
 
     /// Wraps `inner`.
-    public init(_ inner: ByteSource) { self.inner = inner }
+    package init(_ inner: ByteSource) { self.inner = inner }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let read = try inner.read(into: buffer)
         counted.add(Int64(read), ordering: .relaxed)
         return read

@@ -7,7 +7,7 @@ import Foundation
 /// A chunk is clean when all its bytes are well-formed UTF-8 (sequences across chunk boundaries included) and
 /// none is NUL. Records touching a chunk that is not clean are checked one by one as before, so reports stay
 /// exact; this only moves the common case off the critical path.
-public final class ChunkValidation: @unchecked Sendable {  // `regions` is a Mutex; other fields have one thread each.
+package final class ChunkValidation: @unchecked Sendable {  // `regions` is a Mutex; other fields have one thread each.
     /// The regions in stream order, each covering the bytes up to `end`, and where the consumer's unread ones start.
     private struct Regions {
         var list: [(end: Int64, clean: Bool)] = []
@@ -24,7 +24,7 @@ public final class ChunkValidation: @unchecked Sendable {  // `regions` is a Mut
     private var knownCleanEnd: Int64 = 0
 
     /// A fresh tracker for one stream.
-    public init() {}
+    package init() {}
 
     /// Producer side: checks the next chunk of the stream.
     func analyze(_ base: UnsafeRawPointer, count: Int) {

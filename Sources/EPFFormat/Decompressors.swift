@@ -3,7 +3,7 @@ import CZlib
 import Foundation
 
 /// Decompresses a gzip stream (one or several concatenated members) with zlib's `inflate`.
-public final class GzipByteSource: ByteSource {
+package final class GzipByteSource: ByteSource {
     private let inner: ByteSource
     private let path: String
     /// The C stream, at a heap address of its own: the library keeps pointers into it between calls.
@@ -16,7 +16,7 @@ public final class GzipByteSource: ByteSource {
     private var initialized = false
 
     /// Wraps the compressed bytes of `inner`; `path` names the file in errors.
-    public init(_ inner: ByteSource, path: String) throws {
+    package init(_ inner: ByteSource, path: String) throws {
         self.inner = inner
         self.path = path
         input = UnsafeMutableRawPointer.allocate(byteCount: inputCapacity, alignment: 16)
@@ -46,7 +46,7 @@ public final class GzipByteSource: ByteSource {
         compressedOffset += Int64(count)
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard !finished, let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         stream.pointee.next_out = base.assumingMemoryBound(to: Bytef.self)
         stream.pointee.avail_out = uInt(min(buffer.count, Int(UInt32.max)))
@@ -83,7 +83,7 @@ public final class GzipByteSource: ByteSource {
 }
 
 /// Decompresses a bzip2 stream (one or several concatenated streams) with libbz2.
-public final class Bzip2ByteSource: ByteSource {
+package final class Bzip2ByteSource: ByteSource {
     private let inner: ByteSource
     private let path: String
     /// The C stream, at a heap address of its own: the library keeps pointers into it between calls.
@@ -96,7 +96,7 @@ public final class Bzip2ByteSource: ByteSource {
     private var compressedOffset: Int64 = 0
 
     /// Wraps the compressed bytes of `inner`; `path` names the file in errors.
-    public init(_ inner: ByteSource, path: String) throws {
+    package init(_ inner: ByteSource, path: String) throws {
         self.inner = inner
         self.path = path
         input = UnsafeMutableRawPointer.allocate(byteCount: inputCapacity, alignment: 16)
@@ -147,7 +147,7 @@ public final class Bzip2ByteSource: ByteSource {
         }
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard !finished, let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         let capacity = UInt32(min(buffer.count, Int(UInt32.max)))
         stream.pointee.next_out = base.assumingMemoryBound(to: CChar.self)

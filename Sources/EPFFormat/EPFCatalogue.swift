@@ -1,5 +1,5 @@
 /// The feeds of an EPF export, each a directory (or archive) of its own.
-public enum FeedName: String, Sendable, CaseIterable, Codable {
+package enum FeedName: String, Sendable, CaseIterable, Codable {
     /// The catalogue: apps, artists, genres, storefronts, collections, songs, videos.
     case itunes
     /// Prices per storefront.
@@ -13,21 +13,21 @@ public enum FeedName: String, Sendable, CaseIterable, Codable {
 /// One known EPF table as Apple writes it: feed, columns in file order with their `#dbTypes:`, primary key
 /// (`../shared/EPF-FORMAT.md` section 5). The store corrects lying headers from it, the generator writes it, the
 /// test fixtures build their schema from it.
-public struct EPFTable: Sendable, Equatable {
+package struct EPFTable: Sendable, Equatable {
     /// Table (and file) name, e.g. "application".
-    public let name: String
+    package let name: String
     /// The feed whose directory holds the file.
-    public let feed: FeedName
+    package let feed: FeedName
     /// Column names in file order; the first is always `export_date`.
-    public let columns: [String]
+    package let columns: [String]
     /// `#dbTypes:` of each column, as written in a clean feed.
-    public let types: [String]
+    package let types: [String]
     /// Primary key columns, as written in `#primaryKey:` of a clean feed.
-    public let primaryKey: [String]
+    package let primaryKey: [String]
     /// Whether the store corrects a header of this table from this definition (a type declared as text, a key
     /// naming a missing column or none). False for the match feed, whose headers are taken as they come: its
     /// definitions are what the generator writes, not checked against Apple's files.
-    public let correctsHeaders: Bool
+    package let correctsHeaders: Bool
 
     /// One of v5's four app charts (`free_`, `paid_`, `free_ipad_`, `paid_ipad_application_popularity_per_genre`).
     static func chart(_ name: String) -> EPFTable {
@@ -39,7 +39,7 @@ public struct EPFTable: Sendable, Equatable {
 
     /// The app chart tables, v3's one table first, then v5's four (iPhone free and paid, iPad free and paid): the
     /// order in which a reader picks one when it needs a single ranking.
-    public static let appCharts = [
+    package static let appCharts = [
         "application_popularity_per_genre", "free_application_popularity_per_genre",
         "paid_application_popularity_per_genre", "free_ipad_application_popularity_per_genre",
         "paid_ipad_application_popularity_per_genre",
@@ -47,7 +47,7 @@ public struct EPFTable: Sendable, Equatable {
 
     /// The tables a later layout of the feed ships instead of `table`: v3's one app chart gave way to v5's four.
     /// A database that followed the feed across the change keeps the old table as it last was.
-    public static func successors(of table: String) -> [String] {
+    package static func successors(of table: String) -> [String] {
         table == appCharts[0] ? Array(appCharts.dropFirst()) : []
     }
 
@@ -61,19 +61,19 @@ public struct EPFTable: Sendable, Equatable {
     }
 
     /// Positions of the primary key columns in `columns`.
-    public var keyIndices: [Int] { primaryKey.compactMap { columns.firstIndex(of: $0) } }
+    package var keyIndices: [Int] { primaryKey.compactMap { columns.firstIndex(of: $0) } }
 
     /// The header a clean full-export file of this table carries.
-    public var cleanHeader: EPFHeader {
+    package var cleanHeader: EPFHeader {
         EPFHeader(columns: columns, primaryKey: primaryKey, dbTypes: types, exportMode: .full)
     }
 }
 
 /// Every EPF table epf knows, one definition each.
-public enum EPFCatalogue {
+package enum EPFCatalogue {
     /// The definition of a known table; nil for a table epf does not know (it is still imported, typed from its
     /// header).
-    public static func table(named name: String) -> EPFTable? { byName[name] }
+    package static func table(named name: String) -> EPFTable? { byName[name] }
 
     private static let byName: [String: EPFTable] = Dictionary(tables.map { ($0.name, $0) }) { first, _ in first }
 
@@ -87,7 +87,7 @@ public enum EPFCatalogue {
         + (1...4).map { ("ipad_screenshot_width_height_\($0)", "VARCHAR(20)") }
 
     /// Every known table.
-    public static let tables: [EPFTable] = [
+    package static let tables: [EPFTable] = [
         EPFTable("application", .itunes, key: ["application_id"], [
             ("application_id", "INTEGER"), ("title", text), ("recommended_age", "VARCHAR(20)"),
             ("artist_name", text), ("seller_name", text), ("company_url", text), ("support_url", text),

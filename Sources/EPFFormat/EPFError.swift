@@ -1,7 +1,7 @@
 import Foundation
 
 /// Everything that can go wrong while reading a feed, with the place it went wrong.
-public enum EPFError: Error, CustomStringConvertible, Equatable, Sendable {
+package enum EPFError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The path does not exist.
     case notFound(path: String)
     /// A system call failed (`call` is its name, `errno` its error number).
@@ -23,7 +23,7 @@ public enum EPFError: Error, CustomStringConvertible, Equatable, Sendable {
     /// A record grew past the size limit without a terminator.
     case recordTooLarge(location: String, offset: Int64, limit: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notFound(let path):
             return "\(path): no such file or directory"

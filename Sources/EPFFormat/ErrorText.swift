@@ -3,7 +3,7 @@ import Foundation
 /// One line saying what went wrong, for messages to people. Foundation's file errors (an `NSError` in Cocoa's
 /// domain wrapping a POSIX error) become the system's reason, `Not a directory`, instead of their whole user-info
 /// dictionary; every other error describes itself.
-public func errorText(_ error: Error) -> String {
+package func errorText(_ error: Error) -> String {
     let bridged = error as NSError
     if bridged.domain == NSPOSIXErrorDomain {
         return String(cString: strerror(Int32(bridged.code)))

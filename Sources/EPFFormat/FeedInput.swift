@@ -1,24 +1,24 @@
 import Foundation
 
 /// Identifies one table file found in an input: where it is and what it holds.
-public struct TableFile: Sendable, Equatable {
+package struct TableFile: Sendable, Equatable {
     /// Human-readable place: a path, or `archive.tbz:member/name`.
-    public var location: String
+    package var location: String
     /// The table name, e.g. `application` (part suffixes removed).
-    public var table: String
+    package var table: String
     /// The feed, e.g. `itunes`, `pricing`, `popularity`, when a `<feed><YYYYMMDD>` name was found in the path.
-    public var feed: String?
+    package var feed: String?
     /// The feed's date `YYYYMMDD` from the path, when found.
-    public var feedDate: String?
+    package var feedDate: String?
     /// The part number for tables split into numbered files, else nil.
-    public var part: Int?
+    package var part: Int?
     /// The archive holding the table, when it came from one.
-    public var archive: String?
+    package var archive: String?
     /// The MD5 checked against a sidecar before reading, when there was a sidecar.
-    public var verifiedMD5: String?
+    package var verifiedMD5: String?
 
     /// Creates a description of a table file.
-    public init(location: String, table: String, feed: String? = nil, feedDate: String? = nil, part: Int? = nil,
+    package init(location: String, table: String, feed: String? = nil, feedDate: String? = nil, part: Int? = nil,
                 archive: String? = nil, verifiedMD5: String? = nil) {
         self.location = location
         self.table = table
@@ -32,7 +32,7 @@ public struct TableFile: Sendable, Equatable {
 
 /// Turns any path the project meets (table file, `.gz`, tar archive, v3 or v4/v5 feed directory) into a stream of
 /// table readers, never extracting to disk.
-public enum FeedInput {
+package enum FeedInput {
     /// How a single file is packed.
     enum Packing {
         case plain, gzip, tarBzip2, tarGzip, tar, bzip2
@@ -50,7 +50,7 @@ public enum FeedInput {
 
     /// Splits a file or member name into table name and part number: `application_detail.2` ->
     /// (`application_detail`, 2). EPF table names never end in a digit, so trailing digits are a part number.
-    public static func tableName(fromFileName fileName: String) -> (table: String, part: Int?) {
+    package static func tableName(fromFileName fileName: String) -> (table: String, part: Int?) {
         var name = fileName
         for suffix in [".tbz2", ".tbz", ".tar.bz2", ".tar.gz", ".tgz", ".tar", ".gz", ".bz2", ".txt"]
         where name.lowercased().hasSuffix(suffix) {
@@ -75,7 +75,7 @@ public enum FeedInput {
     }
 
     /// Finds `<feed><YYYYMMDD>` (e.g. `itunes20260101`) in the components of a path, innermost first.
-    public static func feedAndDate(in path: String) -> (feed: String, date: String)? {
+    package static func feedAndDate(in path: String) -> (feed: String, date: String)? {
         for component in path.split(separator: "/").reversed() {
             var name = String(component)
             for suffix in [".tbz", ".tar.bz2", ".tar.gz", ".tgz", ".tar"] where name.hasSuffix(suffix) {
@@ -108,13 +108,13 @@ public enum FeedInput {
     }
 
     /// The sidecar for an archive, if one exists: `<archive>.md5`, or `<archive without extension>.md5`.
-    public static func sidecar(for archive: String) -> String? {
+    package static func sidecar(for archive: String) -> String? {
         let candidates = [archive + ".md5", ((archive as NSString).deletingPathExtension) + ".md5"]
         return candidates.first { FileManager.default.fileExists(atPath: $0) }
     }
 
     /// Parses `MD5 (name) = hex` (BSD style) or `hex  name` (md5sum style) and returns the hex digest.
-    public static func parseSidecar(_ path: String) throws -> String {
+    package static func parseSidecar(_ path: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw EPFError.io(path: path, call: "open", errno: errno == 0 ? EIO : errno)
         }
@@ -135,7 +135,7 @@ public enum FeedInput {
 
     /// Verifies an archive against its sidecar, if it has one. Returns the digest when verified. `shouldStop` lets
     /// a read-ahead thread give up when its reader is gone.
-    public static func verifySidecar(of archive: String, shouldStop: () -> Bool = { false }) throws -> String? {
+    package static func verifySidecar(of archive: String, shouldStop: () -> Bool = { false }) throws -> String? {
         guard let sidecar = sidecar(for: archive) else { return nil }
         let expected = try parseSidecar(sidecar)
         let actual = try MD5.hexDigest(ofFile: archive, shouldStop: shouldStop)
@@ -149,7 +149,7 @@ public enum FeedInput {
     /// table files and archives of a feed directory (v3: extension-less table files; v4/v5: one archive per table,
     /// parts in numeric order). Nested feed directories (`itunes…/`, `pricing…/`) are included, `incremental/`
     /// is not (sync handles it).
-    public static func files(at path: String) throws -> [String] {
+    package static func files(at path: String) throws -> [String] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw EPFError.notFound(path: path)
@@ -184,7 +184,7 @@ public enum FeedInput {
     /// Opens every table at `path` in order and calls `body` with its description and a reader positioned after
     /// the header. Archives with an `.md5` sidecar are verified first; a mismatch throws before any table of that
     /// archive is read. A table whose header cannot be parsed throws `.badHeader`.
-    public static func forEachTable(at path: String, options: ReadOptions = ReadOptions(),
+    package static func forEachTable(at path: String, options: ReadOptions = ReadOptions(),
                                     _ body: (TableFile, EPFTableReader) throws -> Void) throws {
         let readingUnits = try units(at: path, options: options)
         if readingUnits.isEmpty { throw EPFError.noTables(path: path) }
@@ -196,7 +196,7 @@ public enum FeedInput {
     /// Same as `forEachTable(at:)` for one file (plain, `.gz`, `.bz2` or a tar archive).
     /// With `readAhead` (a `ReadAheadFile` of this very bzip2 file), its sidecar check, decompressed bytes and
     /// errors are used instead of opening the file here; the tables and errors are the same.
-    public static func forEachTable(inFile file: String, options: ReadOptions, readAhead: ReadAheadFile? = nil,
+    package static func forEachTable(inFile file: String, options: ReadOptions, readAhead: ReadAheadFile? = nil,
                                     _ body: (TableFile, EPFTableReader) throws -> Void) throws {
         let packing = packing(of: file)
         if packing == .plain && options.memoryMap, let mapped = try MappedFile(path: file) {
@@ -280,7 +280,7 @@ extension FeedInput {
     }
 
     /// Whether `file` is bzip2-compressed (`.tbz`, `.tar.bz2`, `.bz2`): the inputs a `ReadAheadFile` reads.
-    public static func readsAhead(_ file: String) -> Bool {
+    package static func readsAhead(_ file: String) -> Bool {
         let packing = packing(of: file)
         return packing == .tarBzip2 || packing == .bzip2
     }
@@ -330,7 +330,7 @@ extension FeedInput {
     /// later parts carry no header (a byte-level split) is one unit of all its parts, read as one stream.
     /// Throws `.noTables` for a directory without one: an import or inspection of nothing is a mistake (a download
     /// that left an empty directory, a wrong path), not a success.
-    public static func units(at path: String, options: ReadOptions = ReadOptions()) throws -> [[String]] {
+    package static func units(at path: String, options: ReadOptions = ReadOptions()) throws -> [[String]] {
         let paths = try files(at: path)
         guard !paths.isEmpty else { throw EPFError.noTables(path: path) }
         var result: [[String]] = []
@@ -363,7 +363,7 @@ extension FeedInput {
     /// Reads one unit from `units(at:)`: a single file as `forEachTable(inFile:)` does, or headerless parts
     /// chained into one table stream (each part's sidecar verified first).
     /// `readAhead` is used for a single-file unit that is its file (see `forEachTable(inFile:)`).
-    public static func forEachTable(inUnit unit: [String], options: ReadOptions, readAhead: ReadAheadFile? = nil,
+    package static func forEachTable(inUnit unit: [String], options: ReadOptions, readAhead: ReadAheadFile? = nil,
                                     _ body: (TableFile, EPFTableReader) throws -> Void) throws {
         guard let first = unit.first else { return }
         guard unit.count > 1 else {

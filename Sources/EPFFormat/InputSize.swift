@@ -2,9 +2,9 @@ import Foundation
 
 /// The uncompressed size of an input file, as far as it can be known without reading the whole file: what the
 /// import's space check multiplies by the database's high-water ratio.
-public struct InputSize: Sendable, Equatable {
+package struct InputSize: Sendable, Equatable {
     /// How `bytes` was found.
-    public enum Source: String, Sendable {
+    package enum Source: String, Sendable {
         /// The file's own size (a plain table file or an uncompressed tar).
         case fileSize = "file size"
         /// The gzip trailer (`ISIZE`: the uncompressed size modulo 2^32).
@@ -16,8 +16,8 @@ public struct InputSize: Sendable, Equatable {
     }
 
     /// Uncompressed bytes (an estimate when `source` is `.estimated`).
-    public var bytes: Int64
-    public var source: Source
+    package var bytes: Int64
+    package var source: Source
 }
 
 extension FeedInput {
@@ -29,14 +29,14 @@ extension FeedInput {
     /// text is less repetitive than the generator's, so it compresses less and 12 then overstates its size,
     /// which errs on the side of refusing. It is used only where no tar header gives the size: `.bz2` files, and
     /// v3 archives holding several tables (whose first member alone is known without decompressing them all).
-    public static let bzip2Ratio: Int64 = 12
+    package static let bzip2Ratio: Int64 = 12
 
     /// The uncompressed size of one input file: its size for a plain file or `.tar`, the gzip trailer for `.gz`,
     /// the first member's tar header for `.tbz`/`.tgz` (at least the compressed size times `bzip2Ratio` for a
     /// feed's `.tbz`, `itunes20260105.tbz`, which holds more tables), the compressed size times `bzip2Ratio` for a `.bz2`. Reading a
     /// tar header decompresses the first block only. Throws `EPFError` when the file cannot be read; a corrupt
     /// archive falls back to the ratio (the import itself reports the corruption).
-    public static func uncompressedSize(of file: String) throws -> InputSize {
+    package static func uncompressedSize(of file: String) throws -> InputSize {
         var info = stat()
         guard stat(file, &info) == 0 else { throw EPFError.io(path: file, call: "stat", errno: errno) }
         let size = Int64(info.st_size)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// MD5 (RFC 1321), for checking Apple's `.md5` sidecars. Not for security.
-public struct MD5: Sendable {
+package struct MD5: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476)
     private var pending = [UInt8]()
     private var length: UInt64 = 0
@@ -17,12 +17,12 @@ public struct MD5: Sendable {
     }
 
     /// A fresh hash.
-    public init() {
+    package init() {
         pending.reserveCapacity(64)
     }
 
     /// Adds bytes.
-    public mutating func update(_ buffer: UnsafeRawBufferPointer) {
+    package mutating func update(_ buffer: UnsafeRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         length &+= UInt64(buffer.count)
         var index = 0
@@ -46,7 +46,7 @@ public struct MD5: Sendable {
     }
 
     /// Adds bytes.
-    public mutating func update(_ bytes: [UInt8]) {
+    package mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
@@ -83,7 +83,7 @@ public struct MD5: Sendable {
     }
 
     /// Finishes and returns the digest as 32 lowercase hex digits.
-    public mutating func finalizeHex() -> String {
+    package mutating func finalizeHex() -> String {
         let bitLength = length &* 8
         var padding: [UInt8] = [0x80]
         let afterPad = (pending.count + 1) % 64
@@ -106,7 +106,7 @@ public struct MD5: Sendable {
 
     /// The MD5 of a whole file, read in 1 MiB chunks. Throws `EPFError` when the file cannot be read, and
     /// `EPFError.io` with `ECANCELED` when `shouldStop` (asked before each chunk) turns true.
-    public static func hexDigest(ofFile path: String, shouldStop: () -> Bool = { false }) throws -> String {
+    package static func hexDigest(ofFile path: String, shouldStop: () -> Bool = { false }) throws -> String {
         let source = try FileByteSource(path: path)
         var hash = MD5()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)

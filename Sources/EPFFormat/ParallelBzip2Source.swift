@@ -1,17 +1,17 @@
 import Foundation
 
 /// Picks the bzip2 decoder for a thread count.
-public enum Bzip2Decompression {
+package enum Bzip2Decompression {
     /// A source of the decompressed bytes of `inner`: the parallel decoder for `threads` > 1, else the serial
     /// `Bzip2ByteSource`. `path` names the file in errors.
-    public static func source(_ inner: ByteSource, path: String, threads: Int) throws -> ByteSource {
+    package static func source(_ inner: ByteSource, path: String, threads: Int) throws -> ByteSource {
         if threads <= 1 { return try Bzip2ByteSource(inner, path: path) }
         return ParallelBzip2ByteSource(inner, path: path, threads: threads)
     }
 
     /// Cuts a bzip2 stream into re-aligned block spans as the parallel decoder does, without decoding them, and
     /// returns how many spans there were: the cost of finding blocks, for benchmarks.
-    public static func scanBlocks(_ inner: ByteSource) throws -> Int {
+    package static func scanBlocks(_ inner: ByteSource) throws -> Int {
         let scanner = Bzip2BlockScanner(inner)
         var count = 0
         while try scanner.next() != nil { count += 1 }
@@ -32,7 +32,7 @@ public enum Bzip2Decompression {
 ///
 /// Corrupt or truncated data throws `EPFError.bzip2` with the compressed byte offset, after all the output of
 /// the blocks before it, as the serial decoder does.
-public final class ParallelBzip2ByteSource: ByteSource {
+package final class ParallelBzip2ByteSource: ByteSource {
     private typealias Span = Bzip2BlockScanner.Span
     /// Most spans merged into one block before giving up.
     static let maximumMerges = 64
@@ -70,7 +70,7 @@ public final class ParallelBzip2ByteSource: ByteSource {
 
     /// Decodes `inner` on `threads` worker threads; `path` names the file in errors. `readSize` (compressed
     /// bytes per read) and `outputLimit` (bytes buffered per block) are for tests and the fuzz targets.
-    public convenience init(_ inner: ByteSource, path: String, threads: Int) {
+    package convenience init(_ inner: ByteSource, path: String, threads: Int) {
         self.init(inner, path: path, threads: threads, readSize: 1 << 20, outputLimit: 4 << 20)
     }
 
@@ -87,7 +87,7 @@ public final class ParallelBzip2ByteSource: ByteSource {
         pool.shutdown()
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         if let failure { throw failure }
         do {

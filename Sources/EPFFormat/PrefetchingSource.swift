@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Memory is bounded: at most `depth` chunks of `chunkSize` bytes are held. An error of the inner source
 /// is rethrown to the reader at the position where it happened.
-public final class PrefetchingSource: ByteSource {
+package final class PrefetchingSource: ByteSource {
     /// What the thread hands the reader: a filled chunk, or the inner source's failure after the chunks before it.
     private enum Filled: Sendable {
         case bytes(ChunkBuffer)
@@ -34,10 +34,10 @@ public final class PrefetchingSource: ByteSource {
     /// The inner source's failure, thrown again on every later read.
     private var failure: (any Error)?
     /// Checks UTF-8 and NUL bytes of each chunk on the reading thread, when set.
-    public let validation: ChunkValidation?
+    package let validation: ChunkValidation?
 
     /// Starts reading `inner` ahead on a new thread; with `validation`, each chunk is also checked there.
-    public init(_ inner: ByteSource, chunkSize: Int = 1 << 20, depth: Int = 4,
+    package init(_ inner: ByteSource, chunkSize: Int = 1 << 20, depth: Int = 4,
                 validation: ChunkValidation? = nil) {
         let chunkSize = max(1, chunkSize)
         let depth = max(2, depth)
@@ -67,7 +67,7 @@ public final class PrefetchingSource: ByteSource {
         current?.deallocate()
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         if current == nil {
             if let failure { throw failure }

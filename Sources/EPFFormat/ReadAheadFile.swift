@@ -14,18 +14,18 @@ import Foundation
 /// Failures surface where reading the file directly would have shown them: a missing file, an unreadable or
 /// mismatched sidecar from `open()`, before any byte; corrupt or truncated data from `read` after every byte
 /// before it, with the decoder's own error (file and compressed byte offset).
-public final class ReadAheadFile: ByteSource {
+package final class ReadAheadFile: ByteSource {
     /// How much is kept before the reader comes.
-    public struct Limits: Sendable {
+    package struct Limits: Sendable {
         /// Decompressed bytes kept in memory.
-        public var memoryBytes: Int
+        package var memoryBytes: Int
         /// Decompressed bytes kept in the spill file at most.
-        public var spillBytes: Int64
+        package var spillBytes: Int64
         /// Bytes decompressed per step.
-        public var chunkBytes: Int
+        package var chunkBytes: Int
 
         /// Limits; `chunkBytes` is at least 1.
-        public init(memoryBytes: Int = 16 << 20, spillBytes: Int64 = 2 << 30, chunkBytes: Int = 1 << 20) {
+        package init(memoryBytes: Int = 16 << 20, spillBytes: Int64 = 2 << 30, chunkBytes: Int = 1 << 20) {
             self.memoryBytes = max(0, memoryBytes)
             self.spillBytes = max(0, spillBytes)
             self.chunkBytes = max(1, chunkBytes)
@@ -36,13 +36,13 @@ public final class ReadAheadFile: ByteSource {
     /// progress) and the compressed size.
     ///
     /// `@unchecked Sendable`: made on the thread, which alone reads through `raw`; others read only its atomic count.
-    public struct Opened: @unchecked Sendable {
+    package struct Opened: @unchecked Sendable {
         /// The verified MD5, when there was a sidecar.
-        public let digest: String?
+        package let digest: String?
         /// Compressed bytes read so far, counted on the background thread.
-        public let raw: CountingSource
+        package let raw: CountingSource
         /// The compressed file's size.
-        public let totalSize: Int64
+        package let totalSize: Int64
     }
 
     /// A piece of the decompressed stream, in order: in memory, or in the spill file.
@@ -69,7 +69,7 @@ public final class ReadAheadFile: ByteSource {
     }
 
     /// The file being read ahead.
-    public let path: String
+    package let path: String
     private let state = Monitor(State())
     private let worker: WorkerThread?
     private var current: ChunkBuffer?
@@ -77,7 +77,7 @@ public final class ReadAheadFile: ByteSource {
 
     /// Starts reading `path` ahead on a new thread with `options` (sidecar check, decompression threads);
     /// `spillDirectory` holds the spill file (nil: memory only).
-    public init(path: String, options: ReadOptions, spillDirectory: String?, limits: Limits = Limits()) {
+    package init(path: String, options: ReadOptions, spillDirectory: String?, limits: Limits = Limits()) {
         self.path = path
         let pump = Pump(path: path, options: options, spillDirectory: spillDirectory, limits: limits,
                             state: state)
@@ -102,7 +102,7 @@ public final class ReadAheadFile: ByteSource {
 
     /// Waits until the file is open and returns what opening gave; rethrows the failure of the sidecar check or
     /// of opening the file.
-    public func open() throws -> Opened {
+    package func open() throws -> Opened {
         try state.wait(until: { $0.opened != nil }) { state in
             guard let opened = state.opened else { throw EPFError.io(path: path, call: "open", errno: EIO) }
             return try opened.get()
@@ -110,12 +110,12 @@ public final class ReadAheadFile: ByteSource {
     }
 
     /// Most bytes the spill file held at once so far (for tests).
-    public var spillHighWater: Int64 { state.read { $0.spillMost } }
+    package var spillHighWater: Int64 { state.read { $0.spillMost } }
 
     /// Whether the spill file was created (for tests: it is unlinked, so it never shows in the directory).
-    public var spillFileCreated: Bool { state.read { $0.spill != nil } }
+    package var spillFileCreated: Bool { state.read { $0.spill != nil } }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         if current == nil {
             guard let chunk = try next() else { return 0 }

@@ -1,20 +1,20 @@
 import Foundation
 
 /// What is wrong with one data record. The reader reports; the caller decides the policy.
-public struct RecordIssues: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct RecordIssues: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
     /// More or fewer fields than header columns (a stray 0x01, or a cut record).
-    public static let fieldCount = RecordIssues(rawValue: 1)
+    package static let fieldCount = RecordIssues(rawValue: 1)
     /// Bytes that are not well-formed UTF-8.
-    public static let invalidUTF8 = RecordIssues(rawValue: 2)
+    package static let invalidUTF8 = RecordIssues(rawValue: 2)
     /// A NUL (0x00) byte.
-    public static let nulByte = RecordIssues(rawValue: 4)
+    package static let nulByte = RecordIssues(rawValue: 4)
     /// The file ended before the record's terminator.
-    public static let unterminated = RecordIssues(rawValue: 8)
+    package static let unterminated = RecordIssues(rawValue: 8)
 
     /// Short names, for reports: "field-count", "invalid-utf8", "nul-byte", "unterminated".
-    public var names: [String] {
+    package var names: [String] {
         var result: [String] = []
         if contains(.fieldCount) { result.append("field-count") }
         if contains(.invalidUTF8) { result.append("invalid-utf8") }
@@ -25,17 +25,17 @@ public struct RecordIssues: OptionSet, Sendable, Hashable {
 }
 
 /// One data record, valid only inside the callback that receives it (it points into the reader's buffer).
-public struct EPFRecord {
+package struct EPFRecord {
     /// 1-based number of the data record in its file (header records not counted).
-    public let number: Int
+    package let number: Int
     /// Byte offset of the record's first byte in the uncompressed table file.
-    public let offset: Int64
+    package let offset: Int64
     /// The record's bytes without its terminator.
-    public let bytes: UnsafeRawBufferPointer
+    package let bytes: UnsafeRawBufferPointer
     /// Number of fields found (may differ from the header's column count; see `issues`).
-    public let fieldCount: Int
+    package let fieldCount: Int
     /// Problems found in this record.
-    public let issues: RecordIssues
+    package let issues: RecordIssues
     private let bounds: UnsafePointer<Int>
     private let storedFields: Int
 
@@ -52,7 +52,7 @@ public struct EPFRecord {
 
     /// The bytes of field `index` (0-based); empty when the field is empty or beyond the stored fields.
     @inline(__always)
-    public func field(_ index: Int) -> UnsafeRawBufferPointer {
+    package func field(_ index: Int) -> UnsafeRawBufferPointer {
         guard index < storedFields, let base = bytes.baseAddress else {
             return UnsafeRawBufferPointer(start: nil, count: 0)
         }
@@ -62,73 +62,73 @@ public struct EPFRecord {
     }
 
     /// Field `index` as a String, nil when empty (EPF's NULL). Invalid UTF-8 is repaired with U+FFFD.
-    public func string(_ index: Int) -> String? {
+    package func string(_ index: Int) -> String? {
         let raw = field(index)
         return raw.isEmpty ? nil : String(decoding: raw, as: UTF8.self)
     }
 }
 
 /// A record that breaks a rule, kept for reports: number, offset and the problem.
-public struct RecordProblem: Sendable, Equatable, Codable {
+package struct RecordProblem: Sendable, Equatable, Codable {
     /// 1-based data record number.
-    public let record: Int
+    package let record: Int
     /// Byte offset of the record in the uncompressed file.
-    public let offset: Int64
+    package let offset: Int64
     /// Problem names (see `RecordIssues.names`).
-    public let kinds: [String]
+    package let kinds: [String]
     /// Fields found, when the count was wrong.
-    public let fields: Int?
+    package let fields: Int?
 }
 
 /// What reading a whole table file found.
-public struct EPFReadSummary: Sendable {
+package struct EPFReadSummary: Sendable {
     /// Data records read (good and bad).
-    public var records = 0
+    package var records = 0
     /// `#recordsWritten:` from the footer, nil when there was none.
-    public var declaredRecords: Int?
+    package var declaredRecords: Int?
     /// True when the file ended without a `#recordsWritten:` footer or inside a record.
-    public var truncated = false
+    package var truncated = false
     /// Bytes of the uncompressed table file.
-    public var bytes: Int64 = 0
+    package var bytes: Int64 = 0
     /// Count of bad records per problem name.
-    public var problemCounts: [String: Int] = [:]
+    package var problemCounts: [String: Int] = [:]
     /// The first few bad records (at most `ReadOptions.problemSamples`).
-    public var problemSamples: [RecordProblem] = []
+    package var problemSamples: [RecordProblem] = []
     /// Records with at least one problem.
-    public var badRecords = 0
+    package var badRecords = 0
     /// Records found after the `#recordsWritten:` footer (two files glued together, or a damaged footer).
-    public var recordsAfterFooter = 0
+    package var recordsAfterFooter = 0
 
     /// True when the declared count is present and differs from the records read.
-    public var countMismatch: Bool {
+    package var countMismatch: Bool {
         guard let declaredRecords else { return false }
         return declaredRecords != records || recordsAfterFooter > 0
     }
 }
 
 /// How to read.
-public struct ReadOptions: Sendable {
+package struct ReadOptions: Sendable {
     /// Most bytes asked of the source per read; forced down to 1 in tests to exercise every boundary.
-    public var readSize: Int = 1 << 20
+    package var readSize: Int = 1 << 20
     /// Check UTF-8 and NUL bytes per record (field counts are always checked).
-    public var validate = true
+    package var validate = true
     /// How many bad records to keep as samples.
-    public var problemSamples = 10
+    package var problemSamples = 10
     /// Decompress on a background thread (archives and .gz).
-    public var prefetch = true
+    package var prefetch = true
     /// Map plain (uncompressed) table files into memory and split them in place, checking UTF-8 on a second
     /// thread, instead of reading them in chunks: no copies. Falls back to reading when a file cannot be mapped.
     /// The file must not shrink while it is read (a mapped page past the end raises SIGBUS).
-    public var memoryMap = false
+    package var memoryMap = false
     /// Check `.md5` sidecars before reading an archive.
-    public var verifySidecars = true
+    package var verifySidecars = true
     /// Largest single record accepted; a longer one means the input is not EPF (or is damaged) and is an error
     /// rather than unbounded memory.
-    public var maximumRecordBytes = 256 << 20
+    package var maximumRecordBytes = 256 << 20
     /// Threads that decompress a `.bz2` or `.tbz` input (1: the serial decoder); default one per active core.
-    public var decompressionThreads = ProcessInfo.processInfo.activeProcessorCount
+    package var decompressionThreads = ProcessInfo.processInfo.activeProcessorCount
 
-    public init(readSize: Int = 1 << 20, validate: Bool = true, problemSamples: Int = 10, prefetch: Bool = true) {
+    package init(readSize: Int = 1 << 20, validate: Bool = true, problemSamples: Int = 10, prefetch: Bool = true) {
         self.readSize = max(1, readSize)
         self.validate = validate
         self.problemSamples = problemSamples
@@ -138,11 +138,11 @@ public struct ReadOptions: Sendable {
 
 /// Reads one EPF table file (relational or Flat) from a byte source: the header on creation, then the data
 /// records one by one, with exact reports of bad records, truncation and the `#recordsWritten` check.
-public final class EPFTableReader {
+package final class EPFTableReader {
     /// Where the file is, for messages: a path, or `archive.tbz:member`.
-    public let location: String
+    package let location: String
     /// The parsed header.
-    public private(set) var header = EPFHeader()
+    package private(set) var header = EPFHeader()
     private let splitter: RecordSplitter
     private let options: ReadOptions
     private var pending: (start: Int, length: Int, offset: Int64, terminated: Bool)?
@@ -154,7 +154,7 @@ public final class EPFTableReader {
     private let windows: WindowValidation?
 
     /// Reads the header from `source`. Throws `.badHeader` when the stream does not start like an EPF file.
-    public init(source: ByteSource, location: String, options: ReadOptions = ReadOptions()) throws {
+    package init(source: ByteSource, location: String, options: ReadOptions = ReadOptions()) throws {
         self.location = location
         self.options = options
         splitter = RecordSplitter(source: source, readSize: options.readSize,
@@ -267,7 +267,7 @@ public final class EPFTableReader {
     /// during the call. Throws what the source throws (I/O, corrupt compression); bad records and truncation
     /// are reported in the summary, not thrown.
     @discardableResult
-    public func forEachRecord(_ body: (EPFRecord) throws -> Void) throws -> EPFReadSummary {
+    package func forEachRecord(_ body: (EPFRecord) throws -> Void) throws -> EPFReadSummary {
         var summary = EPFReadSummary()
         let expectedFields = header.columns.count
         let separator: Int32 = header.flavor == .flat ? 0x09 : 0x01
@@ -357,10 +357,10 @@ public final class EPFTableReader {
 
     /// Chunk checks done ahead by the reading thread, and the offset of this table's first byte in that stream
     /// (set by `FeedInput`); records in clean chunks skip their own UTF-8 and NUL checks.
-    public var chunkValidation: (tracker: ChunkValidation, streamOffset: Int64)?
+    package var chunkValidation: (tracker: ChunkValidation, streamOffset: Int64)?
 
     /// Bytes of the input file consumed so far and its size, for progress (set by `FeedInput`); nil when unknown.
-    public var inputPosition: (() -> (read: Int64, total: Int64))?
+    package var inputPosition: (() -> (read: Int64, total: Int64))?
 
     /// The count of a `#recordsWritten:` record from the text after the tag; -1 when it is not a number (a broken
     /// footer never matches).
@@ -369,7 +369,7 @@ public final class EPFTableReader {
     }
 
     /// Byte offset where the stream ended (for truncation messages).
-    public var endOffset: Int64 { splitter.totalRead }
+    package var endOffset: Int64 { splitter.totalRead }
 
     /// Bytes of the stream consumed so far (records handed out and their terminators).
     var consumedOffset: Int64 { splitter.consumedOffset }

@@ -1,20 +1,20 @@
 import Foundation
 
 /// One regular file inside a tar archive.
-public struct TarMember: Sendable, Equatable {
+package struct TarMember: Sendable, Equatable {
     /// The member's full path inside the archive (ustar prefix, GNU long name or pax path applied).
-    public let name: String
+    package let name: String
     /// Size of the member's data in bytes.
-    public let size: Int64
+    package let size: Int64
     /// Offset of the member's data in the uncompressed tar stream.
-    public let dataOffset: Int64
+    package let dataOffset: Int64
 }
 
 /// Reads a tar stream (ustar, GNU long names, pax headers, base-256 sizes) member by member, without extracting.
 ///
 /// Call `nextMember()`, then read the member's bytes through the reader itself (it is a `ByteSource` limited to
 /// the current member). Unread bytes of a member are skipped by the next `nextMember()`.
-public final class TarReader: ByteSource {
+package final class TarReader: ByteSource {
     private let inner: ByteSource
     private let path: String
     private var offset: Int64 = 0
@@ -27,7 +27,7 @@ public final class TarReader: ByteSource {
     static let largestMember: Int64 = 1 << 62
 
     /// Reads the tar stream `inner`; `path` names the archive in errors.
-    public init(_ inner: ByteSource, path: String) {
+    package init(_ inner: ByteSource, path: String) {
         self.inner = inner
         self.path = path
     }
@@ -151,7 +151,7 @@ public final class TarReader: ByteSource {
 
     /// Advances to the next regular file, skipping directories, links and the rest of the current member.
     /// Returns nil at the end of the archive. Throws `.tar` on a malformed or truncated archive.
-    public func nextMember() throws -> TarMember? {
+    package func nextMember() throws -> TarMember? {
         guard !finished else { return nil }
         try skip(remainingInMember + paddingAfterMember)
         remainingInMember = 0
@@ -222,7 +222,7 @@ public final class TarReader: ByteSource {
     }
 
     /// Reads the current member's bytes; 0 at its end. Throws when the archive ends inside the member.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard remainingInMember > 0, buffer.count > 0 else { return 0 }
         let wanted = Int(min(Int64(buffer.count), remainingInMember))
         let count = try inner.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]))

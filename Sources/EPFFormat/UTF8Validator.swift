@@ -14,18 +14,18 @@ import _Builtin_intrinsics.intel
 /// sequences has a narrower range. Short inputs, and the first bytes of long ones, take a byte-by-byte path
 /// (8 ASCII bytes at a time). The answer is exactly that of a byte-by-byte validator; callers that need to
 /// know which byte is wrong check the (rare) failing input again byte by byte.
-public enum UTF8Validator {
+package enum UTF8Validator {
     typealias Block = SIMD16<UInt8>
 
     /// True when every byte sequence is well-formed UTF-8 (NUL is valid UTF-8).
     @inline(__always)
-    public static func isValid(_ start: UnsafeRawPointer, count: Int) -> Bool {
+    package static func isValid(_ start: UnsafeRawPointer, count: Int) -> Bool {
         check(start, count: count, rejectNUL: false)
     }
 
     /// True when the bytes are well-formed UTF-8 and none is NUL: the checks of a clean EPF record in one pass.
     @inline(__always)
-    public static func isCleanText(_ start: UnsafeRawPointer, count: Int) -> Bool {
+    package static func isCleanText(_ start: UnsafeRawPointer, count: Int) -> Bool {
         check(start, count: count, rejectNUL: true)
     }
 

@@ -3,13 +3,13 @@ import Foundation
 /// Calendar dates (`YYYY-MM-DD`, UTC) beside the instants EPF stores as milliseconds since 1970.
 extension EPFValues {
     /// The UTC calendar date of an instant, `YYYY-MM-DD` (`1452074401007` -> `2016-01-06`).
-    public static func isoDate(milliseconds: Int64) -> String {
+    package static func isoDate(milliseconds: Int64) -> String {
         isoText(milliseconds: milliseconds, dateOnly: true)
     }
 
     /// Midnight UTC of a date written exactly `YYYY-MM-DD` (years 1970 ... 9999), in milliseconds since 1970;
     /// nil for anything else, including dates that do not exist (`2026-02-30`).
-    public static func milliseconds(isoDate text: String) -> Int64? {
+    package static func milliseconds(isoDate text: String) -> Int64? {
         let bytes = Array(text.utf8)
         guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return nil }
         func number(_ range: Range<Int>) -> Int? {

@@ -2,10 +2,10 @@ import Foundation
 
 /// Strict parsing of typed EPF values from raw field bytes. Every function returns nil for anything malformed,
 /// so the caller decides whether that is a reject, a NULL or a warning.
-public enum EPFValues {
+package enum EPFValues {
     /// An integer: optional sign and 1-19 ASCII digits, nothing else (no spaces, brackets or control bytes).
     @inline(__always)
-    public static func integer(_ field: UnsafeRawBufferPointer) -> Int64? {
+    package static func integer(_ field: UnsafeRawBufferPointer) -> Int64? {
         guard field.count > 0, field.count <= 20, let base = field.baseAddress else { return nil }
         var index = 0
         var negative = false
@@ -35,7 +35,7 @@ public enum EPFValues {
     }
 
     /// A decimal such as `0.99`, `-1.5`, `1234567.990`: digits with at most one point. Returns the text as given.
-    public static func decimal(_ field: UnsafeRawBufferPointer) -> Bool {
+    package static func decimal(_ field: UnsafeRawBufferPointer) -> Bool {
         guard field.count > 0, field.count <= 40 else { return false }
         var index = 0
         if field[0] == UInt8(ascii: "-") { index = 1 }
@@ -57,7 +57,7 @@ public enum EPFValues {
     }
 
     /// Length of the canonical DATETIME text, `YYYY-MM-DDTHH:MM:SSZ`.
-    public static let canonicalDatetimeLength = 20
+    package static let canonicalDatetimeLength = 20
 
     /// Normalises an EPF DATETIME to its one canonical form, ISO-8601 UTC `YYYY-MM-DDTHH:MM:SSZ` (the form of
     /// Apple's Lookup `releaseDate`), whatever shape the feed used; nil when the text is not a date.
@@ -67,7 +67,7 @@ public enum EPFValues {
     /// time (`T00:00:00Z`), a year and month (`2012-09` is the 1st), a bare year (`2012` is January 1st).
     /// Refused: 1-3 digit years (`12 9 25`: the century is a guess), years before 1000, impossible days
     /// (`2012 02 30`), other time zones, letters, repeated or leading separators.
-    public static func datetime(_ field: UnsafeRawBufferPointer) -> String? {
+    package static func datetime(_ field: UnsafeRawBufferPointer) -> String? {
         var bytes: (UInt64, UInt64, UInt64) = (0, 0, 0)
         return withUnsafeMutableBytes(of: &bytes) { buffer -> String? in
             guard let base = buffer.baseAddress, canonicalDatetime(field, into: base) else { return nil }
@@ -78,7 +78,7 @@ public enum EPFValues {
 
     /// Writes the canonical form of a DATETIME (see `datetime(_:)`) as 20 bytes at `output`; false, with
     /// `output` unspecified, when the field is not a date. Allocates nothing.
-    public static func canonicalDatetime(_ field: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer)
+    package static func canonicalDatetime(_ field: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer)
         -> Bool {
         guard let base = field.baseAddress, field.count >= 4, field.count <= 64 else { return false }
         var end = field.count
@@ -175,7 +175,7 @@ public enum EPFValues {
     }
 
     /// Formats milliseconds since 1970 as ISO-8601 UTC, e.g. `2016-01-06T10:00:01Z`.
-    public static func isoTimestamp(milliseconds: Int64) -> String {
+    package static func isoTimestamp(milliseconds: Int64) -> String {
         isoText(milliseconds: milliseconds, dateOnly: false)
     }
 

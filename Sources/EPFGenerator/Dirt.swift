@@ -2,7 +2,7 @@ import EPFFormat
 import Foundation
 
 /// The kinds of damage `--dirt` injects, one for each problem EPF-FORMAT.md section 3 lists.
-public enum DirtKind: String, Sendable, Codable, CaseIterable {
+package enum DirtKind: String, Sendable, Codable, CaseIterable {
     /// A 0x01 inside `application.description`: the record has one field more than the header.
     case strayFieldSeparator
     /// A record repeating an earlier record's primary key; the later record should win.
@@ -34,23 +34,23 @@ public enum DirtKind: String, Sendable, Codable, CaseIterable {
 }
 
 /// One injected problem: where it is in which table file, and what it is.
-public struct DirtEntry: Sendable, Codable, Equatable {
+package struct DirtEntry: Sendable, Codable, Equatable {
     /// The feed directory holding the table.
-    public var feed: FeedName
+    package var feed: FeedName
     /// The table (file) name.
-    public var table: String
+    package var table: String
     /// What kind of damage.
-    public var kind: DirtKind
+    package var kind: DirtKind
     /// 1-based number of the data record; 0 for a metadata record (header or footer).
-    public var record: Int
+    package var record: Int
     /// Byte offset of the record's first byte in the uncompressed table file.
-    public var offset: Int64
+    package var offset: Int64
     /// The column concerned, if one.
-    public var column: String?
+    package var column: String?
     /// The injected value (lossy UTF-8 for invalid bytes), if one.
-    public var value: String?
+    package var value: String?
     /// What a reader should make of it.
-    public var note: String
+    package var note: String
 }
 
 /// Collects dirt entries as tables are written.
@@ -112,7 +112,7 @@ struct DirtPlan {
 
 extension GeneratedFeed {
     /// The manifest as pretty-printed, key-sorted JSON (what `dirt.json` holds).
-    public static func manifestJSON(_ entries: [DirtEntry]) throws -> Data {
+    package static func manifestJSON(_ entries: [DirtEntry]) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return try encoder.encode(entries)

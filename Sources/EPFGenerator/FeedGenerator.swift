@@ -3,66 +3,66 @@ import EPFFormat
 import Foundation
 
 /// One file the generator wrote.
-public struct GeneratedFile: Sendable, Codable, Equatable {
+package struct GeneratedFile: Sendable, Codable, Equatable {
     /// Absolute path.
-    public var path: String
+    package var path: String
     /// The feed it belongs to.
-    public var feed: FeedName
+    package var feed: FeedName
     /// The table it holds; nil for a whole-feed archive or an `.md5` sidecar.
-    public var table: String?
+    package var table: String?
     /// Size on disk in bytes.
-    public var bytes: Int64
+    package var bytes: Int64
     /// MD5 of the file (archives only; the sidecar holds the same digest).
-    public var md5: String?
+    package var md5: String?
 }
 
 /// One table the generator wrote, wherever it lives (plain file, `.gz`, or a member of a `.tbz`).
-public struct GeneratedTable: Sendable, Codable, Equatable {
+package struct GeneratedTable: Sendable, Codable, Equatable {
     /// The feed it belongs to.
-    public var feed: FeedName
+    package var feed: FeedName
     /// Table name.
-    public var table: String
+    package var table: String
     /// Data records written (duplicates and decoys included); what `#recordsWritten` says in a clean feed.
-    public var rows: Int
+    package var rows: Int
     /// Size of the uncompressed table file in bytes.
-    public var bytes: Int64
+    package var bytes: Int64
     /// The file holding it; for archives, the archive.
-    public var path: String
+    package var path: String
     /// The tar member name, when the table sits in an archive.
-    public var member: String?
+    package var member: String?
 }
 
 /// What `FeedGenerator.write` produced.
-public struct GeneratedFeed: Sendable {
+package struct GeneratedFeed: Sendable {
     /// The options used.
-    public var options: GeneratorOptions
+    package var options: GeneratorOptions
     /// Feed directories (v3, v5) or archives (v3-archive), per feed.
-    public var feedPaths: [FeedName: URL] = [:]
+    package var feedPaths: [FeedName: URL] = [:]
     /// Every file written, in order.
-    public var files: [GeneratedFile] = []
+    package var files: [GeneratedFile] = []
     /// Every table written, in order.
-    public var tables: [GeneratedTable] = []
+    package var tables: [GeneratedTable] = []
     /// Injected damage (empty unless `options.dirt`).
-    public var dirt: [DirtEntry] = []
+    package var dirt: [DirtEntry] = []
     /// Where the dirt manifest was written (`dirt<YYYYMMDD>.json` in the output directory), if any.
-    public var manifest: URL?
+    package var manifest: URL?
     /// Wall-clock seconds spent.
-    public var seconds: Double = 0
+    package var seconds: Double = 0
 
     /// Data records per table name.
-    public var rowCounts: [String: Int] {
+    package var rowCounts: [String: Int] {
         Dictionary(tables.map { ($0.table, $0.rows) }, uniquingKeysWith: +)
     }
 
     /// Total uncompressed bytes of all table files.
-    public var uncompressedBytes: Int64 { tables.reduce(0) { $0 + $1.bytes } }
+    package var uncompressedBytes: Int64 { tables.reduce(0) { $0 + $1.bytes } }
 
     /// The entry of a table, if written.
-    public func table(_ name: String) -> GeneratedTable? { tables.first { $0.table == name } }
+    package func table(_ name: String) -> GeneratedTable? { tables.first { $0.table == name } }
 }
 
 /// How a single table file is stored (`FeedGenerator.writeTable`).
-public enum FileCompression: String, Sendable, CaseIterable {
+package enum FileCompression: String, Sendable, CaseIterable {
     /// The raw table file.
     case none
     /// gzip (zlib).
@@ -87,11 +87,11 @@ public enum FileCompression: String, Sendable, CaseIterable {
 /// Every row is a pure function of `(seed, index)`: apps 0 ... 7 have fixed titles (`FixedApp.all`), app IDs
 /// lie in 284,000,000 ..< 1,700,000,000, artists in 100,000,000 ..< 284,000,000, collections from
 /// 1,700,000,000, songs from 1,800,000,000 and videos from 2,000,000,000, so an ID tells its kind.
-public enum FeedGenerator {
+package enum FeedGenerator {
     /// The tables an export with these options writes, in order: all (full) or those that change and the day's
     /// charts (incremental, plus a zero-row `storefront` with dirt), filtered by `options.tables`. With a scale, the
     /// music tables Apple dropped in 2025 are left out unless `options.tables` names them.
-    public static func tables(for options: GeneratorOptions) -> [EPFTable] {
+    package static func tables(for options: GeneratorOptions) -> [EPFTable] {
         GeneratedTables.all.filter { schema in
             if let only = options.tables, !only.contains(schema.name) { return false }
             if options.tables == nil {
@@ -113,7 +113,7 @@ public enum FeedGenerator {
     /// Writes every feed of one export into `directory` (created if missing) in the chosen layout, and
     /// `dirt<YYYYMMDD>.json` when `options.dirt`. Throws `GeneratorError` for bad options or I/O failures,
     /// naming the option or file.
-    public static func write(_ options: GeneratorOptions, to directory: URL) throws -> GeneratedFeed {
+    package static func write(_ options: GeneratorOptions, to directory: URL) throws -> GeneratedFeed {
         try options.validate()
         let started = ContinuousClock.now
         let plan = Plan(options)
@@ -166,7 +166,7 @@ public enum FeedGenerator {
     /// Writes one table as a single file (raw, `.gz`, `.bz2` or `.tbz`) at `file`; `options.dirt` applies.
     /// Meant for reader tests. Throws `GeneratorError.unknownTable` for a table the generator does not know.
     @discardableResult
-    public static func writeTable(_ table: String, options: GeneratorOptions, to file: URL,
+    package static func writeTable(_ table: String, options: GeneratorOptions, to file: URL,
                                   compression: FileCompression) throws -> GeneratedTable {
         try options.validate()
         guard let schema = GeneratedTables.named(table) else { throw GeneratorError.unknownTable(table) }
@@ -197,7 +197,7 @@ public enum FeedGenerator {
     }
 
     /// The bytes of one uncompressed table file, in memory (small feeds and tests).
-    public static func tableBytes(_ table: String, options: GeneratorOptions) throws -> [UInt8] {
+    package static func tableBytes(_ table: String, options: GeneratorOptions) throws -> [UInt8] {
         try options.validate()
         guard let schema = GeneratedTables.named(table) else { throw GeneratorError.unknownTable(table) }
         let sink = MemorySink()

@@ -12,14 +12,14 @@ import EPFFormat
 /// `application_detail`, `application_price` (app 1's prices always change on day 1), and for new apps
 /// `genre_application`, `artist_application`, `application_device_type`; and the day's charts (popularity) as a
 /// FULL snapshot, as Apple ships them every day. Other tables come only with full exports.
-public struct FeedModel: Sendable {
+package struct FeedModel: Sendable {
     /// The options of the first full export; `mode`, `day` and `week` are ignored, `layout` and `gzip` do not
     /// matter.
-    public let options: GeneratorOptions
+    package let options: GeneratorOptions
     private let plan: Plan
 
     /// A model of the feeds written with `options` (as a full export and its incrementals).
-    public init(_ options: GeneratorOptions) {
+    package init(_ options: GeneratorOptions) {
         var full = options
         full.mode = .full
         full.week = 0
@@ -28,31 +28,31 @@ public struct FeedModel: Sendable {
     }
 
     /// Apps whose titles do not depend on the seed (indices 0 ... 7).
-    public static var fixedApps: [FixedApp] { FixedApp.all }
+    package static var fixedApps: [FixedApp] { FixedApp.all }
 
     /// Apple ID of app `index`; apps added by incrementals continue after the full's `apps`.
-    public func appID(_ index: Int) -> Int64 { plan.appID(index) }
+    package func appID(_ index: Int) -> Int64 { plan.appID(index) }
 
     /// Number of apps after applying the full export and the incremental of `day` (0: the full alone).
-    public func appCount(throughDay day: Int = 0) -> Int { plan.apps + plan.newAppsPerDay * day }
+    package func appCount(throughDay day: Int = 0) -> Int { plan.apps + plan.newAppsPerDay * day }
 
     /// Number of apps each incremental day adds.
-    public var newAppsPerDay: Int { plan.newAppsPerDay }
+    package var newAppsPerDay: Int { plan.newAppsPerDay }
 
     /// Apple ID of artist `index` (software artists first, then music artists).
-    public func artistID(_ index: Int) -> Int64 { plan.artistID(index) }
+    package func artistID(_ index: Int) -> Int64 { plan.artistID(index) }
 
     /// Apple ID of collection `index`.
-    public func collectionID(_ index: Int) -> Int64 { plan.collectionID(index) }
+    package func collectionID(_ index: Int) -> Int64 { plan.collectionID(index) }
 
     /// Apple ID of song `index`.
-    public func songID(_ index: Int) -> Int64 { plan.songID(index) }
+    package func songID(_ index: Int) -> Int64 { plan.songID(index) }
 
     /// Apple ID of video `index`.
-    public func videoID(_ index: Int) -> Int64 { plan.videoID(index) }
+    package func videoID(_ index: Int) -> Int64 { plan.videoID(index) }
 
     /// The options of the incremental export of `day` (1 ... 366) that belongs to this full export.
-    public func incrementalOptions(day: Int) -> GeneratorOptions {
+    package func incrementalOptions(day: Int) -> GeneratorOptions {
         var incremental = options
         incremental.mode = .incremental
         incremental.day = day
@@ -61,7 +61,7 @@ public struct FeedModel: Sendable {
 
     /// Calls `body` with every data record of one table file, in file order: the full export (`day` 0) or
     /// the incremental of `day`. A table the export does not write yields nothing.
-    public func forEachRecord(_ table: String, day: Int = 0, _ body: ([String?]) throws -> Void) throws {
+    package func forEachRecord(_ table: String, day: Int = 0, _ body: ([String?]) throws -> Void) throws {
         try forEachRecord(table, exportOptions: day == 0 ? options : incrementalOptions(day: day), body)
     }
 
@@ -81,7 +81,7 @@ public struct FeedModel: Sendable {
     }
 
     /// Every data record of one table file in file order (see `forEachRecord`).
-    public func records(_ table: String, day: Int = 0) throws -> [[String?]] {
+    package func records(_ table: String, day: Int = 0) throws -> [[String?]] {
         var result: [[String?]] = []
         try forEachRecord(table, day: day) { result.append($0) }
         return result
@@ -92,7 +92,7 @@ public struct FeedModel: Sendable {
     /// earlier one; rows keep the position where their key first appeared. Incrementals are cumulative, so
     /// loading days 1 ... N in turn gives the same rows as loading day N alone. A daily table (the charts,
     /// `GeneratedTables.dailyTables`) holds the day's snapshot alone.
-    public func rows(_ table: String, throughDay day: Int = 0) throws -> [[String?]] {
+    package func rows(_ table: String, throughDay day: Int = 0) throws -> [[String?]] {
         guard let schema = GeneratedTables.named(table) else { throw GeneratorError.unknownTable(table) }
         let keys = schema.keyIndices
         var rows: [[String?]] = []

@@ -2,21 +2,21 @@
 /// `artist_match`, `video_match`), written only when `GeneratorOptions.match` is set or a table is named.
 ///
 /// Every value is a pure function of the item's index, so tests know which key names which item.
-public enum MatchIDs {
+package enum MatchIDs {
     /// The UPC of collection `index`: 12 digits.
-    public static func collectionUPC(_ index: Int) -> String { String(720_000_000_000 + Int64(index) * 7) }
+    package static func collectionUPC(_ index: Int) -> String { String(720_000_000_000 + Int64(index) * 7) }
     /// The AMG album id of collection `index`; every tenth collection has none.
-    public static func amgAlbumID(_ index: Int) -> Int64? { index % 10 == 9 ? nil : 10_000 + Int64(index) }
+    package static func amgAlbumID(_ index: Int) -> Int64? { index % 10 == 9 ? nil : 10_000 + Int64(index) }
     /// The ISRC of song `index`: `US`, a 3-character registrant, year `26`, 5 digits.
-    public static func songISRC(_ index: Int) -> String { isrc("US", index) }
+    package static func songISRC(_ index: Int) -> String { isrc("US", index) }
     /// The AMG artist id of artist `index` (music artists only have match rows).
-    public static func amgArtistID(_ index: Int) -> Int64 { 400_000 + Int64(index) }
+    package static func amgArtistID(_ index: Int) -> Int64 { 400_000 + Int64(index) }
     /// The UPC of video `index`.
-    public static func videoUPC(_ index: Int) -> String { String(880_000_000_000 + Int64(index) * 3) }
+    package static func videoUPC(_ index: Int) -> String { String(880_000_000_000 + Int64(index) * 3) }
     /// The ISRC of video `index`.
-    public static func videoISRC(_ index: Int) -> String { isrc("GB", index) }
+    package static func videoISRC(_ index: Int) -> String { isrc("GB", index) }
     /// The AMG video id of video `index`.
-    public static func amgVideoID(_ index: Int) -> Int64 { 17_000 + Int64(index) }
+    package static func amgVideoID(_ index: Int) -> Int64 { 17_000 + Int64(index) }
 
     static func isrc(_ country: String, _ index: Int) -> String {
         let digits = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")

@@ -2,7 +2,7 @@ import EPFFormat
 import Foundation
 
 /// How the feed files are laid out on disk.
-public enum FeedLayout: String, Sendable, CaseIterable, Codable {
+package enum FeedLayout: String, Sendable, CaseIterable, Codable {
     /// `<out>/itunes<YYYYMMDD>/<table>`: plain extension-less table files (optionally `.gz`).
     case v3
     /// `<out>/itunes<YYYYMMDD>.tbz` + `.tbz.md5`, the archive holding the v3 directory.
@@ -13,60 +13,60 @@ public enum FeedLayout: String, Sendable, CaseIterable, Codable {
 }
 
 /// Everything that decides what the generator writes. The same options always give the same bytes.
-public struct GeneratorOptions: Sendable, Equatable {
+package struct GeneratorOptions: Sendable, Equatable {
     /// Seeds every random choice; the same seed gives the same catalogue.
-    public var seed: UInt64 = 1
+    package var seed: UInt64 = 1
     /// Number of apps in the full export, 100 ... 10_000_000. Other tables scale with it.
-    public var apps: Int = 300
+    package var apps: Int = 300
     /// File layout.
-    public var layout: FeedLayout = .v3
+    package var layout: FeedLayout = .v3
     /// FULL or INCREMENTAL (`EPFFormat.ExportMode`, the same type the reader reports).
-    public var mode: ExportMode = .full
+    package var mode: ExportMode = .full
     /// Export date of the full export, milliseconds since 1970 UTC; default 2026-01-05 00:00:00 UTC.
-    public var fullExportDate: Int64 = 1_767_571_200_000
+    package var fullExportDate: Int64 = 1_767_571_200_000
     /// For incrementals: days after the full export, 1 ... 366. Incrementals are cumulative: day N holds every
     /// change of days 1 ... N.
-    public var day: Int = 1
+    package var day: Int = 1
     /// For full exports: weeks after the first full export, 0 ... 52 (0: the first). A later full export holds
     /// the catalogue as of its day: apps changed and added up to then, without the apps removed by then (see
     /// `FeedModel.fullChanges`).
-    public var week: Int = 0
+    package var week: Int = 0
     /// How many storefronts each app has a price in, 1 ... `Reference.storefronts.count`.
-    public var priceStorefronts: Int = 20
+    package var priceStorefronts: Int = 20
     /// Inject the damage of real feeds at known places and write `dirt.json` (see `DirtKind`).
-    public var dirt: Bool = false
+    package var dirt: Bool = false
     /// Tables to write; nil writes every table of the mode (the match feed only with `match`).
-    public var tables: Set<String>? = nil
+    package var tables: Set<String>? = nil
     /// Also write the match feed (`match<YYYYMMDD>`: `collection_match`, `song_match`, `artist_match`,
     /// `video_match`; see `MatchIDs`).
-    public var match: Bool = false
+    package var match: Bool = false
     /// With the v3 layout, gzip every table file (`<table>.gz`).
-    public var gzip: Bool = false
+    package var gzip: Bool = false
     /// Tables written at once (v3 and v5; a v3 archive is one stream). The bytes do not depend on it.
-    public var threads: Int = 2
+    package var threads: Int = 2
     /// A fraction of Apple's real weekly export (nil: the small synthetic proportions). Set with `setScale(_:)`,
     /// which also sets `apps` and `priceStorefronts`; see `setScale(_:)` for what changes.
-    public private(set) var scale: Double? = nil
+    package private(set) var scale: Double? = nil
 
     /// Apps in Apple's real weekly full export, the unit of `scale`.
-    public static let realApps = 2_000_000
+    package static let realApps = 2_000_000
 
     /// The defaults: seed 1, 300 apps, v3, full, 2026-01-05, 20 price storefronts, clean.
-    public init() {}
+    package init() {}
 
     /// Makes the export a fraction of Apple's real weekly full: `apps` = 2,000,000 x `fraction`, every app
     /// priced in all 175 real storefronts (`Reference.allStorefronts`; about 350 million `application_price` rows
     /// at 1.0), about 3 `application_detail` rows per app, popularity ranked in every storefront with a depth
     /// scaled by `fraction`, no music tables (Apple dropped them in 2025), and 3 % of apps and of prices changed
     /// per incremental day (1 % without a scale). `validate()` rejects a fraction that gives under 100 apps.
-    public mutating func setScale(_ fraction: Double) {
+    package mutating func setScale(_ fraction: Double) {
         scale = fraction
         apps = fraction.isFinite && fraction > 0 ? Int((Double(GeneratorOptions.realApps) * fraction).rounded()) : 0
         priceStorefronts = Reference.allStorefronts.count
     }
 
     /// A fraction written as `1/16`, `0.0625` or `6.25%`; nil when the text is none of these or not above 0.
-    public static func fraction(_ text: String) -> Double? {
+    package static func fraction(_ text: String) -> Double? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         var value: Double?
         if let slash = trimmed.firstIndex(of: "/") {
@@ -84,22 +84,22 @@ public struct GeneratorOptions: Sendable, Equatable {
     }
 
     /// The storefronts this export uses: all 175 with a scale, else the first 60.
-    public var storefronts: [StorefrontInfo] { scale == nil ? Reference.storefronts : Reference.allStorefronts }
+    package var storefronts: [StorefrontInfo] { scale == nil ? Reference.storefronts : Reference.allStorefronts }
 
     /// Milliseconds per day.
-    public static let dayMilliseconds: Int64 = 86_400_000
+    package static let dayMilliseconds: Int64 = 86_400_000
 
     /// Days from the first full export to this export: `7 x week` for a full, `day` for an incremental.
-    public var exportDay: Int { mode == .full ? 7 * week : day }
+    package var exportDay: Int { mode == .full ? 7 * week : day }
 
     /// The `export_date` of this export: the first full's date plus `exportDay` days.
-    public var exportDate: Int64 { fullExportDate + Int64(exportDay) * GeneratorOptions.dayMilliseconds }
+    package var exportDate: Int64 { fullExportDate + Int64(exportDay) * GeneratorOptions.dayMilliseconds }
 
     /// `YYYYMMDD` of the export date in UTC, as in `itunes20260105`.
-    public var dateStamp: String { GeneratorOptions.stamp(milliseconds: exportDate) }
+    package var dateStamp: String { GeneratorOptions.stamp(milliseconds: exportDate) }
 
     /// Throws `GeneratorError.invalidOption` naming the first option out of range.
-    public func validate() throws {
+    package func validate() throws {
         if let scale, !(scale > 0 && scale <= 5) || apps < 100 {
             throw GeneratorError.invalidOption(
                 option: "scale", problem: "must give 100 ... 10000000 apps (1/20000 ... 5), got \(scale)")
@@ -133,13 +133,13 @@ public struct GeneratorOptions: Sendable, Equatable {
     }
 
     /// `YYYYMMDD` of a UTC instant.
-    public static func stamp(milliseconds: Int64) -> String {
+    package static func stamp(milliseconds: Int64) -> String {
         let (year, month, day) = civil(daysSinceEpoch: Int(milliseconds / dayMilliseconds))
         return String(format: "%04d%02d%02d", year, month, day)
     }
 
     /// Milliseconds since 1970 of midnight UTC on a date given as `YYYY-MM-DD` or `YYYYMMDD`; nil if malformed.
-    public static func milliseconds(date text: String) -> Int64? {
+    package static func milliseconds(date text: String) -> Int64? {
         let digits = text.filter { $0 != "-" }
         guard digits.count == 8, digits.allSatisfy(\.isASCII), let number = Int(digits) else { return nil }
         let year = number / 10000

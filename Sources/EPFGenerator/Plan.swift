@@ -256,17 +256,17 @@ struct AppFacts {
 }
 
 /// Apps whose titles do not depend on the seed, so tests can search for them. Their IDs are `appID(index)`.
-public struct FixedApp: Sendable {
+package struct FixedApp: Sendable {
     /// Row index of the app in the full export (0-based).
-    public let index: Int
+    package let index: Int
     /// The title in `application.title` and in the primary language's `application_detail` row.
-    public let title: String
+    package let title: String
     /// The fixed description, if any (nil: generated; `""`: NULL).
-    public let description: String?
+    package let description: String?
     let language: Int
 
     /// Apps 0 ... 7 of every feed.
-    public static let all: [FixedApp] = [
+    package static let all: [FixedApp] = [
         FixedApp(index: 0, title: "Café Olé Lite", description: nil, language: 0),
         FixedApp(index: 1, title: "日本語のゲーム", description: nil, language: 4),
         FixedApp(index: 2, title: "Rocket 🚀 Launch", description: nil, language: 0),
@@ -282,5 +282,5 @@ public struct FixedApp: Sendable {
     static let languages: [Int] = all.map(\.language)
 
     /// Length of app 3's description: the one value over 64 KiB.
-    public static let longDescriptionBytes = 70_000
+    package static let longDescriptionBytes = 70_000
 }

@@ -1,20 +1,20 @@
 /// Reference tables of the generator: storefronts, genres, device and media types.
-public enum Reference {
+package enum Reference {
     /// Storefronts that get `application_popularity_per_genre` rows (indices into `storefronts`).
     static let popularityStorefronts = [0, 1, 2, 4, 7]
 
     /// One genre of the App Store tree (or the Music tree for collections and songs).
-    public struct Genre: Sendable, Equatable {
+    package struct Genre: Sendable, Equatable {
         /// Apple's genre id.
-        public let id: Int
+        package let id: Int
         /// The parent genre id; nil for a root (36 App Store, 34 Music).
-        public let parent: Int?
+        package let parent: Int?
         /// English name.
-        public let name: String
+        package let name: String
     }
 
     /// The genre tree: 36 App Store with its categories, 6014 Games with 7001... subgenres, 34 Music.
-    public static let genres: [Genre] = {
+    package static let genres: [Genre] = {
         var list: [Genre] = [Genre(id: 36, parent: nil, name: "App Store")]
         let apps: [(Int, String)] = [
             (6000, "Business"), (6001, "Weather"), (6002, "Utilities"), (6003, "Travel"), (6004, "Sports"),
@@ -49,20 +49,20 @@ public enum Reference {
     static let gameSubgenres: [Int] = genres.filter { $0.parent == 6014 }.map(\.id)
 
     /// `device_type` rows: id and name.
-    public static let deviceTypes: [(id: Int, name: String)] = [
+    package static let deviceTypes: [(id: Int, name: String)] = [
         (1, "iPhone"), (2, "iPod touch"), (3, "iPad"), (4, "Apple TV"), (5, "Apple Watch"), (6, "Mac"),
         (7, "Apple Vision Pro"), (9, "iPhone 5"), (10, "iPad Pro"),
     ]
 
     /// `media_type` rows: id and name.
-    public static let mediaTypes: [(id: Int, name: String)] = [
+    package static let mediaTypes: [(id: Int, name: String)] = [
         (1, "Music"), (2, "Podcasts"), (3, "Audiobooks"), (4, "TV Shows"), (5, "Music Videos"), (6, "Movies"),
         (7, "iPod Games"), (8, "Mobile Software Applications"), (9, "Ringtones"), (10, "iTunes U"),
         (11, "Books"), (12, "Mac App Store"),
     ]
 
     /// `artist_type` rows: id, name, primary media type id.
-    public static let artistTypes: [(id: Int, name: String, mediaType: Int)] = [
+    package static let artistTypes: [(id: Int, name: String, mediaType: Int)] = [
         (1, "Artist", 1), (2, "TV Show", 4), (3, "Studio", 6), (4, "Author", 11), (5, "Podcast Artist", 2),
         (6, "Movie Artist", 6), (7, "Software Artist", 8), (8, "iTunes U Provider", 10),
     ]

@@ -2,7 +2,7 @@ import EPFFormat
 import Foundation
 
 /// What went wrong while generating a feed, and where.
-public enum GeneratorError: Error, CustomStringConvertible, Equatable, Sendable {
+package enum GeneratorError: Error, CustomStringConvertible, Equatable, Sendable {
     /// A system call failed; `call` is its name (e.g. `write(2)`), `path` the file it worked on.
     case system(call: String, path: String, errno: Int32)
     /// libbz2 returned `code` from `call` while writing `path`.
@@ -17,7 +17,7 @@ public enum GeneratorError: Error, CustomStringConvertible, Equatable, Sendable 
     case unknownTable(String)
 
     /// A one-line explanation naming the call, file, table or option.
-    public var description: String {
+    package var description: String {
         switch self {
         case let .system(call, path, code):
             return "\(call) failed for \(path): \(String(cString: strerror(code))) (errno \(code))"

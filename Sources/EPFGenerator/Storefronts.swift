@@ -1,17 +1,17 @@
 import EPFFormat
 
 /// One App Store storefront with its real Apple storefront id, ISO codes and currency.
-public struct StorefrontInfo: Sendable, Equatable {
+package struct StorefrontInfo: Sendable, Equatable {
     /// Apple's storefront id, e.g. 143441 for the United States.
-    public let id: Int
+    package let id: Int
     /// ISO 3166-1 alpha-3 country code, as EPF's `storefront.country_code` holds it.
-    public let countryCode: String
+    package let countryCode: String
     /// Lower-case ISO 3166-1 alpha-2 code, as store links use it (`/us/app/...`).
-    public let linkCode: String
+    package let linkCode: String
     /// English country name.
-    public let name: String
+    package let name: String
     /// ISO 4217 currency code of the prices in this storefront.
-    public let currency: String
+    package let currency: String
     /// Approximate units of `currency` per US dollar, used to derive price tiers.
     let rate: Double
     /// `currency` as UTF-8 bytes, for the writer.
@@ -27,11 +27,11 @@ public struct StorefrontInfo: Sendable, Equatable {
 extension Reference {
     /// The first 60 storefronts, United States first: what every export without `--scale` writes (kept as it
     /// was, so existing feeds stay byte for byte the same). `application_price` uses the first entries most.
-    public static let storefronts: [StorefrontInfo] = parse(AppleStorefronts.primaryTable)
+    package static let storefronts: [StorefrontInfo] = parse(AppleStorefronts.primaryTable)
 
     /// Apple's 175 storefronts with their real ids, ISO codes and the currency each storefront's prices use:
     /// `storefronts` followed by 115 smaller ones. Exports made with `--scale` use all of them.
-    public static let allStorefronts: [StorefrontInfo] = storefronts + parse(AppleStorefronts.moreTable)
+    package static let allStorefronts: [StorefrontInfo] = storefronts + parse(AppleStorefronts.moreTable)
 
     private static func parse(_ table: String) -> [StorefrontInfo] {
         table.split(separator: "\n").compactMap { line in

@@ -1,7 +1,7 @@
 import Glibc
 
 /// What went wrong writing a Parquet file.
-public enum ParquetError: Error, CustomStringConvertible, Equatable {
+package enum ParquetError: Error, CustomStringConvertible, Equatable {
     /// A system call failed: the call, the path and `errno`.
     case system(call: String, path: String, errno: Int32)
     /// zlib refused: the call and its return code.
@@ -12,7 +12,7 @@ public enum ParquetError: Error, CustomStringConvertible, Equatable {
     /// The writer was used after `finish` or `abandon`.
     case closed(path: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .system(let call, let path, let code):
             return "\(call) failed for \(path): \(String(cString: strerror(code))) (errno \(code))"

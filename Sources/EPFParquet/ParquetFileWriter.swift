@@ -1,21 +1,21 @@
 import Glibc
 
 /// The codec of every page: Parquet's GZIP (zlib, at a level from 1 fastest to 9 smallest), or none.
-public enum ParquetCompression: Sendable, Equatable {
+package enum ParquetCompression: Sendable, Equatable {
     case gzip(level: Int32)
     case none
 }
 
 /// How a `ParquetFileWriter` splits and compresses.
-public struct ParquetWriterOptions: Sendable {
+package struct ParquetWriterOptions: Sendable {
     /// A row group ends after this many rows ...
-    public var rowGroupRows: Int
+    package var rowGroupRows: Int
     /// ... or when its encoded pages take this many bytes, whichever comes first (bounds the memory of one file).
-    public var rowGroupBytes: Int
+    package var rowGroupBytes: Int
     /// The pages' codec.
-    public var compression: ParquetCompression
+    package var compression: ParquetCompression
 
-    public init(rowGroupRows: Int = 1_000_000, rowGroupBytes: Int = 64 << 20,
+    package init(rowGroupRows: Int = 1_000_000, rowGroupBytes: Int = 64 << 20,
                 compression: ParquetCompression = .gzip(level: 1)) {
         self.rowGroupRows = rowGroupRows
         self.rowGroupBytes = rowGroupBytes
@@ -31,12 +31,12 @@ public struct ParquetWriterOptions: Sendable {
 /// The file is written under a hidden temporary name in the same directory (`.NAME.partial-PID`) and renamed to
 /// `path` by `finish`, after an fsync: an interrupted writer leaves no file under the final name. `abandon` (or
 /// deinit before `finish`) removes the temporary file.
-public final class ParquetFileWriter {
+package final class ParquetFileWriter {
     /// Where the file ends up.
-    public let path: String
+    package let path: String
     /// Where it is written until `finish`.
-    public let temporaryPath: String
-    public let columns: [ParquetColumn]
+    package let temporaryPath: String
+    package let columns: [ParquetColumn]
     private let options: ParquetWriterOptions
     private let createdBy: String
     private var descriptor: Int32
@@ -47,10 +47,10 @@ public final class ParquetFileWriter {
     private var rowsInGroup = 0
     private var rowGroups: [[UInt8]] = []
     /// Rows written, in every row group.
-    public private(set) var rows: Int64 = 0
+    package private(set) var rows: Int64 = 0
 
     /// Creates the temporary file and writes the magic. Throws `ParquetError.system` when it cannot be created.
-    public init(path: String, columns: [ParquetColumn], options: ParquetWriterOptions = ParquetWriterOptions(),
+    package init(path: String, columns: [ParquetColumn], options: ParquetWriterOptions = ParquetWriterOptions(),
                 createdBy: String = "epf") throws {
         self.path = path
         self.columns = columns
@@ -82,31 +82,31 @@ public final class ParquetFileWriter {
     }
 
     /// Bytes held for the row group being written.
-    public var bufferedBytes: Int { builders.reduce(0) { $0 + $1.bufferedBytes } }
+    package var bufferedBytes: Int { builders.reduce(0) { $0 + $1.bufferedBytes } }
 
     /// Rows of the row group being written.
-    public var bufferedRows: Int { rowsInGroup }
+    package var bufferedRows: Int { rowsInGroup }
 
-    @inline(__always) public func appendNull(column: Int) throws {
+    @inline(__always) package func appendNull(column: Int) throws {
         try unretained[column]._withUnsafeGuaranteedRef { try $0.appendNull() }
     }
 
     /// An INT64, TIMESTAMP (milliseconds) or DECIMAL (unscaled) value.
-    @inline(__always) public func append(_ value: Int64, column: Int) throws {
+    @inline(__always) package func append(_ value: Int64, column: Int) throws {
         try unretained[column]._withUnsafeGuaranteedRef { try $0.append(value) }
     }
 
-    @inline(__always) public func append(_ value: Double, column: Int) throws {
+    @inline(__always) package func append(_ value: Double, column: Int) throws {
         try unretained[column]._withUnsafeGuaranteedRef { try $0.append(value) }
     }
 
     /// A string's UTF-8 bytes (copied).
-    @inline(__always) public func append(bytes: UnsafeRawBufferPointer, column: Int) throws {
+    @inline(__always) package func append(bytes: UnsafeRawBufferPointer, column: Int) throws {
         try unretained[column]._withUnsafeGuaranteedRef { try $0.append(bytes) }
     }
 
     /// Ends a row (every column must have had one value since the last). Writes the row group when it is full.
-    @inline(__always) public func endRow() throws {
+    @inline(__always) package func endRow() throws {
         rowsInGroup += 1
         if rowsInGroup >= options.rowGroupRows || (rowsInGroup & 1023 == 0 && bufferedBytes >= options.rowGroupBytes) {
             try flushRowGroup()
@@ -114,7 +114,7 @@ public final class ParquetFileWriter {
     }
 
     /// Writes the rows gathered so far as a row group (nothing when there are none).
-    public func flushRowGroup() throws {
+    package func flushRowGroup() throws {
         guard rowsInGroup > 0 else { return }
         guard descriptor >= 0 else { throw ParquetError.closed(path: path) }
         let start = offset
@@ -143,7 +143,7 @@ public final class ParquetFileWriter {
     }
 
     /// Writes the last row group and the footer, syncs, closes and renames the file to `path`.
-    public func finish() throws {
+    package func finish() throws {
         try flushRowGroup()
         guard descriptor >= 0 else { throw ParquetError.closed(path: path) }
         let footer = ThriftCompactWriter.message { file in
@@ -178,7 +178,7 @@ public final class ParquetFileWriter {
     }
 
     /// Stops writing and removes the temporary file (nothing after `finish`).
-    public func abandon() {
+    package func abandon() {
         guard descriptor >= 0 else { return }
         close(descriptor)
         descriptor = -1

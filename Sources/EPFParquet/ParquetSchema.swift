@@ -1,5 +1,5 @@
 /// The type of one column of a Parquet file, as readers see it.
-public enum ParquetColumnType: Sendable, Equatable {
+package enum ParquetColumnType: Sendable, Equatable {
     /// INT64, no logical type.
     case int64
     /// INT64 milliseconds since 1970 with the logical type TIMESTAMP(isAdjustedToUTC: true, MILLIS).
@@ -13,16 +13,16 @@ public enum ParquetColumnType: Sendable, Equatable {
 }
 
 /// One column of a Parquet file: every column is OPTIONAL (NULLs are written as definition level 0).
-public struct ParquetColumn: Sendable, Equatable {
+package struct ParquetColumn: Sendable, Equatable {
     /// The column's name.
-    public var name: String
+    package var name: String
     /// Its type.
-    public var type: ParquetColumnType
+    package var type: ParquetColumnType
     /// For strings: whether to try dictionary encoding (kept per column chunk only while it pays: few distinct
     /// values). Ignored for other types.
-    public var dictionary: Bool
+    package var dictionary: Bool
 
-    public init(name: String, type: ParquetColumnType, dictionary: Bool = true) {
+    package init(name: String, type: ParquetColumnType, dictionary: Bool = true) {
         self.name = name
         self.type = type
         self.dictionary = dictionary

@@ -1,5 +1,5 @@
 /// How a column travels in PostgreSQL's binary COPY format, and the type it is created with.
-public enum PostgresColumnKind: UInt8, Sendable {
+package enum PostgresColumnKind: UInt8, Sendable {
     /// `bigint`: 8 bytes, network order.
     case bigint
     /// `boolean`: one byte, 0 or 1 (from EPF's 0/1 integers).
@@ -12,7 +12,7 @@ public enum PostgresColumnKind: UInt8, Sendable {
     case text
 
     /// The SQL type name.
-    public var sqlType: String {
+    package var sqlType: String {
         switch self {
         case .bigint: return "bigint"
         case .boolean: return "boolean"
@@ -26,7 +26,7 @@ public enum PostgresColumnKind: UInt8, Sendable {
 /// Encodes rows in PostgreSQL's binary COPY format (the file layout of `COPY ... (FORMAT binary)`: a signature,
 /// then per row a field count and per field a length and the value in the type's binary form) into a buffer that
 /// `flush(to:)` hands to libpq. Values arrive in column order; a row can be discarded until the next begins.
-public final class BinaryCopyWriter {
+package final class BinaryCopyWriter {
     private let kinds: UnsafeMutablePointer<PostgresColumnKind>
     private let columnCount: Int
     private var buffer: UnsafeMutableRawPointer
@@ -34,10 +34,10 @@ public final class BinaryCopyWriter {
     private var count = 0
     private var rowStart = 0
     /// Bytes buffered before `flush` should be called.
-    public let flushThreshold = 1 << 18
+    package let flushThreshold = 1 << 18
 
     /// A writer for rows of these column kinds; the buffer starts with the format's header.
-    public init(kinds: [PostgresColumnKind]) {
+    package init(kinds: [PostgresColumnKind]) {
         columnCount = kinds.count
         self.kinds = UnsafeMutablePointer<PostgresColumnKind>.allocate(capacity: max(1, kinds.count))
         self.kinds.initialize(from: kinds, count: kinds.count)
@@ -52,7 +52,7 @@ public final class BinaryCopyWriter {
     }
 
     /// Bytes waiting to be sent.
-    public var pendingBytes: Int { count }
+    package var pendingBytes: Int { count }
 
     private func writeHeader() {
         let signature: [UInt8] = [0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00]
@@ -63,14 +63,14 @@ public final class BinaryCopyWriter {
     }
 
     /// Starts a new COPY stream: the header again (after `finishStream` and a new `COPY` command).
-    public func startStream() {
+    package func startStream() {
         count = 0
         rowStart = 0
         writeHeader()
     }
 
     /// Appends the trailer (a field count of -1) that ends the stream.
-    public func finishStream() {
+    package func finishStream() {
         reserve(2)
         put16(0xffff)
     }
@@ -112,25 +112,25 @@ public final class BinaryCopyWriter {
 
     /// Starts a row of all the columns.
     @inline(__always)
-    public func beginRow() {
+    package func beginRow() {
         rowStart = count
         reserve(2)
         put16(UInt16(columnCount))
     }
 
     /// Drops the row begun last (a rejected record).
-    public func discardRow() { count = rowStart }
+    package func discardRow() { count = rowStart }
 
     /// A NULL value.
     @inline(__always)
-    public func writeNull() {
+    package func writeNull() {
         reserve(4)
         put32(UInt32.max)
     }
 
     /// An integer for column `column` (`bigint`, or `boolean` where 0 is false).
     @inline(__always)
-    public func writeInteger(_ value: Int64, column: Int) {
+    package func writeInteger(_ value: Int64, column: Int) {
         if kinds[column] == .boolean {
             reserve(5)
             put32(1)
@@ -145,7 +145,7 @@ public final class BinaryCopyWriter {
     /// A value given as text for column `column`: converted for `numeric` (decimal text) and `timestamptz`
     /// (canonical `YYYY-MM-DDTHH:MM:SSZ`), copied for `text`. Returns false when the text is not of that form.
     @inline(__always)
-    public func writeText(_ bytes: UnsafeRawPointer, count length: Int, column: Int) -> Bool {
+    package func writeText(_ bytes: UnsafeRawPointer, count length: Int, column: Int) -> Bool {
         switch kinds[column] {
         case .numeric:
             return writeNumeric(UnsafeRawBufferPointer(start: bytes, count: length))
@@ -237,7 +237,7 @@ public final class BinaryCopyWriter {
     }
 
     /// Microseconds from 2000-01-01T00:00:00Z to a canonical `YYYY-MM-DDTHH:MM:SSZ`, nil when not that form.
-    public static func microseconds(_ text: UnsafeRawBufferPointer) -> Int64? {
+    package static func microseconds(_ text: UnsafeRawBufferPointer) -> Int64? {
         guard text.count == 20 else { return nil }
         func number(_ start: Int, _ width: Int) -> Int64? {
             var value: Int64 = 0
@@ -263,7 +263,7 @@ public final class BinaryCopyWriter {
 
     /// Sends the buffered bytes to the connection's COPY and empties the buffer (keeping a begun row's bytes
     /// out of it is the caller's business: flush between rows).
-    public func flush(to connection: PostgresConnection) throws {
+    package func flush(to connection: PostgresConnection) throws {
         try connection.putCopyData(UnsafeRawBufferPointer(start: buffer, count: count))
         count = 0
         rowStart = 0

@@ -6,14 +6,14 @@ import Foundation
 ///
 /// libpq is loaded at the first connection (see CLibPQ/shim.h), so commands that never touch PostgreSQL do not
 /// pay for its shared libraries.
-public final class PostgresConnection {
+package final class PostgresConnection {
     private let raw: OpaquePointer
     /// The URL without its password, for messages.
-    public let displayURL: String
+    package let displayURL: String
 
     /// Connects (the corresponding C calls are `PQconnectdb` and `PQstatus`). The URL is passed to libpq as is,
     /// so the password may come from the URL, `PGPASSWORD` or `~/.pgpass`.
-    public init(url: String) throws {
+    package init(url: String) throws {
         displayURL = PostgresURL.redacted(url)
         guard let connection = epf_PQconnectdb(url) else {
             let message = epf_pq_available() == 0
@@ -33,7 +33,7 @@ public final class PostgresConnection {
     deinit { epf_PQfinish(raw) }
 
     /// The server process serving this connection (`pg_backend_pid()`).
-    public var backendPID: Int32 { epf_PQbackendPID(raw) }
+    package var backendPID: Int32 { epf_PQbackendPID(raw) }
 
     private static func summary(_ sql: String) -> String {
         let words = sql.split(whereSeparator: { $0 == " " || $0 == "\n" }).prefix(6).joined(separator: " ")
@@ -63,7 +63,7 @@ public final class PostgresConnection {
 
     /// Runs `sql` with text parameters (`$1`, `$2`, ...; nil is NULL) and returns the rows as text (nil for NULL).
     @discardableResult
-    public func query(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
+    package func query(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
         let context = Self.summary(sql)
         let result: OpaquePointer?
         if parameters.isEmpty {
@@ -100,19 +100,19 @@ public final class PostgresConnection {
     }
 
     /// Runs a command (or several separated by `;` when there are no parameters).
-    public func execute(_ sql: String, _ parameters: [String?] = []) throws {
+    package func execute(_ sql: String, _ parameters: [String?] = []) throws {
         try query(sql, parameters)
     }
 
     /// The first column of the first row, nil when there is no row or it is NULL.
-    public func scalar(_ sql: String, _ parameters: [String?] = []) throws -> String? {
+    package func scalar(_ sql: String, _ parameters: [String?] = []) throws -> String? {
         try query(sql, parameters).first?.first ?? nil
     }
 
     // MARK: - COPY FROM STDIN
 
     /// Starts `COPY ... FROM STDIN`; the server must answer that it waits for data (`PGRES_COPY_IN`).
-    public func beginCopy(_ sql: String) throws {
+    package func beginCopy(_ sql: String) throws {
         let result = epf_PQexec(raw, sql)
         try check(result, [PGRES_COPY_IN], context: Self.summary(sql))
         // The PGRES_COPY_IN result carries no data.
@@ -120,7 +120,7 @@ public final class PostgresConnection {
     }
 
     /// Sends COPY data (the corresponding C call is `PQputCopyData`, which returns -1 on failure).
-    public func putCopyData(_ bytes: UnsafeRawBufferPointer) throws {
+    package func putCopyData(_ bytes: UnsafeRawBufferPointer) throws {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         var offset = 0
         while offset < bytes.count {
@@ -135,7 +135,7 @@ public final class PostgresConnection {
 
     /// Ends the COPY (`PQputCopyEnd`) and reads its outcome (`PQgetResult` until NULL): throws when the server
     /// refused the data. With `failure`, the server is told to abort the COPY instead.
-    public func endCopy(failure: String? = nil) throws {
+    package func endCopy(failure: String? = nil) throws {
         let ended = failure.map { epf_PQputCopyEnd(raw, $0) } ?? epf_PQputCopyEnd(raw, nil)
         guard ended == 1 else {
             throw PostgresError(context: "ending COPY", message: String(cString: epf_PQerrorMessage(raw)))

@@ -1,7 +1,7 @@
 /// PostgreSQL connection URLs as `epf` takes them in `--db` and `EPF_DB`.
-public enum PostgresURL {
+package enum PostgresURL {
     /// True for `postgresql://...` and `postgres://...` (the two schemes libpq accepts).
-    public static func isPostgres(_ text: String) -> Bool {
+    package static func isPostgres(_ text: String) -> Bool {
         let lower = text.lowercased()
         return lower.hasPrefix("postgresql://") || lower.hasPrefix("postgres://")
     }
@@ -9,7 +9,7 @@ public enum PostgresURL {
     /// The URL without its password, for messages, logs and `epf status`: the `:password` of the user part and
     /// any `password=` query parameter are removed. libpq itself still gets the full URL; `PGPASSWORD` and
     /// `~/.pgpass` are never read by epf.
-    public static func redacted(_ url: String) -> String {
+    package static func redacted(_ url: String) -> String {
         guard let schemeEnd = url.range(of: "://") else { return url }
         let scheme = url[..<schemeEnd.upperBound]
         var rest = String(url[schemeEnd.upperBound...])

@@ -1,15 +1,15 @@
 import JSONText
 
 /// One of Apple's `entity` values: the catalogue kinds it names.
-public struct AppleEntity: Sendable, Equatable {
+package struct AppleEntity: Sendable, Equatable {
     /// The value as sent, e.g. `musicVideo`.
-    public let name: String
+    package let name: String
     /// The kinds of items it names; empty for Apple entities the EPF does not hold (podcasts, audiobooks).
-    public let kinds: Set<EntityKind>
+    package let kinds: Set<EntityKind>
     /// For video entities, the `kind` field the item must have (`feature-movie`, `tv-episode`, `music-video`).
-    public var videoKind: String? = nil
+    package var videoKind: String? = nil
 
-    public init(name: String, kinds: Set<EntityKind>, videoKind: String? = nil) {
+    package init(name: String, kinds: Set<EntityKind>, videoKind: String? = nil) {
         self.name = name
         self.kinds = kinds
         self.videoKind = videoKind

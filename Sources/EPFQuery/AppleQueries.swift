@@ -2,15 +2,15 @@ import JSONText
 
 /// What one request to Apple's `/lookup` asks for (see `AppleQueries.lookup`). Values are checked by the
 /// caller: ids are digits, the country an alpha-2 code, the language normalized, the limit 1 ... 200.
-public struct AppleLookupRequest: Sendable {
+package struct AppleLookupRequest: Sendable {
     /// The kinds of key Apple's lookup takes, by parameter name.
-    public enum Key: String, Sendable, CaseIterable {
+    package enum Key: String, Sendable, CaseIterable {
         case id, upc, isrc, amgArtistId, amgAlbumId, amgVideoId
 
         /// The key a query parameter names, nil for the other parameters. `id`, by far the most common, is one
         /// comparison; names that cannot be keys (`country`, `entity`, `limit`, ...) are passed over on their first
         /// byte, without the string switch of `init(rawValue:)`.
-        public init?(parameter name: String) {
+        package init?(parameter name: String) {
             if name == "id" {
                 self = .id
                 return
@@ -24,55 +24,55 @@ public struct AppleLookupRequest: Sendable {
     }
 
     /// The keys in request order, each with one value (a comma-separated parameter gives several).
-    public var keys: [(key: Key, value: String)] = []
+    package var keys: [(key: Key, value: String)] = []
     /// Related items to list after each item found (an artist's apps, a collection's songs, ...).
-    public var entity: AppleEntity?
+    package var entity: AppleEntity?
     /// Related items per item found.
-    public var limit = 50
+    package var limit = 50
     /// `sort=recent`: related items newest first.
-    public var recent = false
+    package var recent = false
     /// Storefront (lowercase alpha-2); nil is Apple's default, the United States.
-    public var country: String?
+    package var country: String?
     /// Language of titles and descriptions (`ja`, `ja_jp`); nil is English.
-    public var language: String?
+    package var language: String?
 
     /// An empty request.
-    public init() {}
+    package init() {}
 }
 
 /// What one request to Apple's `/search` asks for (see `AppleQueries.search`).
-public struct AppleSearchRequest: Sendable {
+package struct AppleSearchRequest: Sendable {
     /// The search term as sent.
-    public var term: String
+    package var term: String
     /// The kinds `media` allows; nil for every kind.
-    public var kinds: Set<EntityKind>?
+    package var kinds: Set<EntityKind>?
     /// The entity asked for, narrowing `kinds` further (and video kinds).
-    public var entity: AppleEntity?
+    package var entity: AppleEntity?
     /// `title` or `names`: the index column `attribute` names; nil searches both.
-    public var column: String?
+    package var column: String?
     /// Storefront (lowercase alpha-2); nil is the United States.
-    public var country: String?
+    package var country: String?
     /// Language of titles and descriptions; nil is English.
-    public var language: String?
+    package var language: String?
     /// `explicit=No` sets this to false: items rated explicit are left out.
-    public var explicit = true
+    package var explicit = true
     /// Results skipped before the first one returned.
-    public var offset = 0
+    package var offset = 0
     /// Results returned at most.
-    public var limit = 50
+    package var limit = 50
 
     /// A search for `term` with Apple's defaults.
-    public init(term: String) {
+    package init(term: String) {
         self.term = term
     }
 }
 
 /// Why an Apple-style request cannot be answered from this database.
-public enum AppleLookupError: Error, CustomStringConvertible, Sendable {
+package enum AppleLookupError: Error, CustomStringConvertible, Sendable {
     /// A `upc`, `isrc` or `amg*Id` lookup on a database without the match feed's table for it.
     case matchFeedMissing(key: String, tables: [String])
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .matchFeedMissing(let key, let tables):
             return "the match feed is not loaded: \(key) lookups read its " + tables.joined(separator: " or ")
@@ -82,7 +82,7 @@ public enum AppleLookupError: Error, CustomStringConvertible, Sendable {
 }
 
 /// Apple's Lookup and Search API over the catalogue: items in Apple's shape, related items, match feed keys.
-public final class AppleQueries: SessionReading {
+package final class AppleQueries: SessionReading {
     let session: ReadSession
     let lookups: LookupQueries
     let textSearch: SearchQueries
@@ -99,7 +99,7 @@ extension AppleQueries {
     /// The items `request` names, each followed by its related items of `request.entity`, as objects of Apple's
     /// `results`. Unknown ids and keys are left out. Throws `QueryError.badArgument` (`country`) for a country
     /// with no storefront in the data, and `AppleLookupError.matchFeedMissing` for a match key without its table.
-    public func lookup(_ request: AppleLookupRequest) throws -> [JSONValue] {
+    package func lookup(_ request: AppleLookupRequest) throws -> [JSONValue] {
         return try reading {
             try checkStorefront(request.country)
             var results: [JSONValue] = []
@@ -123,7 +123,7 @@ extension AppleQueries {
     /// The results of `request`: ranked matches of the kinds and entity asked for, explicit ones left out when
     /// asked, after `offset`, at most `limit`. Throws `QueryError.badArgument` (`country`) for a country with
     /// no storefront in the data.
-    public func search(_ request: AppleSearchRequest) throws -> [JSONValue] {
+    package func search(_ request: AppleSearchRequest) throws -> [JSONValue] {
         var kinds = request.kinds
         if let entity = request.entity { kinds = kinds.map { $0.intersection(entity.kinds) } ?? entity.kinds }
         return try reading {

@@ -4,7 +4,7 @@ import EPFSchema
 import JSONText
 
 /// Prices in every storefront, the storefronts, the genre tree and a genre's top apps, the data's export date.
-public final class CatalogueQueries: SessionReading {
+package final class CatalogueQueries: SessionReading {
     let session: ReadSession
     let lookups: LookupQueries
 
@@ -19,7 +19,7 @@ extension CatalogueQueries {
     /// The price of an item in every storefront, nil when the ID is in no table and has no prices.
     ///
     /// Tries apps, then collections, songs and videos. Rows are sorted by country code.
-    public func prices(id: Int64) throws -> PriceList? {
+    package func prices(id: Int64) throws -> PriceList? {
         try reading {
             var fallback: (EntityKind, String?)?
             for table in CatalogueTable.allCases where table.priceTable != nil {
@@ -48,7 +48,7 @@ extension CatalogueQueries {
     }
 
     /// Every storefront, sorted by country code. Empty when the storefront table is absent.
-    public func storefronts() throws -> [StorefrontRow] {
+    package func storefronts() throws -> [StorefrontRow] {
         try reading {
             try smallTables().storefronts.values.sorted {
                 ($0.country ?? "~" + $0.countryCode, $0.storefrontId) < ($1.country ?? "~" + $1.countryCode,
@@ -58,7 +58,7 @@ extension CatalogueQueries {
     }
 
     /// The genre tree in depth-first order, children sorted by name. Empty when the genre table is absent.
-    public func genres() throws -> [GenreRow] {
+    package func genres() throws -> [GenreRow] {
         try reading { try genreTree() }
     }
 
@@ -69,7 +69,7 @@ extension CatalogueQueries {
     /// when the genre does not exist.
     ///
     /// Throws `QueryError.badArgument` for an unknown country or a limit outside 1...100000.
-    public func genreApps(id: Int64, country: String?, limit: Int) throws -> GenreApps? {
+    package func genreApps(id: Int64, country: String?, limit: Int) throws -> GenreApps? {
         guard (1...100_000).contains(limit) else {
             throw QueryError.badArgument(name: "limit", message: "must be from 1 to 100000, got \(limit)")
         }
@@ -158,7 +158,7 @@ extension CatalogueQueries {
     ///
     /// Reads the importer's summary (`StoreBookkeeping`) when present; otherwise scans the catalogue tables (not
     /// prices or details) once. Cached until another connection commits. Nil when no table has rows.
-    public func dataExportDate() throws -> Int64? {
+    package func dataExportDate() throws -> Int64? {
         try reading {
             if let cached = session.exportDateCache { return cached }
             var newest: Int64?

@@ -5,59 +5,59 @@ import Foundation
 import JSONText
 
 /// One recorded change of a catalogue id (see `EPFSchema.ChangeLog`).
-public struct ChangeRecord: Sendable, Equatable {
+package struct ChangeRecord: Sendable, Equatable {
     /// The Apple ID.
-    public let id: Int64
+    package let id: Int64
     /// `app`, `collection`, `song`, `video` or `artist`.
-    public let kind: String
+    package let kind: String
     /// `removed`, `added` or `updated`.
-    public let change: String
+    package let change: String
     /// The export's `export_date`, milliseconds since 1970 UTC.
-    public let exportDate: Int64
+    package let exportDate: Int64
     /// The position of the change in the changes table: later changes have larger numbers.
-    public let sequence: Int64
+    package let sequence: Int64
 
     /// `{"id": 123, "kind": "app", "change": "removed", "exportDate": "2026-11-20"}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([("id", .int(id)), ("kind", .string(kind)), ("change", .string(change)),
                  ("exportDate", .string(EPFValues.isoDate(milliseconds: exportDate)))])
     }
 }
 
 /// One page of `ChangeQueries.page`.
-public struct ChangePage: Sendable {
+package struct ChangePage: Sendable {
     /// The changes, in order of export date, then of recording.
-    public let changes: [ChangeRecord]
+    package let changes: [ChangeRecord]
     /// The cursor of the next page, nil on the last one.
-    public let nextCursor: String?
+    package let nextCursor: String?
 
     /// `{"resultCount": N, "changes": [...], "nextCursor": "..." or null}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([("resultCount", .int(Int64(changes.count))), ("changes", .array(changes.map(\.json))),
                  ("nextCursor", nextCursor.map { .string($0) } ?? .null)])
     }
 }
 
 /// An id a lookup did not find because it left the store (see `LookupQueries.lookup`).
-public struct RemovedItem: Sendable, Equatable {
+package struct RemovedItem: Sendable, Equatable {
     /// The Apple ID.
-    public let id: Int64
+    package let id: Int64
     /// `app`, `collection`, `song`, `video` or `artist`.
-    public let kind: String
+    package let kind: String
     /// The `export_date` of the full export it was missing from, milliseconds since 1970 UTC.
-    public let exportDate: Int64
+    package let exportDate: Int64
     /// The lookup argument as given (an ID or a store link).
-    public let argument: String
+    package let argument: String
 
     /// `{"id": 123, "kind": "app", "removedInExport": "2026-11-20"}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([("id", .int(id)), ("kind", .string(kind)),
                  ("removedInExport", .string(EPFValues.isoDate(milliseconds: exportDate)))])
     }
 }
 
 /// The ids full exports removed or added, paged (`epf_changes`).
-public final class ChangeQueries: SessionReading {
+package final class ChangeQueries: SessionReading {
     let session: ReadSession
 
     init(session: ReadSession) { self.session = session }
@@ -66,14 +66,14 @@ public final class ChangeQueries: SessionReading {
 /// The changes table: what changed since a date, and whether an id that is not found was removed.
 extension ChangeQueries {
     /// Most changes one page may hold.
-    public static let maximumChangesPage = 10_000
+    package static let maximumChangesPage = 10_000
 
     /// The changes recorded for exports dated `since` (`YYYY-MM-DD`, UTC) or later, optionally of one `kind`
     /// (`app`, `collection`, `song`, `video`, `artist`), at most `limit`, after `cursor` (a page's
     /// `nextCursor`). The order is stable: by export date, then by the order the changes were recorded, so
     /// following the cursors lists every change once. A database without changes gives an empty page.
     /// Throws `QueryError.badArgument` naming `since`, `kind`, `limit` or `cursor` for a bad value.
-    public func page(since: String, kind: String?, limit: Int, cursor: String?) throws -> ChangePage {
+    package func page(since: String, kind: String?, limit: Int, cursor: String?) throws -> ChangePage {
         let after = try Self.pagePosition(since: try Self.changesSince(since, kind: kind), limit: limit, cursor: cursor)
         return try reading {
             guard tables.contains(ChangeLog.table) else { return ChangePage(changes: [], nextCursor: nil) }
@@ -145,7 +145,7 @@ extension ChangeQueries {
     /// Checks the filters of `changes` before any database is opened: returns midnight UTC of `since` in
     /// milliseconds. Throws `QueryError.badArgument` naming `since` (not `YYYY-MM-DD`) or `kind` (not one of
     /// `app`, `collection`, `song`, `video`, `artist`).
-    public static func changesSince(_ since: String, kind: String?) throws -> Int64 {
+    package static func changesSince(_ since: String, kind: String?) throws -> Int64 {
         guard let milliseconds = EPFValues.milliseconds(isoDate: since) else {
             throw QueryError.badArgument(name: "since", message: "'\(since.prefix(40))' is not a date as YYYY-MM-DD")
         }
@@ -158,7 +158,7 @@ extension ChangeQueries {
 
     /// Whether `id`, not found in `kind`'s table, left the store: what `GET /v1/apps/{id}` says instead of a bare
     /// "not found" (the same facts as `removedIds` of a lookup). Nil when it did not, or without a changes table.
-    public func removal(of id: Int64, kind: EntityKind) throws -> RemovedItem? {
+    package func removal(of id: Int64, kind: EntityKind) throws -> RemovedItem? {
         try reading { try removal(of: StoreLink(id: id, kind: kind, country: nil), argument: String(id)) }
     }
 

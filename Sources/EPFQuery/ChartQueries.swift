@@ -3,14 +3,14 @@ import EPFSQLite
 import JSONText
 
 /// One of the App Store's app charts, as `--chart` and the HTTP routes name it.
-public enum ChartKind: String, Sendable, CaseIterable {
+package enum ChartKind: String, Sendable, CaseIterable {
     case free
     case paid
     case freeIPad = "free-ipad"
     case paidIPad = "paid-ipad"
 
     /// v5's table of this chart (since 2023 Apple ships the four apart).
-    public var v5Table: String {
+    package var v5Table: String {
         switch self {
         case .free: return "free_application_popularity_per_genre"
         case .paid: return "paid_application_popularity_per_genre"
@@ -20,33 +20,33 @@ public enum ChartKind: String, Sendable, CaseIterable {
     }
 
     /// Whether the chart ranks free apps.
-    public var isFree: Bool { self == .free || self == .freeIPad }
+    package var isFree: Bool { self == .free || self == .freeIPad }
 }
 
 /// A chart the database cannot answer: it holds no chart table, or only v3's, which has no iPad charts.
-public struct ChartUnavailable: Error, CustomStringConvertible, Sendable {
-    public let description: String
+package struct ChartUnavailable: Error, CustomStringConvertible, Sendable {
+    package let description: String
 }
 
 /// One entry of a chart: its rank and the app as the lookups show it (nil when the catalogue lacks the app).
-public struct ChartEntry {
+package struct ChartEntry {
     /// 1 is the top.
-    public let rank: Int
+    package let rank: Int
     /// The app's Apple ID.
-    public let id: Int64
+    package let id: Int64
     /// The app's lookup object (Apple's Lookup API fields, priced in the chart's storefront), nil when the
     /// `application` table does not hold it.
-    public let app: JSONValue?
+    package let app: JSONValue?
 
     /// A field of the lookup object, nil when absent.
-    public func field(_ name: String) -> JSONValue? {
+    package func field(_ name: String) -> JSONValue? {
         guard case .object(let pairs)? = app else { return nil }
         return pairs.first { $0.0 == name }?.1
     }
 
     /// The app's artwork at `size` x `size` pixels, when the feed's artwork URL names a size the image service
     /// can be asked to change (see `LookupQueries.artworkURL`); nil otherwise, rather than an image of another size.
-    public func artwork(size: Int) -> String? {
+    package func artwork(size: Int) -> String? {
         guard let url = field("artworkUrl512")?.stringValue else { return nil }
         let sized = LookupQueries.artworkURL(url, size: size)
         return sized == url && size != 512 ? nil : sized
@@ -54,24 +54,24 @@ public struct ChartEntry {
 }
 
 /// A chart as it stands in the database (the last day imported): a storefront's top apps in one genre.
-public struct Chart {
+package struct Chart {
     /// ISO alpha-2 code of the storefront, lowercase.
-    public let country: String
-    public let storefrontId: Int64
-    public let kind: ChartKind
-    public let genreId: Int64
+    package let country: String
+    package let storefrontId: Int64
+    package let kind: ChartKind
+    package let genreId: Int64
     /// The genre's name, nil when the genre table does not know it.
-    public let genreName: String?
+    package let genreName: String?
     /// The table the ranks come from.
-    public let source: String
+    package let source: String
     /// Whether `source` is v3's one chart of every app, split into free and paid by the app's price there.
-    public let splitByPrice: Bool
+    package let splitByPrice: Bool
     /// The export date of the ranks (ms since 1970), nil when the chart is empty.
-    public let exportDate: Int64?
+    package let exportDate: Int64?
     /// How many apps the chart ranks in all (Apple ships up to 200 per chart).
-    public let depth: Int
+    package let depth: Int
     /// The top `limit` entries, best first.
-    public let entries: [ChartEntry]
+    package let entries: [ChartEntry]
 
     /// The fields of an entry shown by `epf charts --json` and `/v1/charts`, in order.
     static let entryFields = ["trackName", "artistName", "artistId", "price", "formattedPrice", "currency",
@@ -79,7 +79,7 @@ public struct Chart {
 
     /// `{"country", "storefrontId", "chart", "genreId", "genreName", "source", "exportDate", "depth",
     /// "resultCount", "results": [{"rank", "trackId", ...the app's fields the feed has}]}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var pairs: [(String, JSONValue)] = [
             ("country", .string(country)), ("storefrontId", .int(storefrontId)), ("chart", .string(kind.rawValue)),
             ("genreId", .int(genreId)), ("genreName", genreName.map { .string($0) } ?? .null),
@@ -102,14 +102,14 @@ public struct Chart {
 }
 
 /// The app charts of the popularity feed as they stand: v5's four tables, or v3's one table split by price.
-public final class ChartQueries: SessionReading {
+package final class ChartQueries: SessionReading {
     let session: ReadSession
     let lookups: LookupQueries
 
     /// The root genre: Apple's overall charts.
-    public static let allApps: Int64 = 36
+    package static let allApps: Int64 = 36
     /// Most entries one call returns: Apple ranks up to 200 apps per chart.
-    public static let maximumLimit = 200
+    package static let maximumLimit = 200
 
     init(session: ReadSession, lookups: LookupQueries) {
         self.session = session
@@ -122,7 +122,7 @@ public final class ChartQueries: SessionReading {
     ///
     /// Throws `QueryError.badArgument` for an unknown country or a limit outside 1...200, and `ChartUnavailable`
     /// when the database holds no chart table for it (v3 has no iPad charts).
-    public func chart(country: String, kind: ChartKind, genre: Int64 = ChartQueries.allApps,
+    package func chart(country: String, kind: ChartKind, genre: Int64 = ChartQueries.allApps,
                       limit: Int) throws -> Chart {
         guard (1...Self.maximumLimit).contains(limit) else {
             throw QueryError.badArgument(name: "limit", message: "must be from 1 to \(Self.maximumLimit), got \(limit)")

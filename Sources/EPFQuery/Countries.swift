@@ -1,5 +1,5 @@
 /// ISO 3166-1 country codes: alpha-2 (store links, `--country`) and alpha-3 (EPF `storefront.country_code`).
-public enum CountryCodes {
+package enum CountryCodes {
     /// Every officially assigned ISO 3166-1 code as "alpha-2 alpha-3", plus Kosovo (XK, user-assigned).
     private static let table = """
     AD AND AE ARE AF AFG AG ATG AI AIA AL ALB AM ARM AO AGO AQ ATA AR ARG AS ASM AT AUT AU AUS AW ABW AX ALA \
@@ -38,27 +38,27 @@ public enum CountryCodes {
     }()
 
     /// Number of ISO alpha-2 codes known (for tests).
-    public static var count: Int { alpha3ByAlpha2.count }
+    package static var count: Int { alpha3ByAlpha2.count }
 
     /// "us" or "US" -> "USA"; nil when the code is not an ISO 3166-1 alpha-2 code.
-    public static func alpha3(fromAlpha2 code: String) -> String? {
+    package static func alpha3(fromAlpha2 code: String) -> String? {
         alpha3ByAlpha2[code.lowercased()]
     }
 
     /// "USA" or "usa" -> "us" (lowercase, as in store links); nil when unknown.
-    public static func alpha2(fromAlpha3 code: String) -> String? {
+    package static func alpha2(fromAlpha3 code: String) -> String? {
         alpha2ByAlpha3[code.uppercased()]
     }
 
     /// Whether text is a known alpha-2 code, in any case.
-    public static func isAlpha2(_ code: String) -> Bool {
+    package static func isAlpha2(_ code: String) -> Bool {
         var bytes = code.utf8.makeIterator()
         guard let first = bytes.next(), let second = bytes.next(), bytes.next() == nil else { return false }
         return isAlpha2(first, second)
     }
 
     /// `isAlpha2` of two bytes, any case, without making a string (request parameters, stored documents).
-    public static func isAlpha2(_ first: UInt8, _ second: UInt8) -> Bool {
+    package static func isAlpha2(_ first: UInt8, _ second: UInt8) -> Bool {
         guard let row = letterIndex(first), let column = letterIndex(second) else { return false }
         return alpha2Table[row * 26 + column]
     }

@@ -1,17 +1,17 @@
 /// How prices are shown in one ISO 4217 currency: one fixed rule per currency, never converted.
-public struct CurrencyFormat: Sendable, Equatable {
+package struct CurrencyFormat: Sendable, Equatable {
     /// ISO 4217 code, e.g. "USD".
-    public let code: String
+    package let code: String
     /// Text put before the amount ("$", "CHF "), or empty.
-    public let prefix: String
+    package let prefix: String
     /// Text put after the amount (" €", " kr"), or empty.
-    public let suffix: String
+    package let suffix: String
     /// Digits shown after the decimal separator (2 for USD, 0 for JPY and KRW).
-    public let minorDigits: Int
+    package let minorDigits: Int
     /// "." or ",".
-    public let decimalSeparator: String
+    package let decimalSeparator: String
     /// Thousands separator: ",", ".", " " or "'".
-    public let groupingSeparator: String
+    package let groupingSeparator: String
 
     // code|symbol|minor digits|p(refix) or s(uffix)|decimal separator|grouping separator
     private static let table = """
@@ -40,7 +40,7 @@ public struct CurrencyFormat: Sendable, Equatable {
     }()
 
     /// The rule for a currency code (any case); unknown codes get "CODE 1,234.56" with 2 digits.
-    public static func forCode(_ code: String) -> CurrencyFormat {
+    package static func forCode(_ code: String) -> CurrencyFormat {
         let upper = code.uppercased()
         if let format = known[upper] { return format }
         return CurrencyFormat(code: upper, prefix: upper.isEmpty ? "" : upper + " ", suffix: "", minorDigits: 2,
@@ -48,13 +48,13 @@ public struct CurrencyFormat: Sendable, Equatable {
     }
 
     /// Whether the code has its own rule (not the generic fallback).
-    public static func isKnown(_ code: String) -> Bool { known[code.uppercased()] != nil }
+    package static func isKnown(_ code: String) -> Bool { known[code.uppercased()] != nil }
 
     /// Formats an exact decimal string from the feed ("0.990", "120.000"): "Free" for zero, else symbol and amount.
     ///
     /// Rounds half up to the currency's minor digits using the decimal text itself (no `Double`).
     /// Returns nil when the text is not a decimal number.
-    public func format(_ decimalText: String) -> String? {
+    package func format(_ decimalText: String) -> String? {
         guard let amount = DecimalText(decimalText)?.rounded(to: minorDigits) else { return nil }
         if amount.isZero { return "Free" }
         var integer = ""
@@ -69,7 +69,7 @@ public struct CurrencyFormat: Sendable, Equatable {
     }
 
     /// The amount as a plain JSON number text with the currency's minor digits ("0.99", "120", "0.00").
-    public func jsonNumber(_ decimalText: String) -> String? {
+    package func jsonNumber(_ decimalText: String) -> String? {
         guard let amount = DecimalText(decimalText)?.rounded(to: minorDigits) else { return nil }
         let sign = amount.negative && !amount.isZero ? "-" : ""
         return sign + amount.integerDigits + (minorDigits > 0 ? "." + amount.fractionDigits : "")

@@ -19,28 +19,28 @@ import Foundation
 ///
 /// This module only makes the documents and says which changes they depend on; the importer stores them
 /// (EPFStore's `DerivedDocuments`: the table, the stamp, the threads), so the query module runs no DDL.
-public struct LookupDocuments: DerivedDataBuilder {
+package struct LookupDocuments: DerivedDataBuilder {
     /// The table: `application_id INTEGER PRIMARY KEY, body BLOB` (UTF-8 JSON). Its name carries the documents'
     /// format, so documents an older epf stored (`olderTables`) are never read as current: lookups read the tables
     /// until the next import that applies anything rebuilds every document.
-    public static let table = "epf_lookup_documents_v2"
+    package static let table = "epf_lookup_documents_v2"
     /// Document tables of older formats (v1: without screenshots, release notes, censored names and Apple's artwork
     /// sizes), dropped by the next rebuild.
     static let olderTables = ["epf_lookup_documents"]
     /// The name of its stamp in `epf_derived`.
-    public static let name = "lookup_documents"
+    package static let name = "lookup_documents"
 
-    public var name: String { Self.name }
-    public var table: String { Self.table }
-    public var olderTables: [String] { Self.olderTables }
-    public var keyTable: String { "application" }
-    public var keyColumn: String { "application_id" }
+    package var name: String { Self.name }
+    package var table: String { Self.table }
+    package var olderTables: [String] { Self.olderTables }
+    package var keyTable: String { "application" }
+    package var keyColumn: String { "application_id" }
 
     /// Threads building documents (each with its own read-only connection); the importer's thread writes them.
-    public var threads: Int
+    package var threads: Int
 
     /// A builder using `threads` builder threads (default: one per core).
-    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+    package init(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
         self.threads = max(1, threads)
     }
 
@@ -68,13 +68,13 @@ public struct LookupDocuments: DerivedDataBuilder {
         return .all
     }
 
-    public func scope(_ changes: DerivedChanges, storedStamp: Int64?, documentsExist: Bool) -> DerivedScope {
+    package func scope(_ changes: DerivedChanges, storedStamp: Int64?, documentsExist: Bool) -> DerivedScope {
         Self.scope(changes, storedStamp: storedStamp, documentsExist: documentsExist)
     }
 
     /// Documents made by a `QueryEngine` of their own that reads the tables (never the documents), so they are
     /// byte for byte what a lookup from the tables returns.
-    public func documentMaker(databasePath: String) throws -> ([Int64]) throws -> [(id: Int64, body: [UInt8])] {
+    package func documentMaker(databasePath: String) throws -> ([Int64]) throws -> [(id: Int64, body: [UInt8])] {
         // pread, not the map: a builder touches pages all over the file once, and mapped pages would count
         // in the import's resident memory (a daily's peak went from 157 MB to 539 MB with the map).
         let engine = try QueryEngine(databasePath: databasePath, useLookupDocuments: false, mappedReads: false)

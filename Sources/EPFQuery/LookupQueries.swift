@@ -3,7 +3,7 @@ import JSONText
 
 /// Lookups by Apple ID or store link; apps, collections, songs, videos and artists as Apple's Lookup objects;
 /// the stored lookup documents; whether a storefront sells an item.
-public final class LookupQueries: SessionReading {
+package final class LookupQueries: SessionReading {
     let session: ReadSession
     /// Where lookups find what left the store (`removedIds`); set by `QueryEngine`.
     var changes: ChangeQueries?
@@ -49,7 +49,7 @@ extension LookupQueries {
     /// lookup document itself, a `JSONValue.serialized` value (what the HTTP API sends; it has no fields to
     /// read).
     /// Throws `QueryError.badArgument` for an unknown country or malformed language code.
-    public func lookup(_ arguments: [String], country: String?, language: String?,
+    package func lookup(_ arguments: [String], country: String?, language: String?,
                        allPrices: Bool = false, storedDocuments: Bool = false) throws -> LookupResult {
         let country = try normalizedCountry(country)
         let language = try normalizedLanguage(language)
@@ -87,7 +87,7 @@ extension LookupQueries {
     /// `.album` and `.ebook` both read `collection`; the object's `kind` says which it is. With a country, the
     /// object says whether that storefront sells the item (`availableInStorefront`, see `markingAvailability`).
     /// Throws `QueryError.badArgument` for an unknown country or malformed language code.
-    public func entity(kind: EntityKind, id: Int64, country: String?, language: String?) throws -> JSONValue? {
+    package func entity(kind: EntityKind, id: Int64, country: String?, language: String?) throws -> JSONValue? {
         let country = try normalizedCountry(country)
         let language = try normalizedLanguage(language)
         return try reading {
@@ -99,7 +99,7 @@ extension LookupQueries {
     /// The same object as `entity(kind:id:country:language:)`, serialized as JSON: what `GET /v1/apps/{id}`
     /// sends. A default app lookup (no country, no language) is one read of its stored lookup document when
     /// the documents are those of the current tables; everything else is built from the tables.
-    public func entityJSON(kind: EntityKind, id: Int64, country: String?, language: String?) throws -> [UInt8]? {
+    package func entityJSON(kind: EntityKind, id: Int64, country: String?, language: String?) throws -> [UInt8]? {
         let normalized = try normalizedCountry(country)
         return try reading {
             if kind == .software, language == nil, documentsCurrent {
@@ -121,7 +121,7 @@ extension LookupQueries {
     ///
     /// The kind is the one found in the database. Returns nil when the text is not a link or ID, or the ID
     /// is in no table.
-    public func resolve(_ link: String) throws -> JSONValue? {
+    package func resolve(_ link: String) throws -> JSONValue? {
         guard let parsed = StoreLink.parse(link) else { return nil }
         return try reading {
             guard let kind = try kinds(of: parsed).first else { return nil }

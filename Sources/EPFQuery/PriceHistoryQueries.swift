@@ -5,36 +5,36 @@ import Foundation
 import JSONText
 
 /// One recorded price change (see `EPFSchema.PriceHistory`).
-public struct PriceChange: Sendable, Equatable {
+package struct PriceChange: Sendable, Equatable {
     /// The Apple ID.
-    public let id: Int64
+    package let id: Int64
     /// `app`, `collection`, `song` or `video`.
-    public let kind: String
+    package let kind: String
     /// EPF storefront id.
-    public let storefrontId: Int64
+    package let storefrontId: Int64
     /// ISO 3166 alpha-2 lowercase, nil when the storefront is unknown.
-    public let country: String?
+    package let country: String?
     /// `changed`, `appeared` (now sold there) or `disappeared` (no longer sold there).
-    public let change: String
+    package let change: String
     /// The prices as stored (the feed's decimal text), nil where there was none.
-    public let oldPrice: String?
-    public let newPrice: String?
+    package let oldPrice: String?
+    package let newPrice: String?
     /// ISO 4217 code of the new price (of the old one for `disappeared`).
-    public let currency: String?
+    package let currency: String?
     /// The export's `export_date`, milliseconds since 1970 UTC.
-    public let exportDate: Int64
+    package let exportDate: Int64
     /// The position of the change in the history: later changes have larger numbers.
-    public let sequence: Int64
+    package let sequence: Int64
 
     /// Whether the price went down (a `changed` row with both prices).
-    public var isDrop: Bool {
+    package var isDrop: Bool {
         guard change == "changed", let old = oldPrice.flatMap(Double.init), let new = newPrice.flatMap(Double.init)
         else { return false }
         return new < old
     }
 
     /// A price as JSON number text and display text in this change's currency.
-    public func formatted(_ price: String?) -> (number: String, text: String)? {
+    package func formatted(_ price: String?) -> (number: String, text: String)? {
         guard let price else { return nil }
         let format = CurrencyFormat.forCode(currency ?? "")
         guard let number = format.jsonNumber(price), let text = format.format(price) else { return nil }
@@ -44,11 +44,11 @@ public struct PriceChange: Sendable, Equatable {
     /// `{"id", "kind", "storefrontId", "country", "change", "exportDate", "currency", "oldPrice", "newPrice",
     /// "oldFormattedPrice", "newFormattedPrice"}`; prices are numbers rounded to the currency's digits, null
     /// where there is none.
-    public var json: JSONValue { json(old: formatted(oldPrice), new: formatted(newPrice)) }
+    package var json: JSONValue { json(old: formatted(oldPrice), new: formatted(newPrice)) }
 
     /// `json` with the prices already formatted (`formatted(oldPrice)`, `formatted(newPrice)`), for a listing that
     /// formats each price once.
-    public func json(old: (number: String, text: String)?, new: (number: String, text: String)?) -> JSONValue {
+    package func json(old: (number: String, text: String)?, new: (number: String, text: String)?) -> JSONValue {
         .object([
             ("id", .int(id)), ("kind", .string(kind)), ("storefrontId", .int(storefrontId)),
             ("country", country.map { .string($0) } ?? .null), ("change", .string(change)),
@@ -63,15 +63,15 @@ public struct PriceChange: Sendable, Equatable {
 
 /// The prices of a listing of changes, each formatted once per currency: a feed repeats a few hundred price tiers,
 /// and formatting one (`PriceChange.formatted`) took a third of `epf changes --kind price --csv`.
-public final class FormattedPrices {
+package final class FormattedPrices {
     private var known: [String: (number: String, text: String)?] = [:]
     /// Formatted prices kept at most (a hostile feed may have a price per row).
     private static let limit = 65_536
 
-    public init() {}
+    package init() {}
 
     /// `change.formatted(price)`, from what is kept when the same price was formatted in the same currency.
-    public func of(_ price: String?, in change: PriceChange) -> (number: String, text: String)? {
+    package func of(_ price: String?, in change: PriceChange) -> (number: String, text: String)? {
         guard let price else { return nil }
         let key = (change.currency ?? "") + "\u{0}" + price
         if let kept = known[key] { return kept }
@@ -82,13 +82,13 @@ public final class FormattedPrices {
 }
 
 /// One page of `ChangeQueries.pricePage`.
-public struct PriceChangePage: Sendable {
-    public let changes: [PriceChange]
+package struct PriceChangePage: Sendable {
+    package let changes: [PriceChange]
     /// The cursor of the next page, nil on the last one.
-    public let nextCursor: String?
+    package let nextCursor: String?
 
     /// `{"resultCount": N, "changes": [...], "nextCursor": "..." or null}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([("resultCount", .int(Int64(changes.count))), ("changes", .array(changes.map(\.json))),
                  ("nextCursor", nextCursor.map { .string($0) } ?? .null)])
     }
@@ -119,7 +119,7 @@ extension ChangeQueries {
     /// The recorded price changes of one item, oldest first (by export date, then as recorded), optionally in one
     /// storefront (`country`) and from exports dated `since` (`YYYY-MM-DD`) on. `kind` (`app`, `collection`,
     /// `song`, `video`) limits them to one kind of item. Empty when nothing was recorded (or history is off).
-    public func priceHistory(id: Int64, kind: String? = nil, country: String? = nil, since: String? = nil) throws
+    package func priceHistory(id: Int64, kind: String? = nil, country: String? = nil, since: String? = nil) throws
         -> [PriceChange] {
         let sinceMilliseconds = try since.map { try Self.changesSince($0, kind: nil) } ?? 0
         return try reading {
@@ -147,7 +147,7 @@ extension ChangeQueries {
     /// The price changes of exports dated `since` or later, in order (by export date, then as recorded), at most
     /// `limit` after `cursor` (a page's `nextCursor`, as for `page`): optionally of one storefront (`country`) and
     /// only drops (`drops`: a price that went down). Throws `QueryError.badArgument` for a bad value.
-    public func pricePage(since: String, country: String?, drops: Bool, limit: Int, cursor: String?) throws
+    package func pricePage(since: String, country: String?, drops: Bool, limit: Int, cursor: String?) throws
         -> PriceChangePage {
         let after = try Self.pagePosition(since: try Self.changesSince(since, kind: nil), limit: limit, cursor: cursor)
         return try reading {

@@ -16,9 +16,9 @@ import JSONText
 /// thread. Each public call runs in one read transaction, so it sees one consistent snapshot; small
 /// tables (genres, storefronts, device and media types) are cached and reloaded when another
 /// connection commits (`PRAGMA data_version`).
-public final class ReadSession {
+package final class ReadSession {
     /// The database path the engine reads.
-    public let databasePath: String
+    package let databasePath: String
     let connection: SQLiteConnection
     /// Prepared statements by SQL text, kept for the engine's life (see `cachedStatement`).
     var statements: [String: CachedStatement] = [:]
@@ -50,7 +50,7 @@ public final class ReadSession {
     ///
     /// `workload` sizes SQLite's page cache: `.lookups` (the default) for many point reads, `.scans` for ad-hoc
     /// SQL (`epf sql`).
-    public init(databasePath: String, useLookupDocuments: Bool = true, mappedReads: Bool = true,
+    package init(databasePath: String, useLookupDocuments: Bool = true, mappedReads: Bool = true,
                 workload: ReadWorkload = .lookups) throws {
         self.databasePath = databasePath
         self.useLookupDocuments = useLookupDocuments
@@ -87,7 +87,7 @@ public final class ReadSession {
     }
 
     /// What a session mostly reads, which sets the size of SQLite's page cache.
-    public enum ReadWorkload: Sendable {
+    package enum ReadWorkload: Sendable {
         /// Many point reads (lookups, search, the server): a 32 MB cache keeps the upper levels of the big indexes.
         case lookups
         /// Ad-hoc SQL that scans, groups and sorts (`epf sql`): SQLite's default cache (2 MB), as the sqlite3 shell
@@ -105,7 +105,7 @@ public final class ReadSession {
     ]
 
     /// Whether the database holds a table (as of the last change seen).
-    public func hasTable(_ name: String) -> Bool { tables.contains(name) }
+    package func hasTable(_ name: String) -> Bool { tables.contains(name) }
 
     // MARK: Plumbing
 
@@ -113,7 +113,7 @@ public final class ReadSession {
     /// database, without a transaction of its own. `body` gets SQLite's `PRAGMA data_version` for the snapshot:
     /// it changes whenever another connection (an import) has committed, so a cache of answers keyed by it is
     /// never stale. Throws `QueryError.sqlite` when the transaction cannot start, and whatever `body` throws.
-    public func withSnapshot<T>(_ body: (_ dataVersion: Int64) throws -> T) throws -> T {
+    package func withSnapshot<T>(_ body: (_ dataVersion: Int64) throws -> T) throws -> T {
         try reading { try body(dataVersion ?? 0) }
     }
 

@@ -2,7 +2,7 @@ import EPFSQLite
 import JSONText
 
 /// Why a query could not be answered. Each case's `description` says what went wrong and what to do.
-public enum QueryError: Error, CustomStringConvertible, Sendable {
+package enum QueryError: Error, CustomStringConvertible, Sendable {
     /// No file at the database path.
     case databaseMissing(path: String)
     /// The file exists but holds no EPF tables (empty file, or never imported).
@@ -14,7 +14,7 @@ public enum QueryError: Error, CustomStringConvertible, Sendable {
     /// SQLite failed (corrupt file, syntax error in user SQL, ...).
     case sqlite(SQLiteError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .databaseMissing(let path):
             return "no database at '\(path)'"
@@ -31,32 +31,32 @@ public enum QueryError: Error, CustomStringConvertible, Sendable {
 }
 
 /// One answer of `lookup` or `search`: an entry of the catalogue and its Apple Lookup-shaped JSON.
-public struct LookupItem {
+package struct LookupItem {
     /// The Apple ID.
-    public let id: Int64
+    package let id: Int64
     /// The kind of entry found (which table it came from).
-    public let kind: EntityKind
+    package let kind: EntityKind
     /// The entry as one object of Apple's Lookup API `results`, plus `prices` when every storefront was asked for.
-    public let value: JSONValue
+    package let value: JSONValue
     /// The storefront (ISO alpha-2) the price fields are for, nil when none applied.
-    public let country: String?
+    package let country: String?
     /// The storefront the lookup asked about (`country`, else the store link's), nil when none was: set even when
     /// that storefront does not sell the item, so a link's country says "not sold there" as `--country` does.
-    public var storefront: String? = nil
+    package var storefront: String? = nil
 }
 
 /// The answer of `lookup` or `search`: found entries and the arguments that matched nothing.
-public struct LookupResult {
+package struct LookupResult {
     /// Found entries, in argument order (lookup) or rank order (search).
-    public let items: [LookupItem]
+    package let items: [LookupItem]
     /// Arguments that were not a valid ID or link, or whose ID is in no table, as given.
-    public let invalidIds: [String]
+    package let invalidIds: [String]
     /// Of the ids not found, those that left the store (lookup only; see `ChangeQueries.removal(of:argument:)`).
-    public var removedIds: [RemovedItem] = []
+    package var removedIds: [RemovedItem] = []
 
     /// `{"resultCount": N, "results": [...], "invalidIds": [...]}` like Apple's Lookup API, plus
     /// `"removedIds": [...]` when any id not found was removed from the store.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var fields: [(String, JSONValue)] = [
             ("resultCount", .int(Int64(items.count))),
             ("results", .array(items.map(\.value))),
@@ -68,24 +68,24 @@ public struct LookupResult {
 }
 
 /// The price of one item in one storefront, in that storefront's currency.
-public struct PriceRow: Sendable {
+package struct PriceRow: Sendable {
     /// EPF storefront id (143441 is the United States).
-    public let storefrontId: Int64
+    package let storefrontId: Int64
     /// ISO 3166 alpha-2 lowercase (`us`), nil when the storefront is unknown.
-    public let country: String?
+    package let country: String?
     /// The storefront's name from the feed, when known.
-    public let storefrontName: String?
+    package let storefrontName: String?
     /// ISO 4217 code from the price row.
-    public let currency: String
+    package let currency: String
     /// The price as a plain decimal, e.g. "0.99" for the feed's `0.990` (`DecimalNumber.text`).
-    public let retailPrice: String
+    package let retailPrice: String
     /// The amount rounded to the currency's minor digits as JSON number text ("0.99", "120").
-    public let price: String
+    package let price: String
     /// "Free", "$0.99", "0,99 €", "¥120".
-    public let formattedPrice: String
+    package let formattedPrice: String
 
     /// `{"storefrontId", "country", "storefrontName", "currency", "price", "formattedPrice"}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("storefrontId", .int(storefrontId)),
             ("country", country.map { .string($0) } ?? .null),
@@ -98,18 +98,18 @@ public struct PriceRow: Sendable {
 }
 
 /// Every storefront price of one item.
-public struct PriceList {
+package struct PriceList {
     /// The Apple ID.
-    public let id: Int64
+    package let id: Int64
     /// The kind of item the prices belong to.
-    public let kind: EntityKind
+    package let kind: EntityKind
     /// The item's title when its table is present.
-    public let title: String?
+    package let title: String?
     /// One row per storefront, sorted by country code.
-    public let rows: [PriceRow]
+    package let rows: [PriceRow]
 
     /// `{"id", "kind", "title", "prices": [...]}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("id", .int(id)), ("kind", .string(kind.word)), ("title", title.map { .string($0) } ?? .null),
             ("prices", .array(rows.map(\.json))),
@@ -118,18 +118,18 @@ public struct PriceList {
 }
 
 /// One storefront of the `storefront` table.
-public struct StorefrontRow: Sendable {
+package struct StorefrontRow: Sendable {
     /// EPF storefront id.
-    public let storefrontId: Int64
+    package let storefrontId: Int64
     /// ISO 3166 alpha-2 lowercase, nil when the feed's code is not a known alpha-3 code.
-    public let country: String?
+    package let country: String?
     /// The feed's ISO 3166 alpha-3 code ("USA").
-    public let countryCode: String
+    package let countryCode: String
     /// The storefront's name.
-    public let name: String
+    package let name: String
 
     /// `{"storefrontId", "country", "countryCode", "name"}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("storefrontId", .int(storefrontId)), ("country", country.map { .string($0) } ?? .null),
             ("countryCode", .string(countryCode)), ("name", .string(name)),
@@ -138,18 +138,18 @@ public struct StorefrontRow: Sendable {
 }
 
 /// One genre, placed in the tree.
-public struct GenreRow: Sendable {
+package struct GenreRow: Sendable {
     /// EPF genre id.
-    public let id: Int64
+    package let id: Int64
     /// The parent genre, nil for a root.
-    public let parentId: Int64?
+    package let parentId: Int64?
     /// The genre's name.
-    public let name: String
+    package let name: String
     /// 0 for roots, 1 for their children, ...
-    public let depth: Int
+    package let depth: Int
 
     /// `{"genreId", "parentId", "name", "depth"}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("genreId", .int(id)), ("parentId", parentId.map { .int($0) } ?? .null),
             ("name", .string(name)), ("depth", .int(Int64(depth))),
@@ -158,18 +158,18 @@ public struct GenreRow: Sendable {
 }
 
 /// An app of a genre with its rank in the popularity feed.
-public struct GenreApp: Sendable {
+package struct GenreApp: Sendable {
     /// The app's Apple ID.
-    public let id: Int64
+    package let id: Int64
     /// The app's title, nil when the application table lacks it.
-    public let title: String?
+    package let title: String?
     /// The rank in `application_popularity_per_genre` for the chosen storefront, nil when unranked.
-    public let rank: Int64?
+    package let rank: Int64?
     /// Whether this is the app's primary genre.
-    public let isPrimary: Bool
+    package let isPrimary: Bool
 
     /// `{"trackId", "trackName", "rank", "isPrimary"}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("trackId", .int(id)), ("trackName", title.map { .string($0) } ?? .null),
             ("rank", rank.map { .int($0) } ?? .null), ("isPrimary", .bool(isPrimary)),
@@ -178,18 +178,18 @@ public struct GenreApp: Sendable {
 }
 
 /// The apps of one genre.
-public struct GenreApps {
+package struct GenreApps {
     /// The genre.
-    public let genre: GenreRow
+    package let genre: GenreRow
     /// The storefront whose ranks are shown (alpha-2), nil when no ranks apply.
-    public let country: String?
+    package let country: String?
     /// Number of apps in the genre (may exceed `apps.count`).
-    public let total: Int64
+    package let total: Int64
     /// Ranked apps first (by rank), then the others by ID, at most the limit asked for.
-    public let apps: [GenreApp]
+    package let apps: [GenreApp]
 
     /// `{"genre": {...}, "country", "total", "apps": [...]}`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("genre", genre.json), ("country", country.map { .string($0) } ?? .null),
             ("total", .int(total)), ("apps", .array(apps.map(\.json))),
@@ -198,26 +198,26 @@ public struct GenreApps {
 }
 
 /// The rows of a read-only SQL query.
-public struct SQLResult {
+package struct SQLResult {
     /// Result column names.
-    public let columns: [String]
+    package let columns: [String]
     /// Rows, each with one value per column.
-    public let rows: [[SQLValue]]
+    package let rows: [[SQLValue]]
     /// True when more rows existed than `maxRows` allowed.
-    public let truncated: Bool
+    package let truncated: Bool
 
     /// An array of objects keyed by column name (integers as numbers, reals as numbers, blobs as hex strings).
-    public var json: JSONValue {
+    package var json: JSONValue {
         .array(rows.map { SQLResult.object(columns: columns, row: $0) })
     }
 
     /// One row as a JSON object.
-    public static func object(columns: [String], row: [SQLValue]) -> JSONValue {
+    package static func object(columns: [String], row: [SQLValue]) -> JSONValue {
         .object(zip(columns, row).map { ($0, jsonValue($1)) })
     }
 
     /// One SQL value as JSON: NULL -> null, integer and real -> number, text -> string, blob -> hex string.
-    public static func jsonValue(_ value: SQLValue) -> JSONValue {
+    package static func jsonValue(_ value: SQLValue) -> JSONValue {
         switch value {
         case .null: return .null
         case .integer(let number): return .int(number)
@@ -228,7 +228,7 @@ public struct SQLResult {
     }
 
     /// Lowercase hexadecimal of bytes.
-    public static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)

@@ -1,7 +1,7 @@
 import EPFSQLite
 
 /// Read-only SQL through the session's connection (its authorizer denies everything but reading).
-public final class SQLQueries: SessionReading {
+package final class SQLQueries: SessionReading {
     let session: ReadSession
 
     init(session: ReadSession) { self.session = session }
@@ -14,7 +14,7 @@ extension SQLQueries {
     /// Throws `QueryError.refused` for anything that is not a single read-only statement (writes, ATTACH,
     /// `PRAGMA x = y`, VACUUM, several statements): the connection is read-only and the authorizer denies
     /// them, so nothing changes. Throws `QueryError.sqlite` for syntax errors and missing tables.
-    public func run(_ text: String, maxRows: Int? = nil) throws -> SQLResult {
+    package func run(_ text: String, maxRows: Int? = nil) throws -> SQLResult {
         var rows: [[SQLValue]] = []
         var columns: [String] = []
         var truncated = false
@@ -32,7 +32,7 @@ extension SQLQueries {
     /// Runs one read-only SQL statement, handing over the column names, then each row until `row` returns false.
     ///
     /// Same refusals as `run(_:maxRows:)`.
-    public func stream(_ text: String, columns: ([String]) throws -> Void,
+    package func stream(_ text: String, columns: ([String]) throws -> Void,
                           row: ([SQLValue]) throws -> Bool) throws {
         let statement: SQLiteStatement
         do {

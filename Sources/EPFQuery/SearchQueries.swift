@@ -2,7 +2,7 @@ import EPFSQLite
 import EPFSchema
 
 /// Full-text search over titles and artist and seller names (`epf_search`).
-public final class SearchQueries: SessionReading {
+package final class SearchQueries: SessionReading {
     let session: ReadSession
     let lookups: LookupQueries
 
@@ -26,7 +26,7 @@ extension SearchQueries {
     /// storefront (default "us"). A term with no letters or digits gives no results. Throws
     /// `QueryError.badArgument` for an unknown country or a limit outside 1...1000; returns no results
     /// when the database has no search index (`epf_search`).
-    public func matches(term: String, entity: EntityKind?, country: String?, limit: Int) throws -> LookupResult {
+    package func matches(term: String, entity: EntityKind?, country: String?, limit: Int) throws -> LookupResult {
         guard (1...1000).contains(limit) else {
             throw QueryError.badArgument(name: "limit", message: "must be from 1 to 1000, got \(limit)")
         }
@@ -107,7 +107,7 @@ extension SearchQueries {
     /// Quotes inside words are doubled, NUL bytes removed (FTS5 reads the expression as a C string: a NUL ends it
     /// inside the quotes), words without letters or digits are dropped; nil when nothing is left. Quotes are found
     /// among Unicode scalars, not Characters: a quote followed by a combining mark is one Character, not a quote.
-    public static func ftsQuery(_ term: String) -> String? {
+    package static func ftsQuery(_ term: String) -> String? {
         var phrases: [String] = []
         for word in term.split(whereSeparator: { $0.isWhitespace }) {
             guard word.contains(where: { $0.isLetter || $0.isNumber }) else { continue }

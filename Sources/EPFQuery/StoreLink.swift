@@ -1,5 +1,5 @@
 /// The kinds of catalogue entries a query can answer about.
-public enum EntityKind: String, CaseIterable, Sendable {
+package enum EntityKind: String, CaseIterable, Sendable {
     /// An app (`application` table).
     case software
     /// A book (a `collection` whose media type is a book).
@@ -14,7 +14,7 @@ public enum EntityKind: String, CaseIterable, Sendable {
     case artist
 
     /// The EPF table holding this kind, e.g. `application` for `.software`.
-    public var table: String {
+    package var table: String {
         switch self {
         case .software: return "application"
         case .ebook, .album: return "collection"
@@ -41,7 +41,7 @@ public enum EntityKind: String, CaseIterable, Sendable {
 extension EntityKind {
     /// epf's own word for the kind, the one its CLI and its JSON use (docs/cli.md, "Kinds"): app, book, album,
     /// song, video, artist. Apple's answers (lookup and search results) keep Apple's words.
-    public var word: String {
+    package var word: String {
         switch self {
         case .software: return "app"
         case .ebook: return "book"
@@ -50,11 +50,11 @@ extension EntityKind {
     }
 
     /// epf's words in order, for help texts and completions.
-    public static var words: [String] { allCases.map(\.word) }
+    package static var words: [String] { allCases.map(\.word) }
 
     /// The kind a word names: epf's word, or an older word that scripts may still pass (software and
     /// application for app, ebook for book), in any case.
-    public init?(word: String) {
+    package init?(word: String) {
         switch word.lowercased() {
         case "app", "software", "application": self = .software
         case "book", "ebook": self = .ebook
@@ -66,16 +66,16 @@ extension EntityKind {
 }
 
 /// An Apple ID read from a number or a store link, with the kind and country the link names.
-public struct StoreLink: Equatable, Sendable {
+package struct StoreLink: Equatable, Sendable {
     /// The Apple ID (for album links with `?i=`, the song's ID).
-    public let id: Int64
+    package let id: Int64
     /// The kind the link names (`/app/` -> software), nil for a bare number or an unknown path.
-    public let kind: EntityKind?
+    package let kind: EntityKind?
     /// The storefront country from the link, ISO 3166 alpha-2 lowercase (`us`), nil when absent.
-    public let country: String?
+    package let country: String?
 
     /// Creates a link value directly.
-    public init(id: Int64, kind: EntityKind?, country: String?) {
+    package init(id: Int64, kind: EntityKind?, country: String?) {
         self.id = id
         self.kind = kind
         self.country = country
@@ -83,12 +83,12 @@ public struct StoreLink: Equatable, Sendable {
 
     /// What `parse` accepts, for the message that refuses an argument it does not: an Apple ID or a store link,
     /// each with an example.
-    public static let acceptedForms = "an Apple ID (a positive number such as 293406864) or a store link such as "
+    package static let acceptedForms = "an Apple ID (a positive number such as 293406864) or a store link such as "
         + "https://apps.apple.com/us/app/x/id293406864 (apps.apple.com, itunes.apple.com, books.apple.com, "
         + "music.apple.com)"
 
     /// The arguments `parse` reads no Apple ID from, in their order; empty when every one is an ID or a link.
-    public static func unreadable(_ arguments: [String]) -> [String] {
+    package static func unreadable(_ arguments: [String]) -> [String] {
         arguments.filter { parse($0) == nil }
     }
 
@@ -98,7 +98,7 @@ public struct StoreLink: Equatable, Sendable {
     /// `http://itunes.apple.com/app/x/id562148264?uo=5` (no country), books, album (`?i=` means the song),
     /// artist, movie, tv-season and music-video links, `itms-apps://` links, and `...?id=123` query forms.
     /// Returns nil when no positive ID can be found.
-    public static func parse(_ text: String) -> StoreLink? {
+    package static func parse(_ text: String) -> StoreLink? {
         let trimmed = String(text.trimmingASCIIWhitespace())
         guard !trimmed.isEmpty else { return nil }
         if let id = positiveID(trimmed) { return StoreLink(id: id, kind: nil, country: nil) }

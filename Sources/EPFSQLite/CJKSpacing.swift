@@ -2,7 +2,7 @@ import CSQLite
 
 /// The spacing that lets FTS5's unicode61 tokenizer find CJK words: a space between consecutive CJK ideographs,
 /// Kana and Hangul characters, so each is a token and a word is a phrase. `epf_cjk(text)` applies it in SQL.
-public enum CJKSpacing {
+package enum CJKSpacing {
     /// Whether a Unicode scalar value is a CJK ideograph, Kana, Bopomofo or Hangul character.
     @inline(__always)
     static func isCJK(_ scalar: UInt32) -> Bool {
@@ -17,7 +17,7 @@ public enum CJKSpacing {
     }
 
     /// The spaced bytes of UTF-8 text, or nil when the text holds no two adjacent CJK characters (the common case).
-    public static func space(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+    package static func space(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
         // Every CJK scalar starts with a lead byte of 0xE1 or more (U+1100 is E1 84 80).
         guard bytes.contains(where: { $0 >= 0xE1 }) else { return nil }
         var output: [UInt8] = []
@@ -78,7 +78,7 @@ extension SQLiteConnection {
     /// Registers `epf_cjk(text)` on this connection (deterministic, innocuous). Calling it again replaces it.
     ///
     /// The corresponding C function is `sqlite3_create_function_v2(3)`.
-    public func registerCJKSpacingFunction() throws {
+    package func registerCJKSpacingFunction() throws {
         let rc = sqlite3_create_function_v2(handle, "epf_cjk", 1,
                                             SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
                                             nil, cjkSpacingFunction, nil, nil, nil)

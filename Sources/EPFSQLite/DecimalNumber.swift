@@ -6,16 +6,16 @@ import CSQLite
 /// unchanged: the shortest text that reads as the same double is the decimal itself, without trailing zeros
 /// (`0.990` -> 0.99 -> `0.99`, `1225000.000` -> `1225000`). So a price compares, sorts and sums as a number in
 /// SQL, and epf still prints it with no binary noise and no exponent.
-public enum DecimalNumber {
+package enum DecimalNumber {
     /// The most significant digits a decimal may have to be stored as a REAL and written back exactly
     /// (`DBL_DIG`). Every `DECIMAL(9,3)` value has at most 9, and the overflowing ones Apple writes
     /// (`1234567.990`) 10.
-    public static let exactDigits = 15
+    package static let exactDigits = 15
 
     /// The shortest plain decimal reading as `value`: digits, an optional `-` and point, no exponent, no
     /// trailing zeros after the point and no point without a fraction (`0.99`, `1225000`, `-1.5`, `0`). Only a
     /// value below 1e-21 or from 1e22 keeps an exponent (`1e+300`).
-    public static func text(_ value: Double) -> String {
+    package static func text(_ value: Double) -> String {
         guard value.isFinite else { return value.isNaN ? "NaN" : value < 0 ? "-Infinity" : "Infinity" }
         if value == 0 { return "0" }
         // Swift's description is the shortest text that reads back as the same double; it uses an exponent
@@ -49,7 +49,7 @@ public enum DecimalNumber {
 
     /// `text(value)`'s UTF-8 bytes handed to `body` (valid only during the call). A value of at most three
     /// decimals (every price) is written without allocating: the history writes one per change recorded.
-    public static func withText<T>(_ value: Double, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+    package static func withText<T>(_ value: Double, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
         let scaled = (value * 1000).rounded()
         // The thousandths read back as the value: that decimal of at most 15 digits is the only one of so few
         // digits that does, so it is the shortest text too.
@@ -92,7 +92,7 @@ extension SQLiteStatement {
     /// A decimal column of the current row as text, nil when NULL: a REAL or INTEGER as its plain decimal
     /// (`DecimalNumber.text`: `0.99`, `1225000`), a text as stored (a database from before prices were numbers,
     /// or a table epf does not know).
-    public func decimalText(at index: Int32) -> String? {
+    package func decimalText(at index: Int32) -> String? {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_NULL: return nil
         case SQLITE_FLOAT, SQLITE_INTEGER: return DecimalNumber.text(sqlite3_column_double(handle, index))
@@ -102,7 +102,7 @@ extension SQLiteStatement {
 
     /// Hands `body` a decimal column of the current row as `decimalText` writes it, as bytes (nil when NULL),
     /// without making a String for a stored text. The bytes are valid only during the call.
-    public func withDecimalText<T>(_ index: Int32, _ body: (UnsafeRawBufferPointer?) throws -> T) rethrows -> T {
+    package func withDecimalText<T>(_ index: Int32, _ body: (UnsafeRawBufferPointer?) throws -> T) rethrows -> T {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_FLOAT, SQLITE_INTEGER:
             return try DecimalNumber.withText(sqlite3_column_double(handle, index)) { try body($0) }
@@ -115,7 +115,7 @@ extension SQLiteStatement {
 extension PreUpdateValue {
     /// Hands `body` the value as a decimal text (`SQLiteStatement.withDecimalText`), nil when NULL; the bytes are
     /// valid only during the call.
-    public func withDecimalText<T>(_ body: (UnsafeRawBufferPointer?) throws -> T) rethrows -> T {
+    package func withDecimalText<T>(_ body: (UnsafeRawBufferPointer?) throws -> T) rethrows -> T {
         if let number = realValue { return try DecimalNumber.withText(number) { try body($0) } }
         return try body(textBytes)
     }

@@ -20,13 +20,13 @@ import Darwin
 /// and the descriptor's device and inode are the path's); when a check fails the file is simply read as
 /// before, through `pread`. As in SQLite's own implementation the map is dropped whenever the pager reports
 /// that another connection changed the database, and rebuilt at the file's new size on the next read.
-public enum MappedVFS {
+package enum MappedVFS {
     /// The name connections pass to `sqlite3_open_v2`.
-    public static let name = "epf-mmap"
+    package static let name = "epf-mmap"
 
     /// Registers the VFS with SQLite (once per process) and returns its name, or nil when SQLite has no
     /// default VFS to wrap or registration failed; callers then open with the default VFS.
-    public static func registeredName() -> String? {
+    package static func registeredName() -> String? {
         registration.registered ? name : nil
     }
 

@@ -1,20 +1,20 @@
 import CSQLite
 
 /// A row change SQLite is about to make, as its pre-update hook reports it: valid only during the callback.
-public struct PreUpdateChange {
+package struct PreUpdateChange {
     /// What the statement does to the row.
-    public enum Operation {
+    package enum Operation {
         case insert, update, delete
     }
 
-    public let operation: Operation
+    package let operation: Operation
     /// The schema (`main`, `temp`) and table of the row.
-    public let database: UnsafePointer<CChar>
-    public let table: UnsafePointer<CChar>
+    package let database: UnsafePointer<CChar>
+    package let table: UnsafePointer<CChar>
     fileprivate let handle: OpaquePointer
 
     /// A column of the row before the change (update, delete), nil when SQLite gives none.
-    public func old(_ column: Int32) -> PreUpdateValue? {
+    package func old(_ column: Int32) -> PreUpdateValue? {
         var value: OpaquePointer?
         guard operation != .insert, sqlite3_preupdate_old(handle, column, &value) == SQLITE_OK, let value else {
             return nil
@@ -23,7 +23,7 @@ public struct PreUpdateChange {
     }
 
     /// A column of the row after the change (insert, update), nil when SQLite gives none.
-    public func new(_ column: Int32) -> PreUpdateValue? {
+    package func new(_ column: Int32) -> PreUpdateValue? {
         var value: OpaquePointer?
         guard operation != .delete, sqlite3_preupdate_new(handle, column, &value) == SQLITE_OK, let value else {
             return nil
@@ -33,15 +33,15 @@ public struct PreUpdateChange {
 }
 
 /// One value of a `PreUpdateChange`.
-public struct PreUpdateValue {
+package struct PreUpdateValue {
     fileprivate let value: OpaquePointer
 
-    public var isNull: Bool { sqlite3_value_type(value) == SQLITE_NULL }
-    public var int64: Int64? { isNull ? nil : sqlite3_value_int64(value) }
+    package var isNull: Bool { sqlite3_value_type(value) == SQLITE_NULL }
+    package var int64: Int64? { isNull ? nil : sqlite3_value_int64(value) }
     /// The value as a number (text that reads as one converted), nil when NULL.
-    public var double: Double? { isNull ? nil : sqlite3_value_double(value) }
+    package var double: Double? { isNull ? nil : sqlite3_value_double(value) }
     /// The value when stored as a number (REAL or INTEGER), nil for NULL, text and blobs.
-    public var realValue: Double? {
+    package var realValue: Double? {
         let type = sqlite3_value_type(value)
         return type == SQLITE_FLOAT || type == SQLITE_INTEGER ? sqlite3_value_double(value) : nil
     }
@@ -50,7 +50,7 @@ public struct PreUpdateValue {
     /// A text is read as a blob: the values of a row the hook reports point into the row's record, without the
     /// terminating NUL that `sqlite3_value_text` would make SQLite allocate and copy for (four times a row, most
     /// of the hook's cost).
-    public var textBytes: UnsafeRawBufferPointer? {
+    package var textBytes: UnsafeRawBufferPointer? {
         switch sqlite3_value_type(value) {
         case SQLITE_NULL:
             return nil
@@ -67,7 +67,7 @@ public struct PreUpdateValue {
     }
 
     /// The value's text (numbers converted), nil when NULL.
-    public var text: String? { textBytes.map { String(decoding: $0, as: UTF8.self) } }
+    package var text: String? { textBytes.map { String(decoding: $0, as: UTF8.self) } }
 }
 
 /// The callback a connection's pre-update hook calls, kept alive while installed.
@@ -81,7 +81,7 @@ extension SQLiteConnection {
     /// the row's values before and after; nil removes it. Unlike a trigger, the hook writes nothing, so a statement
     /// needs no statement journal for it. `body` must not use the connection. The corresponding C function is
     /// `sqlite3_preupdate_hook(3)`.
-    public func setPreUpdateHook(_ body: ((PreUpdateChange) -> Void)?) {
+    package func setPreUpdateHook(_ body: ((PreUpdateChange) -> Void)?) {
         guard let body else {
             sqlite3_preupdate_hook(handle, nil, nil)
             preUpdateCallback = nil

@@ -8,20 +8,20 @@ import Foundation
 @usableFromInline let sqliteStatic: sqlite3_destructor_type? = nil
 
 /// An error from the SQLite C library, carrying its result code, message and the SQL it ran.
-public struct SQLiteError: Error, CustomStringConvertible, Sendable {
+package struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// The extended SQLite result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT_UNIQUE`, ...).
-    public let code: Int32
+    package let code: Int32
     /// SQLite's own message (`sqlite3_errmsg`).
-    public let message: String
+    package let message: String
     /// The statement being executed, when there was one.
-    public let sql: String?
+    package let sql: String?
     /// The `errno` of the last system call that failed under SQLite (`sqlite3_system_errno`), 0 when none: tells
     /// a full disk (`ENOSPC`) from a file size limit (`EFBIG`) behind an I/O error.
-    public var systemErrno: Int32 = 0
+    package var systemErrno: Int32 = 0
     /// The database file, when the error came from a connection: named in the errors a user can act on.
-    public var path: String?
+    package var path: String?
 
-    public var description: String {
+    package var description: String {
         var text = "SQLite error \(code): \(message)"
         if let sql { text += " - while executing \(sql.prefix(200))" }
         guard let path else { return text }
@@ -41,33 +41,33 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     }
 
     /// The primary result code (low 8 bits of the extended code).
-    public var primaryCode: Int32 { code & 0xff }
+    package var primaryCode: Int32 { code & 0xff }
     /// True for `SQLITE_BUSY` and `SQLITE_LOCKED`: another connection holds a lock.
-    public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+    package var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
     /// True for constraint violations (unique, primary key, not null).
-    public var isConstraint: Bool { primaryCode == SQLITE_CONSTRAINT }
+    package var isConstraint: Bool { primaryCode == SQLITE_CONSTRAINT }
     /// True when the connection is read-only and a write was attempted, or the statement was refused by the authorizer.
-    public var isReadOnlyViolation: Bool { primaryCode == SQLITE_READONLY || primaryCode == SQLITE_AUTH }
+    package var isReadOnlyViolation: Bool { primaryCode == SQLITE_READONLY || primaryCode == SQLITE_AUTH }
     /// True when this user may not open the file (`SQLITE_CANTOPEN` with `EACCES`/`EPERM`).
-    public var isAccessDenied: Bool {
+    package var isAccessDenied: Bool {
         primaryCode == SQLITE_CANTOPEN && (systemErrno == EACCES || systemErrno == EPERM)
     }
     /// True for `SQLITE_READONLY_CANTINIT` and `SQLITE_READONLY_DIRECTORY` (macros Swift does not import): a
     /// read-only reader of a WAL database whose `-shm` file is missing and cannot be made.
-    public var isMissingSharedMemory: Bool { code == SQLITE_READONLY | (5 << 8) || code == SQLITE_READONLY | (6 << 8) }
+    package var isMissingSharedMemory: Bool { code == SQLITE_READONLY | (5 << 8) || code == SQLITE_READONLY | (6 << 8) }
     /// Either of the two: this user cannot read the database as it is.
-    public var isPermissionProblem: Bool { isAccessDenied || isMissingSharedMemory }
+    package var isPermissionProblem: Bool { isAccessDenied || isMissingSharedMemory }
     /// True for `SQLITE_NOTADB`: the file is not an SQLite database.
-    public var isNotADatabase: Bool { primaryCode == SQLITE_NOTADB }
+    package var isNotADatabase: Bool { primaryCode == SQLITE_NOTADB }
     /// True when a write found no room: `SQLITE_FULL`, or an I/O error whose system call failed with `ENOSPC`
     /// (no space left) or `EFBIG` (the process's file size limit, `RLIMIT_FSIZE`).
-    public var isDiskFull: Bool {
+    package var isDiskFull: Bool {
         primaryCode == SQLITE_FULL || (primaryCode == SQLITE_IOERR && (systemErrno == ENOSPC || systemErrno == EFBIG))
     }
 }
 
 /// A value read from or bound to SQLite.
-public enum SQLValue: Equatable, Sendable {
+package enum SQLValue: Equatable, Sendable {
     case null
     case integer(Int64)
     case real(Double)
@@ -76,16 +76,16 @@ public enum SQLValue: Equatable, Sendable {
 }
 
 /// The storage class of one value of a result row (SQLite's fundamental datatypes).
-public enum SQLStorageClass: Sendable {
+package enum SQLStorageClass: Sendable {
     case integer, real, text, blob, null
 }
 
 /// One SQLite connection. Not `Sendable`: a connection and its statements belong to one thread.
 ///
 /// The corresponding C object is `sqlite3*`; `deinit` calls `sqlite3_close_v2`.
-public final class SQLiteConnection {
+package final class SQLiteConnection {
     /// How the database file is opened.
-    public enum Mode: Sendable {
+    package enum Mode: Sendable {
         /// `SQLITE_OPEN_READONLY`: every write is refused by SQLite itself.
         case readOnly
         /// `SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE`.
@@ -96,13 +96,13 @@ public final class SQLiteConnection {
 
     @usableFromInline let handle: OpaquePointer
     /// The path the connection was opened with.
-    public let path: String
+    package let path: String
     /// The pre-update hook's callback while one is installed (`setPreUpdateHook`).
     var preUpdateCallback: PreUpdateCallback?
 
     /// Opens (or creates) a database, through the named VFS (`MappedVFS.registeredName()`, say) or SQLite's
     /// default one. Throws `SQLiteError` when SQLite cannot open the file.
-    public init(path: String, mode: Mode, busyTimeoutMilliseconds: Int32 = 5000, vfs: String? = nil) throws {
+    package init(path: String, mode: Mode, busyTimeoutMilliseconds: Int32 = 5000, vfs: String? = nil) throws {
         var flags: Int32 = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         switch mode {
         case .readOnly: flags |= SQLITE_OPEN_READONLY
@@ -152,7 +152,7 @@ public final class SQLiteConnection {
     /// SQLite refused it with SQLITE_MISUSE); later calls do nothing.
     ///
     /// The corresponding C call is `sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0)`.
-    public static func disableMemoryStatistics() {
+    package static func disableMemoryStatistics() {
         _ = memoryStatisticsOff
     }
 
@@ -167,7 +167,7 @@ public final class SQLiteConnection {
     }
 
     /// Runs one or more statements that return no rows. Throws on the first failing statement.
-    public func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
@@ -179,12 +179,12 @@ public final class SQLiteConnection {
     }
 
     /// Compiles one statement. Throws `SQLiteError` with the SQL on a syntax or schema error.
-    public func prepare(_ sql: String) throws -> SQLiteStatement {
+    package func prepare(_ sql: String) throws -> SQLiteStatement {
         try SQLiteStatement(connection: self, sql: sql)
     }
 
     /// Runs a query and returns every row as values, for small results (status, schema, tests).
-    public func query(_ sql: String, _ bindings: [SQLValue] = []) throws -> [[SQLValue]] {
+    package func query(_ sql: String, _ bindings: [SQLValue] = []) throws -> [[SQLValue]] {
         let statement = try prepare(sql)
         try statement.bind(bindings)
         var rows: [[SQLValue]] = []
@@ -195,7 +195,7 @@ public final class SQLiteConnection {
     }
 
     /// The first column of the first row, or nil when there is no row.
-    public func scalar(_ sql: String, _ bindings: [SQLValue] = []) throws -> SQLValue? {
+    package func scalar(_ sql: String, _ bindings: [SQLValue] = []) throws -> SQLValue? {
         let statement = try prepare(sql)
         try statement.bind(bindings)
         guard try statement.step() else { return nil }
@@ -203,22 +203,22 @@ public final class SQLiteConnection {
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE (`sqlite3_changes64`).
-    public var changes: Int64 { sqlite3_changes64(handle) }
+    package var changes: Int64 { sqlite3_changes64(handle) }
 
     /// The file of the main database, nil for an in-memory or temporary one (`sqlite3_db_filename(3)`).
-    public var mainFilename: String? {
+    package var mainFilename: String? {
         guard let name = sqlite3_db_filename(handle, "main"), name.pointee != 0 else { return nil }
         return String(cString: name)
     }
 
     /// The rowid of the last row inserted through this connection (`sqlite3_last_insert_rowid`).
-    @inlinable public var lastInsertRowid: Int64 { sqlite3_last_insert_rowid(handle) }
+    @inlinable package var lastInsertRowid: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Whether the connection can only read (`sqlite3_db_readonly`).
-    public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+    package var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
     /// Runs `body` inside `BEGIN IMMEDIATE ... COMMIT`, rolling back when it throws.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
+    package func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -231,14 +231,14 @@ public final class SQLiteConnection {
     }
 
     /// Whether a table (or view) of that name exists in the main schema.
-    public func tableExists(_ name: String) throws -> Bool {
+    package func tableExists(_ name: String) throws -> Bool {
         try scalar("SELECT 1 FROM sqlite_schema WHERE name = ?1 AND type IN ('table','view')", [.text(name)]) != nil
     }
 
     /// Installs an authorizer that denies everything but reading, as a second guard behind `SQLITE_OPEN_READONLY`.
     ///
     /// The corresponding C function is `sqlite3_set_authorizer(3)`.
-    public func denyEverythingButReading() {
+    package func denyEverythingButReading() {
         sqlite3_set_authorizer(handle, { _, action, argument1, argument2, _, _ in
             switch action {
             case SQLITE_SELECT, SQLITE_READ, SQLITE_FUNCTION, SQLITE_RECURSIVE:
@@ -266,20 +266,20 @@ public final class SQLiteConnection {
     }
 
     /// Quotes an identifier for SQL (`"name"`, doubling inner quotes).
-    public static func quote(_ identifier: String) -> String {
+    package static func quote(_ identifier: String) -> String {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 
 /// A compiled statement. The corresponding C object is `sqlite3_stmt*`; `deinit` calls `sqlite3_finalize`.
-public final class SQLiteStatement {
+package final class SQLiteStatement {
     // The calls made once per row are @inlinable (with what they touch @usableFromInline): the import binds and
     // steps rows from EPFStore, and a call across the module boundary per value cost about 1% of an import's
     // instructions (benchmarks/instructions).
     @usableFromInline let handle: OpaquePointer
     @usableFromInline let connection: SQLiteConnection
     /// The SQL text, for error messages.
-    public let sql: String
+    package let sql: String
 
     init(connection: SQLiteConnection, sql: String) throws {
         var statement: OpaquePointer?
@@ -297,19 +297,19 @@ public final class SQLiteStatement {
     }
 
     /// Number of result columns.
-    public var columnCount: Int32 { sqlite3_column_count(handle) }
+    package var columnCount: Int32 { sqlite3_column_count(handle) }
 
     /// Whether the statement only reads (`sqlite3_stmt_readonly`).
-    public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+    package var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
     /// Name of a result column.
-    public func columnName(at index: Int32) -> String {
+    package func columnName(at index: Int32) -> String {
         sqlite3_column_name(handle, index).map { String(cString: $0) } ?? "column\(index + 1)"
     }
 
     /// Advances; true when a row is available, false when done. Throws on any error.
     @discardableResult
-    @inlinable public func step() throws -> Bool {
+    @inlinable package func step() throws -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -324,7 +324,7 @@ public final class SQLiteStatement {
     /// Runs a statement that returns no rows (an INSERT, UPDATE or DELETE) once, then resets it and clears its
     /// bindings, on success and on error, so that no parameter keeps pointing at memory bound without a copy
     /// (`bindTextNoCopy`, `bindBlobNoCopy`) after the caller has moved on.
-    @inlinable public func runOnce() throws {
+    @inlinable package func runOnce() throws {
         defer {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
@@ -333,12 +333,12 @@ public final class SQLiteStatement {
     }
 
     /// Resets the statement so it can run again; bindings are kept.
-    @inlinable public func reset() {
+    @inlinable package func reset() {
         sqlite3_reset(handle)
     }
 
     /// Clears every binding to NULL.
-    public func clearBindings() {
+    package func clearBindings() {
         sqlite3_clear_bindings(handle)
     }
 
@@ -349,14 +349,14 @@ public final class SQLiteStatement {
     @usableFromInline func failure(_ rc: Int32) -> SQLiteError { connection.error(rc, sql: sql) }
 
     /// Binds values to parameters 1...n.
-    public func bind(_ values: [SQLValue]) throws {
+    package func bind(_ values: [SQLValue]) throws {
         for (offset, value) in values.enumerated() {
             try bind(value, at: Int32(offset + 1))
         }
     }
 
     /// Binds one value to a 1-based parameter index.
-    public func bind(_ value: SQLValue, at index: Int32) throws {
+    package func bind(_ value: SQLValue, at index: Int32) throws {
         switch value {
         case .null: try bindNull(at: index)
         case .integer(let number): try bind(number, at: index)
@@ -370,40 +370,40 @@ public final class SQLiteStatement {
     }
 
     /// Binds NULL.
-    @inlinable public func bindNull(at index: Int32) throws {
+    @inlinable package func bindNull(at index: Int32) throws {
         try check(sqlite3_bind_null(handle, index))
     }
 
     /// Binds a 64-bit integer.
-    @inlinable public func bind(_ value: Int64, at index: Int32) throws {
+    @inlinable package func bind(_ value: Int64, at index: Int32) throws {
         try check(sqlite3_bind_int64(handle, index, value))
     }
 
     /// Binds text, copied by SQLite.
-    public func bind(_ value: String, at index: Int32) throws {
+    package func bind(_ value: String, at index: Int32) throws {
         try check(sqlite3_bind_text64(handle, index, value, UInt64(value.utf8.count), sqliteTransient,
                                       UInt8(SQLITE_UTF8)))
     }
 
     /// Binds UTF-8 bytes without copying: they must stay valid until the statement has run (see `runOnce()`).
-    @inlinable public func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws {
+    @inlinable package func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws {
         try check(sqlite3_bind_text64(handle, index, bytes.assumingMemoryBound(to: CChar.self), UInt64(count),
                                       sqliteStatic, UInt8(SQLITE_UTF8)))
     }
 
     /// Binds bytes as a blob without copying: they must stay valid until the statement has run (see `runOnce()`).
-    @inlinable public func bindBlobNoCopy(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+    @inlinable package func bindBlobNoCopy(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws {
         try check(sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), sqliteStatic))
     }
 
     /// Binds UTF-8 bytes, copied by SQLite.
-    public func bindTextCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws {
+    package func bindTextCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws {
         try check(sqlite3_bind_text64(handle, index, bytes.assumingMemoryBound(to: CChar.self), UInt64(count),
                                       sqliteTransient, UInt8(SQLITE_UTF8)))
     }
 
     /// The value of a result column in the current row.
-    public func value(at index: Int32) -> SQLValue {
+    package func value(at index: Int32) -> SQLValue {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_NULL: return .null
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))
@@ -419,7 +419,7 @@ public final class SQLiteStatement {
 
     /// Hands the bytes of a BLOB result column to `body` without copying them; nil when the column is not a BLOB.
     /// The bytes are SQLite's: valid only inside `body`, and only until the statement steps or is reset.
-    public func withBlob<T>(at index: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T? {
+    package func withBlob<T>(at index: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T? {
         guard sqlite3_column_type(handle, index) == SQLITE_BLOB else { return nil }
         let count = Int(sqlite3_column_bytes(handle, index))
         guard count > 0, let pointer = sqlite3_column_blob(handle, index) else {
@@ -429,42 +429,42 @@ public final class SQLiteStatement {
     }
 
     /// A column as Int64, nil when NULL.
-    public func int64(at index: Int32) -> Int64? {
+    package func int64(at index: Int32) -> Int64? {
         sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, index)
     }
 
     /// A column as a double (SQLite converts text that reads as a number), nil when NULL.
-    public func double(at index: Int32) -> Double? {
+    package func double(at index: Int32) -> Double? {
         sqlite3_column_type(handle, index) == SQLITE_NULL ? nil : sqlite3_column_double(handle, index)
     }
 
     /// A column as text, nil when NULL.
-    public func text(at index: Int32) -> String? {
+    package func text(at index: Int32) -> String? {
         guard let pointer = sqlite3_column_text(handle, index) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, index))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
     /// Whether the column is NULL in the current row.
-    public func isNull(at index: Int32) -> Bool {
+    package func isNull(at index: Int32) -> Bool {
         sqlite3_column_type(handle, index) == SQLITE_NULL
     }
 
     // Column reads for loops over millions of rows (a merge of two tables): inlinable, and no String made.
 
     /// Whether a column of the current row is NULL.
-    @inlinable public func columnIsNull(_ index: Int32) -> Bool {
+    @inlinable package func columnIsNull(_ index: Int32) -> Bool {
         sqlite3_column_type(handle, index) == SQLITE_NULL
     }
 
     /// Whether a column of the current row is stored as a number (INTEGER or REAL).
-    @inlinable public func columnIsNumber(_ index: Int32) -> Bool {
+    @inlinable package func columnIsNumber(_ index: Int32) -> Bool {
         let type = sqlite3_column_type(handle, index)
         return type == SQLITE_FLOAT || type == SQLITE_INTEGER
     }
 
     /// The storage class of a column of the current row. The corresponding C call is `sqlite3_column_type`.
-    @inlinable public func columnStorage(_ index: Int32) -> SQLStorageClass {
+    @inlinable package func columnStorage(_ index: Int32) -> SQLStorageClass {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER: return .integer
         case SQLITE_FLOAT: return .real
@@ -475,20 +475,20 @@ public final class SQLiteStatement {
     }
 
     /// A column of the current row as Int64 (0 when NULL: ask `columnIsNull` first).
-    @inlinable public func columnInt64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+    @inlinable package func columnInt64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
 
     /// A column of the current row as a double (text that reads as a number converted; 0 when NULL).
-    @inlinable public func columnDouble(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
+    @inlinable package func columnDouble(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
 
     /// The UTF-8 bytes of a column of the current row, nil when NULL. The bytes are SQLite's: valid only until
     /// the statement steps or is reset.
-    @inlinable public func columnText(_ index: Int32) -> UnsafeRawBufferPointer? {
+    @inlinable package func columnText(_ index: Int32) -> UnsafeRawBufferPointer? {
         guard let pointer = sqlite3_column_text(handle, index) else { return nil }
         return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, index)))
     }
 
     /// Binds text bytes (copied by SQLite), or NULL for nil.
-    @inlinable public func bind(text bytes: UnsafeRawBufferPointer?, at index: Int32) throws {
+    @inlinable package func bind(text bytes: UnsafeRawBufferPointer?, at index: Int32) throws {
         guard let bytes, let base = bytes.baseAddress else {
             if bytes == nil { return try bindNull(at: index) }
             return try check(sqlite3_bind_text64(handle, index, "", 0, sqliteTransient, UInt8(SQLITE_UTF8)))
@@ -499,7 +499,7 @@ public final class SQLiteStatement {
 }
 
 /// The SQLite library version, e.g. "3.40.1".
-public var sqliteLibraryVersion: String { String(cString: sqlite3_libversion()) }
+package var sqliteLibraryVersion: String { String(cString: sqlite3_libversion()) }
 
 extension SQLiteConnection {
     /// Splits off the first SQL statement of `sql`: its text (empty when `sql` holds only whitespace or
@@ -507,7 +507,7 @@ extension SQLiteConnection {
     ///
     /// Lets callers refuse input holding more than one statement. The corresponding C function is
     /// `sqlite3_prepare_v2(3)` with its tail pointer. Throws `SQLiteError` with the SQL on a syntax error.
-    public func splitFirstStatement(_ sql: String) throws -> (first: String, rest: String) {
+    package func splitFirstStatement(_ sql: String) throws -> (first: String, rest: String) {
         var utf8 = Array(sql.utf8)
         utf8.append(0)
         return try utf8.withUnsafeBufferPointer { buffer -> (String, String) in

@@ -108,7 +108,7 @@ extension SQLiteConnection {
     ///
     /// The corresponding C calls are `sqlite3_bind_pointer(3)` on `SELECT fts5(?1)` to get the `fts5_api`,
     /// then its `xCreateFunction`. Throws `SQLiteError` when SQLite lacks FTS5.
-    public func registerSearchRankFunction() throws {
+    package func registerSearchRankFunction() throws {
         let statement = try prepare("SELECT fts5(?1)")
         var api: UnsafeMutablePointer<fts5_api>?
         try withUnsafeMutablePointer(to: &api) { pointer in

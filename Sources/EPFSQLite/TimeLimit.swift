@@ -26,7 +26,7 @@ extension SQLiteConnection {
     /// The corresponding C call is `sqlite3_progress_handler(db, N, callback, deadline)`: the deadline is checked
     /// every 1,000 virtual-machine instructions, or every one when the limit is under 10 ms (short queries run
     /// fewer than 1,000).
-    public func withTimeLimit<T>(milliseconds: Int, _ body: () throws -> T) rethrows -> T {
+    package func withTimeLimit<T>(milliseconds: Int, _ body: () throws -> T) rethrows -> T {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let start = UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
@@ -43,5 +43,5 @@ extension SQLiteConnection {
 
 extension SQLiteError {
     /// Whether a statement was interrupted (`SQLITE_INTERRUPT`), by `withTimeLimit`'s deadline or otherwise.
-    public var isInterrupt: Bool { code & 0xff == SQLITE_INTERRUPT }
+    package var isInterrupt: Bool { code & 0xff == SQLITE_INTERRUPT }
 }

@@ -12,15 +12,15 @@
 ///
 /// The names here are what readers (the query engine, the export) need; the store writes the table
 /// (EPFStore's `ChangeLog` extension and `ChangeTracking`).
-public enum ChangeLog {
+package enum ChangeLog {
     /// The table's name.
-    public static let table = "epf_changes"
+    package static let table = "epf_changes"
 
     /// The catalogue tables whose ids are tracked, with the kind word each has in the changes table.
-    public static let kinds: [String: String] = [
+    package static let kinds: [String: String] = [
         "application": "app", "collection": "collection", "song": "song", "video": "video", "artist": "artist",
     ]
 
     /// The kind words, in the order the catalogue tables are looked up.
-    public static let kindWords = ["app", "collection", "song", "video", "artist"]
+    package static let kindWords = ["app", "collection", "song", "video", "artist"]
 }

@@ -8,7 +8,7 @@ import JSONText
 /// Those claims follow the importer's policies (which failures a later import made up for, which tables an older
 /// full holds back), so the store makes them (EPFStore's `StoreStatus`); readers that report them, such as the
 /// server's `/v1/status` and `/healthz`, are handed a `DatabaseStatusReader` and need nothing of the importer.
-public protocol DatabaseStatus: Sendable {
+package protocol DatabaseStatus: Sendable {
     /// The date the data is complete as of (ms since 1970), nil when no table has an export date.
     var dataAsOf: Int64? { get }
     /// True when the tables are not all of one export sequence.
@@ -22,7 +22,7 @@ public protocol DatabaseStatus: Sendable {
 }
 
 /// Reads a database's `DatabaseStatus`.
-public protocol DatabaseStatusReader: Sendable {
+package protocol DatabaseStatusReader: Sendable {
     /// Reads the status through `connection` (read-only is enough) of the database file at `databasePath` (for its
     /// size), with the `lastImports` newest ledger entries. Throws on any SQLite failure.
     func read(_ connection: SQLiteConnection, databasePath: String, lastImports: Int) throws -> any DatabaseStatus

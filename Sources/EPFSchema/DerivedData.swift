@@ -8,9 +8,9 @@ import EPFSQLite
 /// stamp equal to `DerivedData.currentStamp` proves the derived data was built from exactly the tables readers
 /// see; readers use it only then, and otherwise compute from the tables themselves. The store records stamps
 /// (EPFStore's `DerivedData.record`).
-public enum DerivedData {
+package enum DerivedData {
     /// The stamp of the tables as they are now: the newest applied `epf_ledger` entry, 0 without any.
-    public static func currentStamp(_ connection: SQLiteConnection) throws -> Int64 {
+    package static func currentStamp(_ connection: SQLiteConnection) throws -> Int64 {
         guard try connection.tableExists("epf_ledger") else { return 0 }
         if case .integer(let id) = try connection.scalar(
             "SELECT max(id) FROM epf_ledger WHERE outcome = 'applied'") {
@@ -20,7 +20,7 @@ public enum DerivedData {
     }
 
     /// The stamp recorded for `name`, nil when it was never built (or the bookkeeping table is absent).
-    public static func storedStamp(_ connection: SQLiteConnection, name: String) throws -> Int64? {
+    package static func storedStamp(_ connection: SQLiteConnection, name: String) throws -> Int64? {
         guard try connection.tableExists("epf_derived") else { return nil }
         if case .integer(let stamp) = try connection.scalar("SELECT stamp FROM epf_derived WHERE name = ?1",
                                                             [.text(name)]) {
@@ -31,14 +31,14 @@ public enum DerivedData {
 }
 
 /// What one import run changed: enough for derived data to be updated in place instead of rebuilt.
-public struct DerivedChanges: Sendable {
+package struct DerivedChanges: Sendable {
     /// The stamp before the run applied anything (`DerivedData.currentStamp`).
-    public var stampBefore: Int64 = 0
+    package var stampBefore: Int64 = 0
     /// Tables applied by the run; true when one of their loads was a full export (which may change any row).
-    public var tables: [String: Bool] = [:]
+    package var tables: [String: Bool] = [:]
     /// The `application_id` of every row the run's incrementals wrote.
-    public var applicationIds = Set<Int64>()
+    package var applicationIds = Set<Int64>()
 
     /// No changes, stamp 0 (what the importer starts from).
-    public init() {}
+    package init() {}
 }

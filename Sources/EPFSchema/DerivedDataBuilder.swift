@@ -2,7 +2,7 @@
 /// documents, one per app): what they are and how a reader makes them. The importer stores them (EPFStore's
 /// `DerivedDocuments.rebuild`: the table, its stamp, the threads that make them) after tables changed; the module
 /// that makes them runs no DDL.
-public protocol DerivedDataBuilder: Sendable {
+package protocol DerivedDataBuilder: Sendable {
     /// The name under which the stamp is kept in `epf_derived` (`DerivedData`).
     var name: String { get }
     /// The table holding the documents: `<keyColumn> INTEGER PRIMARY KEY, body BLOB` (UTF-8 JSON).
@@ -27,7 +27,7 @@ public protocol DerivedDataBuilder: Sendable {
 }
 
 /// How much of a set of derived documents an import's changes require rebuilding.
-public enum DerivedScope: Equatable, Sendable {
+package enum DerivedScope: Equatable, Sendable {
     /// Nothing they show changed: only the stamp is renewed.
     case none
     /// Changes that touch only these ids' documents.

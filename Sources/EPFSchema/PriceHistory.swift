@@ -16,18 +16,18 @@
 ///
 /// The names here (and `PriceHistoryRead`) are what readers need; the stores write it (EPFStore's `PriceHistory`
 /// extension, SQLite's packed layout and PostgreSQL's table).
-public enum PriceHistory {
+package enum PriceHistory {
     /// The table's name (`PriceHistoryRead.changes`).
-    public static let table = PriceHistoryRead.changes
+    package static let table = PriceHistoryRead.changes
 
     /// The price tables, with the kind word of their items (as in `epf_changes`) and their item key column.
-    public static let tracked: [String: (kind: String, key: String)] = [
+    package static let tracked: [String: (kind: String, key: String)] = [
         "application_price": ("app", "application_id"), "collection_price": ("collection", "collection_id"),
         "song_price": ("song", "song_id"), "video_price": ("video", "video_id"),
     ]
 
     /// The price table of a kind word (`app` -> `application_price`).
-    public static func table(ofKind kind: String) -> String? {
+    package static func table(ofKind kind: String) -> String? {
         tracked.first { $0.value.kind == kind }?.key
     }
 }

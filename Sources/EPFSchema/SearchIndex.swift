@@ -8,17 +8,17 @@ import EPFSQLite
 /// characters on both sides (index and query): any CJK word is then found as a phrase.
 ///
 /// What readers need is here; the store builds the index (EPFStore's `SearchIndex.rebuild`).
-public enum SearchIndex {
+package enum SearchIndex {
     /// The name of the index's stamp in `epf_derived` (see `DerivedData`): the tables it was built from.
-    public static let derivedName = "search_index"
+    package static let derivedName = "search_index"
 
     /// The entity kinds stored in the index's `kind` column, per source table.
-    public static let kinds = ["software", "ebook", "album", "song", "video", "artist"]
+    package static let kinds = ["software", "ebook", "album", "song", "video", "artist"]
 
     /// Puts a space between consecutive CJK ideographs, Kana and Hangul characters; other text is unchanged.
     ///
     /// "東京タワー" becomes "東 京 タ ワ ー", so each character is a token and the word is a phrase.
-    public static func searchText(_ text: String) -> String {
+    package static func searchText(_ text: String) -> String {
         var text = text
         return text.withUTF8 { utf8 in
             guard let spaced = CJKSpacing.space(UnsafeRawBufferPointer(utf8)) else {

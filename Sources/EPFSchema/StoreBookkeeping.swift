@@ -3,15 +3,15 @@ import EPFSQLite
 /// What the importer's bookkeeping tables (`epf_tables`, `epf_ledger`, `epf_sources`) say, for the modules that
 /// read a database epf built: the query engine, the server, the fetcher. They ask here rather than writing SQL
 /// against those tables, so the store can change them without breaking a reader silently.
-public enum StoreBookkeeping {
+package enum StoreBookkeeping {
     /// Whether a database's table names include the importer's summary: it was built by `epf import`.
-    public static func isImported(tableNames: Set<String>) -> Bool {
+    package static func isImported(tableNames: Set<String>) -> Bool {
         tableNames.contains("epf_tables")
     }
 
     /// The newest `export_date` (ms since 1970 UTC) of any applied table, from the importer's per-table summary;
     /// nil when the database has no summary or it is empty.
-    public static func newestExportDate(_ connection: SQLiteConnection) throws -> Int64? {
+    package static func newestExportDate(_ connection: SQLiteConnection) throws -> Int64? {
         guard try connection.tableExists("epf_tables") else { return nil }
         guard case .integer(let milliseconds)? = try connection.scalar("SELECT max(export_date) FROM epf_tables") else {
             return nil
@@ -20,7 +20,7 @@ public enum StoreBookkeeping {
     }
 
     /// Whether a file with this MD5 (a whole input file, or one table file of one) was applied completely.
-    public static func appliedFile(md5: String, _ connection: SQLiteConnection) throws -> Bool {
+    package static func appliedFile(md5: String, _ connection: SQLiteConnection) throws -> Bool {
         guard try connection.tableExists("epf_sources"), try connection.tableExists("epf_ledger") else {
             return false
         }
@@ -33,7 +33,7 @@ public enum StoreBookkeeping {
     }
 
     /// The feed date (`YYYYMMDD`) of the newest full export the database applied, nil when it applied none.
-    public static func newestAppliedFull(_ connection: SQLiteConnection) throws -> String? {
+    package static func newestAppliedFull(_ connection: SQLiteConnection) throws -> String? {
         guard try connection.tableExists("epf_ledger") else { return nil }
         guard case .text(let date)? = try connection.scalar(
             "SELECT max(feed_date) FROM epf_ledger WHERE mode = 'FULL' AND outcome = 'applied'") else {

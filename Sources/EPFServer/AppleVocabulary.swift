@@ -3,9 +3,9 @@ import JSONText
 
 /// The values Apple's Search and Lookup API accepts for `media`, `entity` and `attribute`, and what each means
 /// for a catalogue made of EPF tables.
-public enum AppleVocabulary {
+package enum AppleVocabulary {
     /// The `media` values and the `entity` values allowed with each (Apple's table), first the default entity.
-    public static let entitiesByMedia: [String: [String]] = [
+    package static let entitiesByMedia: [String: [String]] = [
         "movie": ["movie", "movieArtist"],
         "podcast": ["podcast", "podcastAuthor"],
         "music": ["musicTrack", "musicArtist", "album", "musicVideo", "mix", "song"],
@@ -20,7 +20,7 @@ public enum AppleVocabulary {
 
     /// The catalogue kinds each `media` value searches (nil: every kind). Podcasts and audiobooks are not in the
     /// EPF tables epf reads, so they find nothing.
-    public static func kinds(media: String) -> Set<EntityKind>? {
+    package static func kinds(media: String) -> Set<EntityKind>? {
         switch media {
         case "all": return nil
         case "software": return [.software]
@@ -33,7 +33,7 @@ public enum AppleVocabulary {
     }
 
     /// The entity of an `entity` value, nil when Apple has no such entity.
-    public static func entity(_ name: String) -> AppleEntity? {
+    package static func entity(_ name: String) -> AppleEntity? {
         switch name {
         case "software", "iPadSoftware", "macSoftware": return AppleEntity(name: name, kinds: [.software])
         case "ebook": return AppleEntity(name: name, kinds: [.ebook])
@@ -52,7 +52,7 @@ public enum AppleVocabulary {
 
     /// Apple's `attribute` values epf can search by: titles (the `title` column of the search index) or
     /// artist, developer and seller names (`names`).
-    public static func searchColumn(attribute: String) -> String? {
+    package static func searchColumn(attribute: String) -> String? {
         switch attribute {
         case "titleTerm", "songTerm", "albumTerm", "movieTerm", "shortFilmTerm", "featureFilmTerm", "tvEpisodeTerm",
              "tvSeasonTerm", "showTerm", "mixTerm", "allTrackTerm":
@@ -65,7 +65,7 @@ public enum AppleVocabulary {
     }
 
     /// Apple's other `attribute` values: valid for Apple, but they search fields the EPF index does not hold.
-    public static let unsupportedAttributes: Set<String> = [
+    package static let unsupportedAttributes: Set<String> = [
         "actorTerm", "genreIndex", "ratingTerm", "directorTerm", "releaseYearTerm", "ratingIndex", "descriptionTerm",
         "languageTerm", "keywordsTerm", "composerTerm",
     ]

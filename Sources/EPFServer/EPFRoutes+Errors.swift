@@ -21,7 +21,7 @@ extension EPFRoutes {
     }
 
     /// A request the transport refused, answered in the shape of the API its path belongs to.
-    public func respond(to failure: HTTPFailure) -> HTTPResponse {
+    package func respond(to failure: HTTPFailure) -> HTTPResponse {
         if let path = failure.path, Self.routes.match(path)?.route.family == .apple {
             return appleError(failure.status, failure.message,
                               headers: failure.headers + Self.allowHeader(failure.status))

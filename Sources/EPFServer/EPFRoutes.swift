@@ -11,7 +11,7 @@ import JSONText
 /// Not thread-safe (like `QueryEngine`); `HTTPServer` creates one per worker. When the database file
 /// disappears or is replaced, the engine is dropped and reopened within `fileCheckInterval`; meanwhile
 /// data routes and `/healthz` answer 503.
-public final class EPFRoutes: HTTPResponder {
+package final class EPFRoutes: HTTPResponder {
     let configuration: EPFServerConfiguration
     private let metrics: ServerMetrics
     private let startedAt: Int64
@@ -22,7 +22,7 @@ public final class EPFRoutes: HTTPResponder {
     private var claimsCache: (at: UInt64, exportDate: Int64?, mixed: Bool, failures: Int)?
 
     /// Opens the database; throws `QueryError.databaseMissing` or `.databaseEmpty` when it cannot.
-    public init(configuration: EPFServerConfiguration, metrics: ServerMetrics = ServerMetrics(),
+    package init(configuration: EPFServerConfiguration, metrics: ServerMetrics = ServerMetrics(),
                 startedAt: Int64 = Int64(time(nil))) throws {
         self.configuration = configuration
         self.metrics = metrics
@@ -31,12 +31,12 @@ public final class EPFRoutes: HTTPResponder {
     }
 
     /// Checks the database file once per interval (see `ServedDatabase`).
-    public func tick() {
+    package func tick() {
         database.tick()
     }
 
     /// The data's export date, or the server's start time when unknown.
-    public var defaultLastModified: Int64 { database.exportDateSeconds ?? startedAt }
+    package var defaultLastModified: Int64 { database.exportDateSeconds ?? startedAt }
 
     // MARK: The request in flight
 
@@ -114,7 +114,7 @@ public final class EPFRoutes: HTTPResponder {
     // MARK: Routing
 
     /// Routes a request; every failure becomes an error response in the route's shape with the right status.
-    public func respond(to request: HTTPRequest) -> HTTPResponse {
+    package func respond(to request: HTTPRequest) -> HTTPResponse {
         guard request.path.hasPrefix("/") else {
             return errorResponse(404, "no route for \(request.path)", route: "not_found")
         }

@@ -3,31 +3,31 @@ import Glibc
 import HTTPTransport
 
 /// Settings of the EPF HTTP API on top of the transport's.
-public struct EPFServerConfiguration: Sendable {
+package struct EPFServerConfiguration: Sendable {
     /// The SQLite database written by `epf import`; opened read-only by every worker.
-    public var databasePath: String
+    package var databasePath: String
     /// Transport settings (address, threads, limits, timeouts, access log).
-    public var http: HTTPServerConfiguration
+    package var http: HTTPServerConfiguration
     /// Most IDs and links one `/v1/lookup` call may carry; more gets 400.
-    public var maxLookupIds = 200
+    package var maxLookupIds = 200
     /// Seconds between checks that the database file is still the same (inode and device).
-    public var fileCheckInterval = 1.0
+    package var fileCheckInterval = 1.0
     /// Most rendered responses each worker keeps for repeated requests (0 turns the cache off).
     ///
     /// Entries are dropped whenever the database changes (`PRAGMA data_version`), so answers stay exact.
-    public var responseCacheEntries = 10_000
+    package var responseCacheEntries = 10_000
     /// Most body bytes each worker's response cache holds.
-    public var responseCacheBytes = 32 * 1024 * 1024
+    package var responseCacheBytes = 32 * 1024 * 1024
     /// Longest a query of a route that may scan (search, changes, the status count) may run on the event loop;
     /// a query still running then is stopped and answered with 503 and `Retry-After`.
-    public var queryTimeLimitMilliseconds = 2000
+    package var queryTimeLimitMilliseconds = 2000
     /// Reads the importer's account of the database for `/v1/status` and the claims of `/healthz` (the executable
     /// passes EPFStore's `StoreStatusReader`). Without one, `/v1/status` answers 503 and `/healthz` claims what the
     /// data alone says (its newest export date, not mixed, no failures), as for a database without bookkeeping.
-    public var status: (any DatabaseStatusReader)?
+    package var status: (any DatabaseStatusReader)?
 
     /// Creates a configuration for a database path with default transport settings.
-    public init(databasePath: String, http: HTTPServerConfiguration = HTTPServerConfiguration(),
+    package init(databasePath: String, http: HTTPServerConfiguration = HTTPServerConfiguration(),
                 status: (any DatabaseStatusReader)? = nil) {
         self.databasePath = databasePath
         self.http = http
@@ -36,12 +36,12 @@ public struct EPFServerConfiguration: Sendable {
 }
 
 /// The EPF API server: `EPFRoutes` responders (one `QueryEngine` per worker) on an `HTTPServer`.
-public enum EPFAPI {
+package enum EPFAPI {
     /// Builds a server over the database; call `start()` on it.
     ///
     /// Throws `QueryError.databaseMissing` / `.databaseEmpty` (from the first worker's engine, when `start()`
     /// runs) if the database is absent or unreadable at start; later disappearances give 503 until it is back.
-    public static func makeServer(_ configuration: EPFServerConfiguration) -> HTTPServer {
+    package static func makeServer(_ configuration: EPFServerConfiguration) -> HTTPServer {
         let metrics = ServerMetrics()
         let started = Int64(time(nil))
         return HTTPServer(configuration: configuration.http, metrics: metrics) { _ in

@@ -3,12 +3,12 @@ import Glibc
 /// HTTP dates in IMF-fixdate form (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 section 5.6.7).
 ///
 /// Formatting and parsing use `gmtime_r`/`timegm` and fixed tables: no `DateFormatter`, no locale.
-public enum HTTPDate {
+package enum HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// Formats seconds since 1970 (UTC) as an IMF-fixdate.
-    public static func format(_ seconds: Int64) -> String {
+    package static func format(_ seconds: Int64) -> String {
         var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)
@@ -20,7 +20,7 @@ public enum HTTPDate {
     }
 
     /// Parses an IMF-fixdate; nil for anything else (obsolete forms are ignored, as RFC 9110 allows).
-    public static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         // "Sun, 06 Nov 1994 08:49:37 GMT" is exactly 29 bytes.
         guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == 0x20, bytes[7] == 0x20,

@@ -1,5 +1,5 @@
 /// The HTTP version of a request line.
-public enum HTTPVersion: Sendable, Equatable {
+package enum HTTPVersion: Sendable, Equatable {
     /// `HTTP/1.0`: the connection closes after the response unless the client asks for keep-alive.
     case http10
     /// `HTTP/1.1`: keep-alive unless the client sends `Connection: close`.
@@ -7,13 +7,13 @@ public enum HTTPVersion: Sendable, Equatable {
 }
 
 /// The method of a request. Only GET and HEAD are served; anything else gets 405.
-public enum HTTPMethod: Sendable, Equatable, CustomStringConvertible {
+package enum HTTPMethod: Sendable, Equatable, CustomStringConvertible {
     case get
     case head
     /// Any other syntactically valid method token, e.g. `POST`.
     case other(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .get: return "GET"
         case .head: return "HEAD"
@@ -23,30 +23,30 @@ public enum HTTPMethod: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// One parsed request head. Bodies are never accepted, so this is the whole request.
-public struct HTTPRequest: Sendable {
+package struct HTTPRequest: Sendable {
     /// The request method.
-    public var method: HTTPMethod
+    package var method: HTTPMethod
     /// The request target exactly as sent (for access logs).
-    public var target: String
+    package var target: String
     /// The percent-decoded path, e.g. `/v1/apps/364709193`.
-    public var path: String
+    package var path: String
     /// Query parameters in order, percent-decoded with `+` as space.
-    public var query: [(name: String, value: String)]
+    package var query: [(name: String, value: String)]
     /// The protocol version.
-    public var version: HTTPVersion
+    package var version: HTTPVersion
     /// Whether the connection stays open after the response (from the version and `Connection`).
-    public var keepAlive: Bool
+    package var keepAlive: Bool
     /// The raw `If-None-Match` value, when sent.
-    public var ifNoneMatch: String?
+    package var ifNoneMatch: String?
     /// The raw `If-Modified-Since` value, when sent.
-    public var ifModifiedSince: String?
+    package var ifModifiedSince: String?
     /// The name of the first query parameter whose percent-encoding or UTF-8 is malformed (its bytes as sent when
     /// the name itself is), nil when every one decodes. `query` then holds only the parameters before it. Such a
     /// request is well-formed HTTP; the responder answers 400 in its own shape.
-    public var malformedQueryParameter: String?
+    package var malformedQueryParameter: String?
 
     /// Creates a request; used by the parser and by tests of responders.
-    public init(method: HTTPMethod, target: String, path: String, query: [(name: String, value: String)],
+    package init(method: HTTPMethod, target: String, path: String, query: [(name: String, value: String)],
                 version: HTTPVersion = .http11, keepAlive: Bool = true,
                 ifNoneMatch: String? = nil, ifModifiedSince: String? = nil) {
         self.method = method
@@ -61,7 +61,7 @@ public struct HTTPRequest: Sendable {
 
     /// Creates a request for a target as a client sends it (`/v1/apps/1?country=gb`), decoded as the parser
     /// decodes it: for responders called without a socket (tests, tools). Nil when the target is malformed.
-    public init?(method: HTTPMethod = .get, target: String) {
+    package init?(method: HTTPMethod = .get, target: String) {
         var bytes = Array(target.utf8)
         let decoded = bytes.withUnsafeMutableBufferPointer { HTTPParser.decodeTarget(UnsafeBufferPointer($0)) }
         guard case .success(let parts) = decoded else { return nil }
@@ -70,13 +70,13 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The last value of query parameter `name`, or nil.
-    public func parameter(_ name: String) -> String? {
+    package func parameter(_ name: String) -> String? {
         query.last(where: { $0.name == name })?.value
     }
 }
 
 /// How clients and proxies may cache a response.
-public enum CachePolicy: Sendable, Equatable {
+package enum CachePolicy: Sendable, Equatable {
     /// `Cache-Control: public, max-age=N` with the server's configured N.
     case `public`
     /// `Cache-Control: no-store`, for errors, health and metrics.
@@ -88,27 +88,27 @@ public enum CachePolicy: Sendable, Equatable {
 /// The transport adds `Date`, `Content-Length`, `ETag` (a hash of the body unless set), `Last-Modified`,
 /// `Cache-Control`, `Access-Control-Allow-Origin: *` and `Connection`, turns GET/HEAD 200s into 304s
 /// for matching `If-None-Match` / `If-Modified-Since`, and drops the body for HEAD.
-public struct HTTPResponse: Sendable {
+package struct HTTPResponse: Sendable {
     /// The status code, e.g. 200 or 404.
-    public var status: Int
+    package var status: Int
     /// The body bytes (UTF-8 JSON for every API route).
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// The full `Content-Type` value.
-    public var contentType: String
+    package var contentType: String
     /// Seconds since 1970 for `Last-Modified`; nil uses the server's start time.
-    public var lastModified: Int64?
+    package var lastModified: Int64?
     /// Cache policy.
-    public var cache: CachePolicy
+    package var cache: CachePolicy
     /// Extra header lines, e.g. `("Allow", "GET, HEAD")`.
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
     /// A low-cardinality route name for metrics and logs, e.g. `"apps"`.
-    public var route: String
+    package var route: String
 
     /// The JSON content type.
-    public static let jsonType = "application/json; charset=utf-8"
+    package static let jsonType = "application/json; charset=utf-8"
 
     /// Creates a response.
-    public init(status: Int, body: [UInt8], contentType: String = HTTPResponse.jsonType,
+    package init(status: Int, body: [UInt8], contentType: String = HTTPResponse.jsonType,
                 lastModified: Int64? = nil, cache: CachePolicy = .public,
                 headers: [(name: String, value: String)] = [], route: String = "other") {
         self.status = status
@@ -124,21 +124,21 @@ public struct HTTPResponse: Sendable {
 /// A request the transport answers without routing it: bytes that are not a request it serves, too many
 /// connections, a request not received in time. The responder renders the body (`HTTPResponder.respond(to:)`):
 /// error shapes belong to the application, which may answer in another API's shape on its paths.
-public struct HTTPFailure: Sendable {
+package struct HTTPFailure: Sendable {
     /// The status to answer with, e.g. 400, 414 or 503.
-    public var status: Int
+    package var status: Int
     /// What was wrong, for the body.
-    public var message: String
+    package var message: String
     /// The low-cardinality name for metrics and logs: `invalid`, `overload` or `timeout`.
-    public var route: String
+    package var route: String
     /// The path of the request line as sent (not decoded, without the query), when the bytes got that far: lets
     /// the application answer in the shape of the API the client was calling.
-    public var path: String?
+    package var path: String?
     /// Header lines the transport asks for, e.g. `Retry-After` on an overload.
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
 
     /// Creates a failure.
-    public init(status: Int, message: String, route: String, path: String? = nil,
+    package init(status: Int, message: String, route: String, path: String? = nil,
                 headers: [(name: String, value: String)] = []) {
         self.status = status
         self.message = message

@@ -3,38 +3,38 @@ import EPFConcurrency
 /// Request counters and a latency histogram, sharded per worker thread so workers never contend.
 ///
 /// Thread-safe: each shard has its own mutex; `snapshot()` sums the shards.
-public final class ServerMetrics: Sendable {
+package final class ServerMetrics: Sendable {
     /// Upper bounds (seconds) of the latency histogram buckets; `+Inf` is implied.
-    public static let latencyBuckets: [Double] = [
+    package static let latencyBuckets: [Double] = [
         0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
     ]
 
     /// A route and status pair, the label set of `epf_http_requests_total`.
-    public struct Key: Hashable, Sendable {
+    package struct Key: Hashable, Sendable {
         /// Low-cardinality route name, e.g. `"apps"`.
-        public let route: String
+        package let route: String
         /// The status code sent.
-        public let status: Int
+        package let status: Int
     }
 
     /// Summed counters at one moment.
-    public struct Snapshot: Sendable {
+    package struct Snapshot: Sendable {
         /// Requests by route and status.
-        public var requests: [Key: UInt64] = [:]
+        package var requests: [Key: UInt64] = [:]
         /// Cumulative-free counts per bucket (same order as `latencyBuckets`, plus one for +Inf).
-        public var bucketCounts: [UInt64] = Array(repeating: 0, count: ServerMetrics.latencyBuckets.count + 1)
+        package var bucketCounts: [UInt64] = Array(repeating: 0, count: ServerMetrics.latencyBuckets.count + 1)
         /// Sum of all latencies in seconds.
-        public var latencySum: Double = 0
+        package var latencySum: Double = 0
         /// Requests observed by the histogram.
-        public var latencyCount: UInt64 = 0
+        package var latencyCount: UInt64 = 0
         /// Currently open client connections.
-        public var openConnections: Int = 0
+        package var openConnections: Int = 0
         /// Connections accepted since start.
-        public var acceptedConnections: UInt64 = 0
+        package var acceptedConnections: UInt64 = 0
         /// Connections refused with 503 because `maxConnections` was reached.
-        public var rejectedConnections: UInt64 = 0
+        package var rejectedConnections: UInt64 = 0
         /// Connections closed for idling or sending too slowly.
-        public var timedOutConnections: UInt64 = 0
+        package var timedOutConnections: UInt64 = 0
     }
 
     /// One worker's counters.
@@ -56,7 +56,7 @@ public final class ServerMetrics: Sendable {
     private let open = Mutex(0)
 
     /// Creates empty metrics.
-    public init() {}
+    package init() {}
 
     func makeShard() -> Shard {
         let shard = Shard()
@@ -79,10 +79,10 @@ public final class ServerMetrics: Sendable {
     }
 
     /// The number of connections open now.
-    public var openConnections: Int { open.withLock { $0 } }
+    package var openConnections: Int { open.withLock { $0 } }
 
     /// Sums every shard.
-    public func snapshot() -> Snapshot {
+    package func snapshot() -> Snapshot {
         var result = Snapshot()
         let all = shards.withLock { $0 }
         for shard in all {
@@ -100,7 +100,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// The transport's metrics in Prometheus text format 0.0.4 (`# HELP`, `# TYPE`, samples).
-    public func prometheusText() -> String {
+    package func prometheusText() -> String {
         let snapshot = snapshot()
         var text = "# HELP epf_http_requests_total HTTP requests answered, by route and status.\n"
         text += "# TYPE epf_http_requests_total counter\n"

@@ -5,7 +5,7 @@ import Glibc
 ///
 /// Each worker thread gets its own responder from the factory given to `HTTPServer`, so a responder may
 /// hold state that is not thread-safe (a SQLite connection, prepared statements, caches).
-public protocol HTTPResponder: AnyObject {
+package protocol HTTPResponder: AnyObject {
     /// Builds the response to one request. Must not block for long: it runs on the event loop.
     func respond(to request: HTTPRequest) -> HTTPResponse
     /// Renders the response to a request the transport refuses itself (bad bytes, overload, timeout). The
@@ -18,35 +18,35 @@ public protocol HTTPResponder: AnyObject {
 }
 
 /// Settings of the HTTP transport.
-public struct HTTPServerConfiguration: Sendable {
+package struct HTTPServerConfiguration: Sendable {
     /// Address to bind: an IPv4 or IPv6 literal, or `localhost`.
-    public var host = "127.0.0.1"
+    package var host = "127.0.0.1"
     /// Port to bind; 0 picks a free port (read it back from `HTTPServer.port`).
-    public var port = 8080
+    package var port = 8080
     /// Worker threads, each with its own epoll set and responder.
-    public var threads = HTTPServerConfiguration.processorCount
+    package var threads = HTTPServerConfiguration.processorCount
     /// `max-age` of `Cache-Control: public` responses, in seconds.
-    public var maxAge = 60
+    package var maxAge = 60
     /// Seconds a connection may idle between requests, or take to send one request, or stall a write.
-    public var idleTimeout = 30.0
+    package var idleTimeout = 30.0
     /// Open connections beyond this get a 503 and are closed.
-    public var maxConnections = 4096
+    package var maxConnections = 4096
     /// Seconds to finish in-flight requests after `shutdown()` before closing what is left.
-    public var drainTimeout = 10.0
+    package var drainTimeout = 10.0
     /// Seconds to keep reading (and discarding) after sending a final response, so it is not lost to a reset.
-    public var lingerTimeout = 2.0
+    package var lingerTimeout = 2.0
     /// Receives one access-log line per request when set; called on worker threads.
-    public var accessLog: (@Sendable (String) -> Void)?
+    package var accessLog: (@Sendable (String) -> Void)?
 
     /// The defaults above.
-    public init() {}
+    package init() {}
 
     /// Online processors (`sysconf(_SC_NPROCESSORS_ONLN)`), at least 1.
-    public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    package static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 }
 
 /// Errors from starting the server.
-public enum HTTPServerError: Error, CustomStringConvertible, Sendable {
+package enum HTTPServerError: Error, CustomStringConvertible, Sendable {
     /// `host` is not an IP literal or `localhost`.
     case badHost(String)
     /// A system call failed while binding or starting threads.
@@ -54,7 +54,7 @@ public enum HTTPServerError: Error, CustomStringConvertible, Sendable {
     /// `start()` was called twice.
     case alreadyStarted
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .badHost(let host): return "cannot listen on '\(host)': give an IPv4 or IPv6 address, or localhost"
         case .system(let error):
@@ -68,11 +68,11 @@ public enum HTTPServerError: Error, CustomStringConvertible, Sendable {
 /// An HTTP/1.1 server: one listening socket shared by N worker threads, each running an epoll loop.
 ///
 /// Thread-safe: `start`, `shutdown` and `waitUntilStopped` may be called from any thread.
-public final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; makeResponder runs once, in start().
+package final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; makeResponder runs once, in start().
     /// The settings it was created with.
-    public let configuration: HTTPServerConfiguration
+    package let configuration: HTTPServerConfiguration
     /// Request and connection metrics, shared with whoever renders `/metrics`.
-    public let metrics: ServerMetrics
+    package let metrics: ServerMetrics
     private let makeResponder: (Int) throws -> any HTTPResponder
     /// The server's mutable state, behind `state`.
     private struct State {
@@ -88,7 +88,7 @@ public final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; ma
     let stopFlag = StopFlag()
 
     /// Creates a server; `makeResponder(i)` is called once per worker thread by `start()`.
-    public init(configuration: HTTPServerConfiguration, metrics: ServerMetrics = ServerMetrics(),
+    package init(configuration: HTTPServerConfiguration, metrics: ServerMetrics = ServerMetrics(),
                 makeResponder: @escaping (Int) throws -> any HTTPResponder) {
         self.configuration = configuration
         self.metrics = metrics
@@ -96,13 +96,13 @@ public final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; ma
     }
 
     /// The bound port (useful after binding port 0); 0 before `start()`.
-    public var port: Int { state.withLock { $0.boundPort } }
+    package var port: Int { state.withLock { $0.boundPort } }
 
     /// Binds, creates the responders and starts the worker threads; returns the bound port.
     ///
     /// Throws `HTTPServerError` for a bad host or a failed syscall, or whatever `makeResponder` throws.
     @discardableResult
-    public func start() throws -> Int {
+    package func start() throws -> Int {
         try state.withLock { state in
             guard !state.started else { throw HTTPServerError.alreadyStarted }
             state.started = true
@@ -151,13 +151,13 @@ public final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; ma
     /// Stops accepting, lets in-flight requests finish (up to `drainTimeout`), then the workers exit.
     ///
     /// Returns at once; call `waitUntilStopped()` to wait. Safe to call more than once.
-    public func shutdown() {
+    package func shutdown() {
         stopFlag.set()
         for worker in state.withLock({ $0.workers }) { worker.wake() }
     }
 
     /// Blocks until every worker thread has exited, then closes the listening socket.
-    public func waitUntilStopped() {
+    package func waitUntilStopped() {
         let toJoin: [pthread_t] = state.withLock { state in
             guard !state.joined else { return [] }
             state.joined = true

@@ -4,19 +4,19 @@ import Glibc
 ///
 /// Every syscall in this module goes through `systemCall(_:_:)` (which retries `EINTR` and throws this) or, on
 /// non-blocking descriptors, `nonBlockingCall(_:_:)` (which also turns `EAGAIN` into a value).
-public struct SystemError: Error, CustomStringConvertible, Sendable, Equatable {
+package struct SystemError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The C function that failed, e.g. `"bind"` or `"epoll_wait"`.
-    public let call: String
+    package let call: String
     /// The `errno` value, e.g. `EADDRINUSE`.
-    public let code: Int32
+    package let code: Int32
 
     /// Creates an error for `call` with `errno` value `code`.
-    public init(call: String, code: Int32) {
+    package init(call: String, code: Int32) {
         self.call = call
         self.code = code
     }
 
-    public var description: String {
+    package var description: String {
         "\(call) failed: \(String(cString: strerror(code))) (errno \(code))"
     }
 }
@@ -208,7 +208,7 @@ final class EPoll {
 }
 
 /// Monotonic clock in nanoseconds (`clock_gettime(CLOCK_MONOTONIC)`).
-public func monotonicNanoseconds() -> UInt64 {
+package func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)

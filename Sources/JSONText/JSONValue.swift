@@ -3,7 +3,7 @@
 /// Shared by the CLI (`--json`) and the HTTP API. Objects keep their keys in insertion order so
 /// output is stable and reads like Apple's Lookup API. Numbers that must stay exact (prices) use
 /// `.decimal`, which holds the decimal text itself instead of a `Double`.
-public enum JSONValue: Equatable, Sendable {
+package enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -19,7 +19,7 @@ public enum JSONValue: Equatable, Sendable {
     /// elements to read: `subscript` and the accessors return nil.
     case serialized([UInt8])
 
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
         case let (.bool(a), .bool(b)): return a == b
@@ -36,45 +36,45 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     /// The value for a key of an object (the first one), nil for other values or a missing key.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let pairs) = self else { return nil }
         return pairs.first { $0.0 == key }?.1
     }
 
     /// The text of a `.string`, nil otherwise.
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let text) = self { return text }
         return nil
     }
 
     /// The number of an `.int`, nil otherwise.
-    public var intValue: Int64? {
+    package var intValue: Int64? {
         if case .int(let number) = self { return number }
         return nil
     }
 
     /// The elements of an `.array`, nil otherwise.
-    public var arrayValue: [JSONValue]? {
+    package var arrayValue: [JSONValue]? {
         if case .array(let elements) = self { return elements }
         return nil
     }
 
     /// Compact UTF-8 JSON (RFC 8259). Strings escape `"`, `\\`, control characters and U+2028/U+2029.
-    public func serialized() -> [UInt8] {
+    package func serialized() -> [UInt8] {
         var writer = JSONWriter(capacity: 1024)
         write(to: &writer)
         return writer.bytes()
     }
 
     /// Appends the compact UTF-8 JSON of this value to `bytes`.
-    public func write(to bytes: inout [UInt8]) {
+    package func write(to bytes: inout [UInt8]) {
         var writer = JSONWriter(capacity: 1024)
         write(to: &writer)
         writer.withBytes { bytes.append(contentsOf: $0) }
     }
 
     /// Appends the compact JSON of this value to `writer`.
-    public func write(to writer: inout JSONWriter) {
+    package func write(to writer: inout JSONWriter) {
         switch self {
         case .null: writer.append(JSONValue.nullBytes)
         case .bool(let value): writer.append(value ? JSONValue.trueBytes : JSONValue.falseBytes)
@@ -122,7 +122,7 @@ public enum JSONValue: Equatable, Sendable {
 
     /// Indented JSON for people (two spaces a level, one member or element a line), as a `String`: what the
     /// CLI prints for `--json`. Same values and escapes as `serialized()`.
-    public var prettyText: String {
+    package var prettyText: String {
         var writer = JSONWriter(capacity: 1024)
         writePretty(to: &writer, level: 0)
         return writer.withBytes { String(decoding: $0, as: UTF8.self) }
@@ -161,14 +161,14 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     /// The serialized JSON as a `String`.
-    public var jsonText: String { String(decoding: serialized(), as: UTF8.self) }
+    package var jsonText: String { String(decoding: serialized(), as: UTF8.self) }
 
     static let nullBytes: [UInt8] = Array("null".utf8)
     static let trueBytes: [UInt8] = Array("true".utf8)
     static let falseBytes: [UInt8] = Array("false".utf8)
 
     /// Whether text is a JSON number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
-    public static func isJSONNumber(_ text: String) -> Bool {
+    package static func isJSONNumber(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { isJSONNumber($0) }
     }
@@ -207,13 +207,13 @@ public enum JSONValue: Equatable, Sendable {
 ///
 /// Appending to an `Array` checks uniqueness and capacity through several calls per byte; this keeps a
 /// raw pointer and a count, and grows by doubling.
-public struct JSONWriter: ~Copyable {
+package struct JSONWriter: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     private var count = 0
 
     /// An empty writer with room for `capacity` bytes before it grows.
-    public init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(capacity, 64)
         base = .allocate(capacity: self.capacity)
     }
@@ -221,10 +221,10 @@ public struct JSONWriter: ~Copyable {
     deinit { base.deallocate() }
 
     /// A copy of the bytes written.
-    public func bytes() -> [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+    package func bytes() -> [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
     /// Calls `body` with the bytes written.
-    public func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try body(UnsafeBufferPointer(start: base, count: count))
     }
 
@@ -245,14 +245,14 @@ public struct JSONWriter: ~Copyable {
 
     /// Appends one byte as is.
     @inline(__always)
-    public mutating func append(_ byte: UInt8) {
+    package mutating func append(_ byte: UInt8) {
         reserve(1)
         base[count] = byte
         count += 1
     }
 
     /// Appends bytes as they are (already JSON, or part of a literal).
-    public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+    package mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         reserve(bytes.count)
         (base + count).update(from: source, count: bytes.count)
@@ -260,18 +260,18 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Appends bytes as they are (already JSON, or part of a literal).
-    public mutating func append(_ bytes: [UInt8]) {
+    package mutating func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { append($0) }
     }
 
     /// Appends the UTF-8 of `text` unescaped (already JSON, e.g. a checked number).
-    public mutating func appendUTF8(of text: String) {
+    package mutating func appendUTF8(of text: String) {
         var text = text
         text.withUTF8 { append($0) }
     }
 
     /// Appends an integer in decimal.
-    public mutating func appendInteger(_ number: Int64) {
+    package mutating func appendInteger(_ number: Int64) {
         reserve(20)
         if number == 0 {
             append(UInt8(ascii: "0"))
@@ -295,7 +295,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// A JSON string literal: escapes `"`, `\\`, control characters and U+2028/U+2029.
-    public mutating func appendString(_ text: String) {
+    package mutating func appendString(_ text: String) {
         var text = text
         text.withUTF8 { appendString(utf8: $0) }
     }

@@ -3,7 +3,7 @@ import EPFSQLite
 import Foundation
 
 /// Why a write found no room.
-public enum NoRoom: String, Sendable, Codable {
+package enum NoRoom: String, Sendable, Codable {
     /// The filesystem is full (`ENOSPC`, `SQLITE_FULL`).
     case diskFull
     /// The process's file size limit was reached (`EFBIG` under `RLIMIT_FSIZE`, `ulimit -f`).
@@ -11,10 +11,10 @@ public enum NoRoom: String, Sendable, Codable {
 }
 
 /// Free space on the filesystems an import writes to, and the plain-words account of a write that found none.
-public enum DiskSpace {
+package enum DiskSpace {
     /// Bytes an unprivileged process may still write on the filesystem holding `path` (`f_bavail * f_frsize`).
     /// The corresponding C function is `statvfs(3)`. Throws `ImportError.io` when `path` cannot be examined.
-    public static func available(at path: String) throws -> Int64 {
+    package static func available(at path: String) throws -> Int64 {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else {
             throw ImportError.io(path: path, message: "cannot read the free space (statvfs): "
@@ -40,14 +40,14 @@ public enum DiskSpace {
     }
 
     /// The directory a database file lives in (`.` for a bare file name).
-    public static func directory(of databasePath: String) -> String {
+    package static func directory(of databasePath: String) -> String {
         let directory = (databasePath as NSString).deletingLastPathComponent
         return directory.isEmpty ? "." : directory
     }
 
     /// Why `error` is a write that found no room, or nil when it is another error: SQLite's `SQLITE_FULL` or an
     /// I/O error failing with `ENOSPC`/`EFBIG`, and the same `errno`s from epf's own files (rejects, spill file).
-    public static func noRoom(in error: Error) -> NoRoom? {
+    package static func noRoom(in error: Error) -> NoRoom? {
         func kind(_ code: Int32) -> NoRoom? {
             code == ENOSPC ? .diskFull : code == EFBIG ? .fileSizeLimit : nil
         }
@@ -77,26 +77,26 @@ public enum DiskSpace {
 
 /// An import stopped at the first write that found no room: every later table would fail the same way, and a
 /// table half-written is never published, so it stops, keeps what was applied and says what to do.
-public struct ImportStop: Sendable, Codable {
+package struct ImportStop: Sendable, Codable {
     /// Why there was no room.
-    public var cause: NoRoom
+    package var cause: NoRoom
     /// The table being written when it happened, if any.
-    public var table: String?
+    package var table: String?
     /// The error as the system or SQLite gave it.
-    public var error: String
+    package var error: String
     /// The directory of the database (where epf writes).
-    public var directory: String = "."
+    package var directory: String = "."
     /// Free bytes there just after the failure (the failed table's pages are given back by then), when known.
-    public var freeBytes: Int64?
+    package var freeBytes: Int64?
     /// Tables this run had applied before the failure (complete, from the new export).
-    public var appliedBefore: [String] = []
+    package var appliedBefore: [String] = []
 
     private enum CodingKeys: String, CodingKey {
         case cause, table, error, directory, freeBytes, appliedBefore, message
     }
 
     /// Reads a stop written by `encode(to:)` (`message` is derived, so it is not read).
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         cause = try container.decode(NoRoom.self, forKey: .cause)
         table = try container.decodeIfPresent(String.self, forKey: .table)
@@ -107,7 +107,7 @@ public struct ImportStop: Sendable, Codable {
     }
 
     /// Writes the stop with its `message`, for `--json`.
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(cause, forKey: .cause)
         try container.encodeIfPresent(table, forKey: .table)
@@ -126,7 +126,7 @@ public struct ImportStop: Sendable, Codable {
     }
 
     /// The account in plain words: what happened, where, what was kept, what to do.
-    public var message: String {
+    package var message: String {
         let free = freeBytes.map { "\($0) bytes free" } ?? "free space unknown"
         var text = cause == .diskFull
             ? "the disk is full at \(directory) (\(free))"

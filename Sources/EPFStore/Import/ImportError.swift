@@ -1,7 +1,7 @@
 import Foundation
 
 /// Errors of the import as a whole (per-table data problems are outcomes, not errors).
-public enum ImportError: Error, CustomStringConvertible, Equatable {
+package enum ImportError: Error, CustomStringConvertible, Equatable {
     /// Another import holds the lock.
     case locked(database: String, lockFile: String)
     /// A file could not be opened or written.
@@ -15,7 +15,7 @@ public enum ImportError: Error, CustomStringConvertible, Equatable {
     /// The filesystem holding the database lacks the space the import is estimated to need (`SpaceCheck`).
     case noSpace(directory: String, message: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .locked(let database, let lockFile):
             return "another import is running on \(database) (lock \(lockFile) is held); try again when it ends"

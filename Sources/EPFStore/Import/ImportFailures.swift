@@ -4,22 +4,22 @@ import JSONText
 /// A table file (or a whole input file) an import did not apply, and that nothing applied since has made up for:
 /// what `epf status`, `/v1/status` and `/healthz` report as failed, and why the data is older than the newest
 /// export. Found from the ledger (`ImportFailures.open`).
-public struct ImportFailure: Sendable, Equatable {
+package struct ImportFailure: Sendable, Equatable {
     /// The table, nil when the file failed before a table could be named (a whole archive whose `.md5` does not
     /// match, a file that is not EPF).
-    public var table: String?
-    public var location: String
-    public var feed: String?
+    package var table: String?
+    package var location: String
+    package var feed: String?
     /// `YYYYMMDD` of the export the file belongs to, when known.
-    public var day: String?
+    package var day: String?
     /// FULL or INCREMENTAL, when known.
-    public var mode: String?
+    package var mode: String?
     /// When the import failed (ISO 8601 UTC).
-    public var when: String?
-    public var reason: String
+    package var when: String?
+    package var reason: String
 
     /// The `failures` entry of `epf status --json` and `/v1/status`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("table", table.map { .string($0) } ?? .null),
             ("location", .string(location)),
@@ -32,7 +32,7 @@ public struct ImportFailure: Sendable, Equatable {
     }
 
     /// The line of `epf status`.
-    public var line: String {
+    package var line: String {
         let export = [feed, day.map(ExportOrderRule.iso), mode].compactMap { $0 }.joined(separator: " ")
         return "  \(table ?? location)\(export.isEmpty ? "" : " (\(export))")\(when.map { ", \($0)" } ?? ""): "
             + reason

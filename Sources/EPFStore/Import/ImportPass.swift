@@ -355,7 +355,7 @@ private struct StopForNoRoom: Error {}
 extension ImportError {
     /// Checks an import's inputs before anything is opened: every path exists (`missingInput`), and a directory
     /// holds at least one table file (`noTables`: a download that left it empty, a wrong path).
-    public static func checkInputs(_ paths: [String]) throws {
+    package static func checkInputs(_ paths: [String]) throws {
         for path in paths {
             guard FileManager.default.fileExists(atPath: path) else { throw ImportError.missingInput(path: path) }
             if let files = try? FeedInput.files(at: path), files.isEmpty { throw ImportError.noTables(path: path) }

@@ -11,20 +11,20 @@ import JSONText
 /// last full is another are behind. Incrementals do not count: they update a full, they do not replace it. Nor does
 /// a chart (`*_popularity_per_genre`) newer than that full: Apple ships the charts as a FULL export every day, the
 /// weekly full's day and each incremental's alike, so it is that day's chart, not a mix.
-public struct MixedExports: Sendable, Equatable {
+package struct MixedExports: Sendable, Equatable {
     /// One table's last full export.
-    public struct TableFull: Sendable, Equatable {
-        public var table: String
-        public var feed: String?
+    package struct TableFull: Sendable, Equatable {
+        package var table: String
+        package var feed: String?
         /// `YYYYMMDD`.
-        public var date: String
+        package var date: String
         /// The directory holding the export's feeds (`/srv/mirror` for `/srv/mirror/itunes20260105/...`): two
         /// exports of the same date read from different directories are different exports.
-        public var root: String
+        package var root: String
         /// The ledger row's id: of two exports of the same date, the one applied last is the newer.
-        public var order: Int64
+        package var order: Int64
 
-        public init(table: String, feed: String?, date: String, root: String, order: Int64) {
+        package init(table: String, feed: String?, date: String, root: String, order: Int64) {
             self.table = table
             self.feed = feed
             self.date = date
@@ -40,19 +40,19 @@ public struct MixedExports: Sendable, Equatable {
     }
 
     /// The newest full export (`YYYYMMDD`) any table was loaded from.
-    public var newestFull: String
+    package var newestFull: String
     /// The directory it was read from.
-    public var newestRoot: String
+    package var newestRoot: String
     /// Tables loaded from that full.
-    public var current: [String]
+    package var current: [String]
     /// Tables whose last full is another (older, or of the same date from another directory, applied before).
-    public var behind: [TableFull]
+    package var behind: [TableFull]
 
     /// Whether a table is one Apple ships as a FULL snapshot every day (the popularity feed's charts).
-    public static func isDailySnapshot(_ table: String) -> Bool { table.hasSuffix("_popularity_per_genre") }
+    package static func isDailySnapshot(_ table: String) -> Bool { table.hasSuffix("_popularity_per_genre") }
 
     /// What the next `epf sync` does about it, in words.
-    public var nextSync: String {
+    package var nextSync: String {
         "the next epf sync applies the \(behind.count) tables behind from the full export of \(Self.day(newestFull)) "
             + "(tables already applied from the same files are skipped), or, if the mirror holds a newer full, "
             + "that full to every table; its --only/--skip must not leave them out"
@@ -61,7 +61,7 @@ public struct MixedExports: Sendable, Equatable {
     /// The finding from each table's last full, or nil when all tables come from the same full export.
     /// The key of a full is the feed date, else the day of the export date (ms since 1970, UTC).
     /// A chart (`isDailySnapshot`) newer than the newest full of the other tables is the day's chart, not behind.
-    public static func find(_ fulls: [TableFull]) -> MixedExports? {
+    package static func find(_ fulls: [TableFull]) -> MixedExports? {
         let catalogue = fulls.filter { !isDailySnapshot($0.table) }
         guard var newest = catalogue.first else { return nil }
         for entry in catalogue where (entry.date, entry.order) > (newest.date, newest.order) { newest = entry }
@@ -100,7 +100,7 @@ public struct MixedExports: Sendable, Equatable {
     }
 
     /// The key of a full export: its feed date, or the UTC day of its export date.
-    public static func fullDate(feedDate: String?, exportDate: Int64?) -> String? {
+    package static func fullDate(feedDate: String?, exportDate: Int64?) -> String? {
         if let feedDate, !feedDate.isEmpty { return feedDate }
         guard let exportDate else { return nil }
         return String(EPFValues.isoTimestamp(milliseconds: exportDate).prefix(10).filter { $0 != "-" })
@@ -114,7 +114,7 @@ public struct MixedExports: Sendable, Equatable {
     }
 
     /// The warning lines of `epf status`.
-    public var lines: [String] {
+    package var lines: [String] {
         var lines = ["warning: the tables come from more than one full export: \(current.count) from the full of "
                      + "\(Self.day(newestFull)) in \(newestRoot), \(behind.count) behind:"]
         for entry in behind {
@@ -125,7 +125,7 @@ public struct MixedExports: Sendable, Equatable {
     }
 
     /// The `mixedExports` object of `epf status --json` and `/v1/status`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("newestFull", .string(Self.day(newestFull))),
             ("newestFrom", .string(newestRoot)),

@@ -5,28 +5,28 @@ import Foundation
 /// Reading and inserting interleave record by record: `inserting` is the time spent binding and stepping rows,
 /// `reading` the rest of each table's record loop, that is parsing plus waiting for the decompressor (which runs
 /// on its own thread, so its work overlaps the inserts and only shows here when it is the slower side).
-public struct PhaseTimes: Sendable, Codable, Equatable {
+package struct PhaseTimes: Sendable, Codable, Equatable {
     /// Parsing records and waiting for decompressed bytes.
-    public var reading = 0.0
+    package var reading = 0.0
     /// Binding and inserting rows, with the periodic commits of full loads.
-    public var inserting = 0.0
+    package var inserting = 0.0
     /// Building the indexes of full loads (and removing duplicate keys), counting their rows.
-    public var indexes = 0.0
+    package var indexes = 0.0
     /// Making tables visible: the final commit, renaming full loads into place, dropping the old tables.
-    public var committing = 0.0
+    package var committing = 0.0
     /// Of `committing`: recording price changes (`--history prices`).
-    public var priceHistory = 0.0
+    package var priceHistory = 0.0
     /// Rebuilding the search index.
-    public var searchIndex = 0.0
+    package var searchIndex = 0.0
     /// Rebuilding derived data: the stored lookup documents.
-    public var lookupDocuments = 0.0
+    package var lookupDocuments = 0.0
     /// The WAL checkpoint at the end, and the switch to WAL after a first build.
-    public var checkpoint = 0.0
+    package var checkpoint = 0.0
     /// Everything else: opening the database, ordering inputs, the ledger.
-    public var other = 0.0
+    package var other = 0.0
 
     /// No time in any phase.
-    public init() {}
+    package init() {}
 
     /// The sum of the phases a table load measures (`reading` ... `committing`).
     var tableSeconds: Double { reading + inserting + indexes + committing }
@@ -50,26 +50,26 @@ public struct PhaseTimes: Sendable, Codable, Equatable {
 ///
 /// Unlike wall-clock times, these do not grow when other programs share the cores, so they show how each phase
 /// scales on a busy machine. The record loops are one figure: parsing, inserting and decompression overlap.
-public struct PhaseCPU: Sendable, Codable, Equatable {
+package struct PhaseCPU: Sendable, Codable, Equatable {
     /// Record loops of the table loads: decompression, parsing, inserting, the periodic commits.
-    public var loading = 0.0
+    package var loading = 0.0
     /// Index builds of full loads.
-    public var indexes = 0.0
+    package var indexes = 0.0
     /// Final commits and swaps.
-    public var committing = 0.0
+    package var committing = 0.0
     /// Of `committing`: recording price changes (`--history prices`).
-    public var priceHistory = 0.0
+    package var priceHistory = 0.0
     /// The search index.
-    public var searchIndex = 0.0
+    package var searchIndex = 0.0
     /// The lookup documents (and any other derived data).
-    public var lookupDocuments = 0.0
+    package var lookupDocuments = 0.0
     /// The WAL checkpoint and the switch to WAL.
-    public var checkpoint = 0.0
+    package var checkpoint = 0.0
     /// The whole run.
-    public var total = 0.0
+    package var total = 0.0
 
     /// No CPU time in any phase.
-    public init() {}
+    package init() {}
 
     /// Adds the table-load phases of `load` to these.
     package mutating func add(tableLoad load: PhaseCPU) {

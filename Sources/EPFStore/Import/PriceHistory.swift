@@ -33,7 +33,7 @@ extension PriceHistory {
     }
 
     /// What an import asks of `--history`: `prices` turns it on, `none` off; nil keeps what the database has.
-    public static func request(_ text: String?) throws -> Bool? {
+    package static func request(_ text: String?) throws -> Bool? {
         guard let text else { return nil }
         switch text.lowercased() {
         case "prices": return true

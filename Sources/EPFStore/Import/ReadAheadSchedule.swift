@@ -2,18 +2,18 @@ import EPFFormat
 import Foundation
 
 /// Where an import reads ahead and how much it keeps (see `ReadAheadFile`).
-public struct ReadAheadSettings: Sendable {
+package struct ReadAheadSettings: Sendable {
     /// The database, in whose directory the spill file goes: the disk the import is budgeted on.
-    public var databasePath: String
+    package var databasePath: String
     /// The directory of the spill file. Nil: memory only.
-    public var spillDirectory: String?
+    package var spillDirectory: String?
     /// How much is kept before the reader comes; the spill file is further bounded by `spillBound(input:)`.
-    public var limits: ReadAheadFile.Limits
+    package var limits: ReadAheadFile.Limits
     /// Told the path of every file read ahead (for tests).
     var started: (@Sendable (String) -> Void)?
 
     /// Settings for an import into the database at `databasePath`.
-    public init(databasePath: String, limits: ReadAheadFile.Limits = ReadAheadFile.Limits()) {
+    package init(databasePath: String, limits: ReadAheadFile.Limits = ReadAheadFile.Limits()) {
         let directory = (databasePath as NSString).deletingLastPathComponent
         self.databasePath = databasePath
         spillDirectory = directory.isEmpty ? "." : directory

@@ -3,16 +3,16 @@ import EPFSQLite
 import Foundation
 
 /// Why a record was not loaded, or why one of its values was stored as NULL.
-public struct RejectReason: Sendable, Equatable {
+package struct RejectReason: Sendable, Equatable {
     /// Short machine-readable kind: field-count, invalid-utf8, nul-byte, unterminated, bad-integer, bad-decimal,
     /// bad-date, empty-key.
-    public let kind: String
+    package let kind: String
     /// Human-readable detail: the column and the offending value (truncated).
-    public let detail: String
+    package let detail: String
     /// The column concerned, when one is.
-    public var column: String?
+    package var column: String?
     /// The offending value, escaped and truncated (see `RowBinder.escaped`), when there is one.
-    public var value: String?
+    package var value: String?
 }
 
 /// Where `RowBinder` puts a record's values, in column order (parameter `index` is column `index - 1`): a SQLite

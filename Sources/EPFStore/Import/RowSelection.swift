@@ -4,23 +4,23 @@ import Foundation
 /// `--storefronts` and `--languages`: which storefronts' rows the price and popularity tables keep, and which
 /// languages' rows `application_detail` and the `*_translation` tables keep. A database remembers its selection
 /// (`epf_settings`); every later import applies it, and one asking for another is refused (`settle`).
-public struct RowSelection: Sendable, Equatable, Codable {
+package struct RowSelection: Sendable, Equatable, Codable {
     /// The storefront ids kept, ascending; nil keeps every storefront.
-    public var storefronts: [Int]?
+    package var storefronts: [Int]?
     /// The language codes kept, lower case with `-` between subtags (`en`, `zh-hant`); nil keeps every language.
     /// A code without a subtag keeps its regional variants too: `en` keeps `EN`, `en_GB` and `en-us`.
-    public var languages: [String]?
+    package var languages: [String]?
 
-    public init(storefronts: [Int]? = nil, languages: [String]? = nil) {
+    package init(storefronts: [Int]? = nil, languages: [String]? = nil) {
         self.storefronts = storefronts
         self.languages = languages
     }
 
     /// True when nothing is left out.
-    public var keepsEverything: Bool { storefronts == nil && languages == nil }
+    package var keepsEverything: Bool { storefronts == nil && languages == nil }
 
     /// One dimension of a request: every value, or only these.
-    public enum Choice<Value: Sendable & Equatable>: Sendable, Equatable {
+    package enum Choice<Value: Sendable & Equatable>: Sendable, Equatable {
         case all
         case only(Value)
 
@@ -31,18 +31,18 @@ public struct RowSelection: Sendable, Equatable, Codable {
     }
 
     /// What an import asks for; nil where its option was not given (the database's selection stays).
-    public struct Request: Sendable, Equatable {
-        public var storefronts: Choice<[Int]>?
-        public var languages: Choice<[String]>?
+    package struct Request: Sendable, Equatable {
+        package var storefronts: Choice<[Int]>?
+        package var languages: Choice<[String]>?
 
-        public init(storefronts: Choice<[Int]>? = nil, languages: Choice<[String]>? = nil) {
+        package init(storefronts: Choice<[Int]>? = nil, languages: Choice<[String]>? = nil) {
             self.storefronts = storefronts
             self.languages = languages
         }
 
         /// Parses `--storefronts` and `--languages` values (nil when not given). Throws `ImportError.badOption`
         /// naming the value it cannot read.
-        public init(storefronts storefrontsText: String?, languages languagesText: String?) throws {
+        package init(storefronts storefrontsText: String?, languages languagesText: String?) throws {
             storefronts = try storefrontsText.map(RowSelection.parseStorefronts)
             languages = try languagesText.map(RowSelection.parseLanguages)
         }
@@ -129,7 +129,7 @@ public struct RowSelection: Sendable, Equatable, Codable {
     }
 
     /// `us (143441), gb (143444)` or `all`, for messages and `epf status`.
-    public static func describe(_ storefronts: [Int]?) -> String {
+    package static func describe(_ storefronts: [Int]?) -> String {
         guard let storefronts else { return "all" }
         return storefronts.map { id in
             AppleStorefronts.entry(id: id).map { "\($0.linkCode) (\(id))" } ?? "\(id)"
@@ -137,7 +137,7 @@ public struct RowSelection: Sendable, Equatable, Codable {
     }
 
     /// `en, ja` or `all`.
-    public static func describe(_ languages: [String]?) -> String {
+    package static func describe(_ languages: [String]?) -> String {
         languages?.joined(separator: ", ") ?? "all"
     }
 

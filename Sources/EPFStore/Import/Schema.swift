@@ -3,18 +3,18 @@ import EPFSQLite
 import Foundation
 
 /// One column of a table as it will be stored.
-public struct ColumnSpec: Sendable, Equatable {
+package struct ColumnSpec: Sendable, Equatable {
     /// Column name as in the feed.
-    public var name: String
+    package var name: String
     /// How values are checked and stored.
-    public var type: EPFColumnType
+    package var type: EPFColumnType
     /// The type text the header declared (or the built-in schema's, after a correction).
-    public var declared: String
+    package var declared: String
 
     /// The SQLite column type: INTEGER for ids, integers and booleans; REAL for DECIMAL (prices compare, sort and
     /// sum as numbers; see `DecimalNumber` and docs/import.md); TEXT for everything else (DATETIME as ISO-8601
     /// text).
-    public var sqliteType: String {
+    package var sqliteType: String {
         switch type {
         case .integer, .boolean: return "INTEGER"
         case .decimal: return "REAL"
@@ -24,18 +24,18 @@ public struct ColumnSpec: Sendable, Equatable {
 }
 
 /// The storage schema of one EPF table: header columns with types corrected where the header is known to lie.
-public struct TableSchema: Sendable, Equatable {
+package struct TableSchema: Sendable, Equatable {
     /// Table name.
-    public var name: String
+    package var name: String
     /// Columns in file order.
-    public var columns: [ColumnSpec]
+    package var columns: [ColumnSpec]
     /// Primary key columns (empty when none).
-    public var primaryKey: [String]
+    package var primaryKey: [String]
     /// What was corrected, for warnings.
-    public var corrections: [String] = []
+    package var corrections: [String] = []
 
     /// True when the key is one integer column, stored as SQLite's rowid alias.
-    public var hasIntegerRowidKey: Bool {
+    package var hasIntegerRowidKey: Bool {
         guard primaryKey.count == 1, let column = columns.first(where: { $0.name == primaryKey[0] }) else {
             return false
         }
@@ -43,13 +43,13 @@ public struct TableSchema: Sendable, Equatable {
     }
 
     /// Index of a column.
-    public func index(of name: String) -> Int? { columns.firstIndex { $0.name == name } }
+    package func index(of name: String) -> Int? { columns.firstIndex { $0.name == name } }
 }
 
 extension TableSchema {
     /// `CREATE TABLE` as the SQLite store makes the table: every column with its SQLite type, a one-integer key
     /// as the rowid, then `extraColumns` untyped (columns an older file had and this one lacks).
-    public func createTableSQL(named name: String? = nil, extraColumns: [String] = []) -> String {
+    package func createTableSQL(named name: String? = nil, extraColumns: [String] = []) -> String {
         var definitions: [String] = columns.map { column in
             var text = "\(SQLiteConnection.quote(column.name)) \(column.sqliteType)"
             if hasIntegerRowidKey && column.name == primaryKey[0] { text += " PRIMARY KEY" }
@@ -61,7 +61,7 @@ extension TableSchema {
 
     /// The indexes the SQLite store gives the table `target` (this table or its staging copy), their names
     /// ending in `suffix`: the unique key index when the key is not the rowid, then the secondary indexes.
-    public func createIndexSQL(on target: String, suffix: String) -> [String] {
+    package func createIndexSQL(on target: String, suffix: String) -> [String] {
         func list(_ names: [String]) -> String { names.map(SQLiteConnection.quote).joined(separator: ", ") }
         var statements: [String] = []
         if !hasIntegerRowidKey && !primaryKey.isEmpty && primaryKey.allSatisfy({ index(of: $0) != nil }) {
@@ -79,7 +79,7 @@ extension TableSchema {
 
 /// Builds the storage schema of a table from its header, corrected from the catalogue (`EPFCatalogue`) where the
 /// header is known to lie.
-public enum KnownSchemas {
+package enum KnownSchemas {
     /// Column types of known tables by column name.
     static func knownTypes(_ table: String) -> [String: EPFColumnType]? {
         guard let known = EPFCatalogue.table(named: table), known.correctsHeaders else { return nil }
@@ -95,14 +95,14 @@ public enum KnownSchemas {
     }
 
     /// The storage schema of a catalogue table as a clean file of it declares it.
-    public static func clean(_ table: EPFTable) -> TableSchema {
+    package static func clean(_ table: EPFTable) -> TableSchema {
         resolve(table: table.name, header: table.cleanHeader)
     }
 
     /// Builds the storage schema from a header, correcting what the built-in table knows to be wrong:
     /// text-declared columns the real schema types otherwise (the 2021+ collection header), primary keys naming
     /// missing columns (the 2025 genre header), missing or short `#dbTypes`.
-    public static func resolve(table: String, header: EPFHeader) -> TableSchema {
+    package static func resolve(table: String, header: EPFHeader) -> TableSchema {
         var corrections: [String] = []
         let known = knownTypes(table)
         if !header.dbTypes.isEmpty && header.dbTypes.count != header.columns.count {
@@ -172,7 +172,7 @@ public enum KnownSchemas {
     }
 
     /// Secondary indexes lookups need, beyond the primary key: (table, columns).
-    public static let secondaryIndexes: [(table: String, columns: [String])] = [
+    package static let secondaryIndexes: [(table: String, columns: [String])] = [
         // Covering: an app's genres, primary first, without visiting the table.
         // The join tables are searched by the item and read for the other id: both in the index (covering).
         ("genre_application", ["application_id", "is_primary", "genre_id"]),
@@ -199,7 +199,7 @@ public enum KnownSchemas {
 
     /// The secondary indexes for a schema, leaving out those the primary key already serves (same leading
     /// columns).
-    public static func indexes(for schema: TableSchema) -> [[String]] {
+    package static func indexes(for schema: TableSchema) -> [[String]] {
         let names = Set(schema.columns.map(\.name))
         return secondaryIndexes.filter { $0.table == schema.name }.map(\.columns).filter { columns in
             guard columns.allSatisfy(names.contains) else { return false }

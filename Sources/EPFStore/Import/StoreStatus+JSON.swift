@@ -12,7 +12,7 @@ extension StoreStatus {
     /// and what the next `epf sync` does about them. `selection` holds the storefronts (`id`, `country`) and
     /// languages the database keeps, each null when it keeps all;
     /// `priceHistory` whether imports record price changes (`--history prices`) and `priceChanges` how many.
-    public func json(exportDateFallback: Int64? = nil, extra: [(String, JSONValue)] = []) -> JSONValue {
+    package func json(exportDateFallback: Int64? = nil, extra: [(String, JSONValue)] = []) -> JSONValue {
         func date(_ milliseconds: Int64?) -> JSONValue {
             milliseconds.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null
         }

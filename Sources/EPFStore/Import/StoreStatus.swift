@@ -4,14 +4,14 @@ import EPFSQLite
 import Foundation
 
 /// What the database holds: tables with row counts and export dates, the last imports, the file size.
-public struct StoreStatus: Sendable {
+package struct StoreStatus: Sendable {
     /// One EPF table.
-    public struct Table: Sendable {
-        public var name: String
-        public var rows: Int64
-        public var exportDate: Int64?
-        public var mode: String?
-        public var updated: String?
+    package struct Table: Sendable {
+        package var name: String
+        package var rows: Int64
+        package var exportDate: Int64?
+        package var mode: String?
+        package var updated: String?
 
         package init(name: String, rows: Int64, exportDate: Int64?, mode: String?, updated: String?) {
             self.name = name
@@ -23,19 +23,19 @@ public struct StoreStatus: Sendable {
     }
 
     /// One ledger row.
-    public struct Import: Sendable {
-        public var table: String
-        public var location: String
-        public var mode: String?
-        public var exportDate: Int64?
-        public var rows: Int64
-        public var rejects: Int64
+    package struct Import: Sendable {
+        package var table: String
+        package var location: String
+        package var mode: String?
+        package var exportDate: Int64?
+        package var rows: Int64
+        package var rejects: Int64
         /// Values stored as NULL because they were not of their column's type (rows kept).
-        public var repaired: Int64
-        public var duplicates: Int64
-        public var finished: String?
-        public var outcome: String
-        public var message: String?
+        package var repaired: Int64
+        package var duplicates: Int64
+        package var finished: String?
+        package var outcome: String
+        package var message: String?
 
         package init(table: String, location: String, mode: String?, exportDate: Int64?, rows: Int64, rejects: Int64,
                      repaired: Int64, duplicates: Int64, finished: String?, outcome: String, message: String?) {
@@ -54,25 +54,25 @@ public struct StoreStatus: Sendable {
     }
 
     /// Derived data (the lookup documents) and whether it is that of the current tables.
-    public struct Derived: Sendable {
-        public var name: String
-        public var built: String?
+    package struct Derived: Sendable {
+        package var name: String
+        package var built: String?
         /// False when a table changed after it was built: readers then ignore it until the next import.
-        public var current: Bool
+        package var current: Bool
     }
 
-    public var database: String
-    public var sizeBytes: Int64
-    public var tables: [Table]
-    public var lastImports: [Import]
-    public var derived: [Derived] = []
+    package var database: String
+    package var sizeBytes: Int64
+    package var tables: [Table]
+    package var lastImports: [Import]
+    package var derived: [Derived] = []
     /// Set when the tables come from more than one full export (see `MixedExports`).
-    public var mixedExports: MixedExports?
+    package var mixedExports: MixedExports?
     /// The storefronts and languages the database keeps (`--storefronts`, `--languages`).
-    public var selection = RowSelection()
+    package var selection = RowSelection()
     /// Whether imports record price history (`--history prices`), and how many changes they recorded.
-    public var priceHistory = false
-    public var priceChanges: Int64 = 0
+    package var priceHistory = false
+    package var priceChanges: Int64 = 0
     package init(database: String, sizeBytes: Int64, tables: [Table], lastImports: [Import], derived: [Derived] = [],
                  mixedExports: MixedExports? = nil) {
         self.database = database
@@ -84,16 +84,16 @@ public struct StoreStatus: Sendable {
     }
 
     /// Files that failed and that nothing applied since made up for (`ImportFailures`), oldest first.
-    public var failures: [ImportFailure] = []
+    package var failures: [ImportFailure] = []
     /// The date the data is complete as of (ms since 1970): the newest export date of any table, unless a failure
     /// or an older full holds a table back, then that table's date (`settleClaims`).
-    public var dataAsOf: Int64?
+    package var dataAsOf: Int64?
     /// True when the tables are not all of one export sequence: some come from an older full (`mixedExports`) or
     /// are held back by a failure.
-    public var mixed = false
+    package var mixed = false
 
     /// The newest export date over all tables (ms since 1970).
-    public var exportDate: Int64? { tables.compactMap(\.exportDate).max() }
+    package var exportDate: Int64? { tables.compactMap(\.exportDate).max() }
 
     /// Sets `failures`, `dataAsOf` and `mixed` from the ledger rows since the first failure (`ImportFailures`)
     /// and the feed each table was last applied from; call after `tables` and `mixedExports` are set.
@@ -126,7 +126,7 @@ public struct StoreStatus: Sendable {
 
     /// Reads the status through any connection (read-only is enough). Tables without bookkeeping rows (made by an
     /// older version or by hand) are counted directly.
-    public static func read(_ connection: SQLiteConnection, databasePath: String, lastImports: Int = 10) throws
+    package static func read(_ connection: SQLiteConnection, databasePath: String, lastImports: Int = 10) throws
         -> StoreStatus {
         var size: Int64 = 0
         for suffix in ["", "-wal"] {

@@ -7,20 +7,20 @@ import Foundation
 /// `pricingYYYYMMDD/`, ...) or as feed entries named `<feed>YYYYMMDD` directly in the root; incrementals sit
 /// below in `incremental/YYYYMMDD/`, either inside the full's directory or in the root. Only the newest full
 /// and the incrementals dated after it matter: incrementals are cumulative since their full.
-public struct SyncPlan: Sendable {
+package struct SyncPlan: Sendable {
     /// The date of the newest full export, `YYYYMMDD`.
-    public var fullDate: String
+    package var fullDate: String
     /// The paths of the newest full export (one directory, or several feed entries).
-    public var fullPaths: [String]
+    package var fullPaths: [String]
     /// Incremental exports after the full, oldest first.
-    public var incrementals: [(date: String, paths: [String])]
+    package var incrementals: [(date: String, paths: [String])]
 
     /// Every path in the order to apply them.
-    public var orderedPaths: [String] { fullPaths + incrementals.flatMap(\.paths) }
+    package var orderedPaths: [String] { fullPaths + incrementals.flatMap(\.paths) }
 
     /// Reads the mirror at `root`. Throws `ImportError.missingInput` when the root is missing and
     /// `ImportError.badOption` when it holds no dated full export.
-    public static func read(root: String) throws -> SyncPlan {
+    package static func read(root: String) throws -> SyncPlan {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ImportError.missingInput(path: root)
@@ -87,7 +87,7 @@ public struct SyncPlan: Sendable {
     /// Whether a directory is a mirror of Apple's tree rather than one export: it holds an `incremental/` folder,
     /// `YYYYMMDD/` folders, or entries of more than one date. `epf import` of a mirror applies what `epf sync`
     /// would (`read(root:)`), instead of every full in it and none of its incrementals.
-    public static func isMirror(_ path: String) -> Bool {
+    package static func isMirror(_ path: String) -> Bool {
         guard isDirectoryPath(path), FeedInput.feedAndDate(in: (path as NSString).lastPathComponent) == nil else {
             return false
         }

@@ -5,16 +5,16 @@ import Foundation
 
 /// A PostgreSQL target of `epf import`: a connection URL and the schema that holds the EPF tables and epf's
 /// bookkeeping (`epf_ledger`, `epf_sources`, `epf_tables`, `epf_progress`, as in SQLite).
-public struct PostgresTarget: Sendable {
+package struct PostgresTarget: Sendable {
     /// The URL as given (may hold a password: never printed; see `displayURL`).
-    public let url: String
+    package let url: String
     /// The schema, `defaultSchema` unless given.
-    public let schema: String
+    package let schema: String
     /// The schema used when none is given.
-    public static let defaultSchema = "epf"
+    package static let defaultSchema = "epf"
 
     /// Throws `ImportError.badOption` for a schema name that is not letters, digits and `_` (at most 40).
-    public init(url: String, schema: String = PostgresTarget.defaultSchema) throws {
+    package init(url: String, schema: String = PostgresTarget.defaultSchema) throws {
         let allowed = schema.utf8.allSatisfy { byte in
             (0x61...0x7a).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x5f
         }
@@ -28,7 +28,7 @@ public struct PostgresTarget: Sendable {
     }
 
     /// The URL without its password, and the schema, for messages and reports.
-    public var display: String { "\(PostgresURL.redacted(url)) (schema \(schema))" }
+    package var display: String { "\(PostgresURL.redacted(url)) (schema \(schema))" }
 
     /// `"schema"."name"`.
     func qualified(_ name: String) -> String { "\(Self.quote(schema)).\(Self.quote(name))" }
@@ -37,7 +37,7 @@ public struct PostgresTarget: Sendable {
     static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     /// Connects. Throws `PostgresError`.
-    public func connect() throws -> PostgresConnection { try PostgresConnection(url: url) }
+    package func connect() throws -> PostgresConnection { try PostgresConnection(url: url) }
 
     /// Takes the import lock of this schema for the connection's session: a PostgreSQL advisory lock, released
     /// when the session ends (even when epf is killed or the connection drops). Throws `ImportError.locked` when

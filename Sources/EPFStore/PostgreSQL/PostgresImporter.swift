@@ -6,18 +6,18 @@ import Foundation
 /// `epf import` into PostgreSQL: the same inputs, order, verification, rejects, ledger and resume as `Importer`
 /// gives SQLite (the loop is the shared `ImportPass`), with the tables in one schema. Derived data (search index,
 /// lookup documents) is SQLite's only: lookups and `epf serve` read SQLite.
-public final class PostgresImporter {
+package final class PostgresImporter {
     /// Where the tables go.
-    public let target: PostgresTarget
+    package let target: PostgresTarget
     /// The options (`rows` settled when the run starts).
-    public private(set) var options: ImportOptions
+    package private(set) var options: ImportOptions
     private let progress: ((ImportProgress) -> Void)?
     private let selection: TableSelection
     private var phases = PhaseTimes()
     private var phasesCPU = PhaseCPU()
 
     /// Prepares an import. Throws `ImportError.badOption` for an invalid --only/--skip expression.
-    public init(target: PostgresTarget, options: ImportOptions, progress: ((ImportProgress) -> Void)? = nil) throws {
+    package init(target: PostgresTarget, options: ImportOptions, progress: ((ImportProgress) -> Void)? = nil) throws {
         self.target = target
         self.options = options
         self.progress = progress
@@ -27,7 +27,7 @@ public final class PostgresImporter {
     private func selected(_ table: String) -> Bool { selection.contains(table) }
 
     /// The default rejects directory: `epf-<schema>.rejects` in the current directory.
-    public var defaultRejectsDirectory: String { "epf-\(target.schema).rejects" }
+    package var defaultRejectsDirectory: String { "epf-\(target.schema).rejects" }
 
     /// The ledger of the schema a dry run would import into, to read the selection it keeps (nothing is written);
     /// nil when the server does not answer or the schema has no bookkeeping, and the dry run then settles the
@@ -43,7 +43,7 @@ public final class PostgresImporter {
     /// not exist or holds no table file, `ImportError.locked` when another import holds the schema's lock,
     /// `PostgresError` when the server cannot be reached. Data problems do not throw: they are failed outcomes in
     /// the report.
-    public func run(paths: [String]) throws -> ImportReport {
+    package func run(paths: [String]) throws -> ImportReport {
         try ImportError.checkInputs(paths)
         let started = Date()
         let startedCPU = PhaseCPU.now()

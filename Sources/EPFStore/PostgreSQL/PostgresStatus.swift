@@ -7,7 +7,7 @@ extension StoreStatus {
     /// Reads the status of a PostgreSQL schema: the same report as `read(_:databasePath:lastImports:)` gives for
     /// SQLite (so `epf status --json` has the same keys); the size is that of the schema's tables with their
     /// indexes and TOAST data, and `database` is the URL without password plus the schema.
-    public static func read(_ connection: PostgresConnection, target: PostgresTarget, lastImports: Int = 10) throws
+    package static func read(_ connection: PostgresConnection, target: PostgresTarget, lastImports: Int = 10) throws
         -> StoreStatus {
         let size = try connection.scalar("""
             SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c

@@ -11,7 +11,7 @@ extension ChangeLog {
     /// The table and its indexes (`CREATE ... IF NOT EXISTS`). `seq` orders the changes as they were recorded;
     /// the indexes serve listing by date (optionally by kind) and the lookup of one id, and make each change
     /// unique.
-    public static let schema = """
+    package static let schema = """
         CREATE TABLE IF NOT EXISTS epf_changes (
             seq INTEGER PRIMARY KEY,
             export_date INTEGER NOT NULL,

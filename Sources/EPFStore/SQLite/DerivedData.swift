@@ -3,7 +3,7 @@ import EPFSQLite
 
 extension DerivedData {
     /// Records `name`'s stamp, inside the caller's transaction (the one that makes the new data visible).
-    public static func record(_ connection: SQLiteConnection, name: String, stamp: Int64) throws {
+    package static func record(_ connection: SQLiteConnection, name: String, stamp: Int64) throws {
         try connection.execute("""
             CREATE TABLE IF NOT EXISTS epf_derived (name TEXT PRIMARY KEY, stamp INTEGER NOT NULL, built TEXT)
             """)

@@ -8,17 +8,17 @@ import Foundation
 /// Inputs are applied in export-date order, full exports before the incrementals of the same date. Each table is
 /// verified (`#recordsWritten`, truncation, MD5 sidecars, reject limit) before it becomes visible; a refused table
 /// leaves the previous data in place and is reported, the others are still applied.
-public final class Importer {
+package final class Importer {
     /// The database file.
-    public let databasePath: String
+    package let databasePath: String
     /// The options (`rows` settled when the run starts).
-    public private(set) var options: ImportOptions
+    package private(set) var options: ImportOptions
     private let progress: ((ImportProgress) -> Void)?
     private let selection: TableSelection
     /// Derived data brought up to date after the tables (see `DerivedDataBuilder`).
     private let derived: [any DerivedDataBuilder]
     /// Tables applied in this run.
-    public private(set) var appliedTables = Set<String>()
+    package private(set) var appliedTables = Set<String>()
     /// What this run changed, for the derived data builders.
     private var changes = DerivedChanges()
     /// Time per phase of this run.
@@ -27,7 +27,7 @@ public final class Importer {
 
     /// Prepares an import; `derived` are rebuilt at the end whenever their stamp is not the tables' one.
     /// Throws `ImportError.badOption` for an invalid --only/--skip expression.
-    public init(databasePath: String, options: ImportOptions, derived: [any DerivedDataBuilder] = [],
+    package init(databasePath: String, options: ImportOptions, derived: [any DerivedDataBuilder] = [],
                 progress: ((ImportProgress) -> Void)? = nil) throws {
         self.databasePath = databasePath
         self.options = options
@@ -72,7 +72,7 @@ public final class Importer {
     /// database's filesystem lacks the estimated space (`SpaceCheck`), `ImportError.locked` when another import
     /// holds the database, `SQLiteError` when the database cannot be opened. Data problems do not throw: they are
     /// failed outcomes in the report. A write that finds no room stops the import (`ImportReport.stopped`).
-    public func run(paths: [String]) throws -> ImportReport {
+    package func run(paths: [String]) throws -> ImportReport {
         try ImportError.checkInputs(paths)
         if options.spaceCheck, !options.dryRun {
             let check = try SpaceCheck.estimate(paths: paths, databasePath: databasePath, selected: selected)

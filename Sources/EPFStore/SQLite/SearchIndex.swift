@@ -13,7 +13,7 @@ extension SearchIndex {
     /// Builds `epf_search_new` with one `INSERT ... SELECT` per table, then replaces `epf_search` with it.
     /// The caller holds the write transaction, so readers see the old index or the new one, never half.
     /// Throws `SQLiteError` (with the SQL) when a statement fails; the caller's rollback undoes everything.
-    public static func rebuild(_ connection: SQLiteConnection) throws {
+    package static func rebuild(_ connection: SQLiteConnection) throws {
         try connection.registerCJKSpacingFunction()
         try connection.execute("""
             DROP TABLE IF EXISTS epf_search_new;

@@ -8,7 +8,7 @@ import Foundation
 /// needed = uncompressed input x `highWaterRatio`. The input is what this run would still apply: inputs the ledger
 /// shows applied, and tables `--only`/`--skip` leave out (where the file name tells the table), are not counted.
 /// Free = the filesystem's free bytes (`statvfs`) plus the free pages inside the database, which SQLite reuses.
-public struct SpaceCheck: Sendable {
+package struct SpaceCheck: Sendable {
     /// Bytes on disk at the high-water mark of an import per uncompressed input byte: the new tables with their
     /// indexes, the old tables (kept until each swap), the WAL before it is checkpointed, the search index, the
     /// lookup documents and the read-ahead spill file, all at once.
@@ -17,28 +17,28 @@ public struct SpaceCheck: Sendable {
     /// generated full of 20,000 apps (175,828,062 bytes of tables; `docs/import.md` has the runs): 2.05 into an
     /// empty database (rollback journal, no WAL), 2.43 over the sample feed and 2.82 for the next week's full over
     /// the previous one (both in WAL mode; the WAL peaked at about half of the peak). Rounded up to 3.
-    public static let highWaterRatio = 3.0
+    package static let highWaterRatio = 3.0
 
     /// The directory the database is in.
-    public var directory: String
+    package var directory: String
     /// Uncompressed bytes still to apply.
-    public var inputBytes: Int64
+    package var inputBytes: Int64
     /// Input files whose uncompressed size is an estimate (bzip2 without a tar header, see `InputSize`).
-    public var estimatedFiles: Int
+    package var estimatedFiles: Int
     /// Bytes the import is expected to need at its high-water mark.
-    public var neededBytes: Int64
+    package var neededBytes: Int64
     /// Bytes free on the database's filesystem.
-    public var freeBytes: Int64
+    package var freeBytes: Int64
     /// Free pages inside the database, reused before the file grows.
-    public var reusableBytes: Int64
+    package var reusableBytes: Int64
 
     /// True when the space free (and reusable) covers the estimate.
-    public var fits: Bool { neededBytes <= freeBytes + reusableBytes }
+    package var fits: Bool { neededBytes <= freeBytes + reusableBytes }
 
     /// Estimates the space an import of `paths` into `databasePath` needs. `selected` is the `--only`/`--skip`
     /// test. Throws `ImportError.io` when the directory's free space cannot be read; an input that cannot be
     /// measured is left to the import itself, which reports it.
-    public static func estimate(paths: [String], databasePath: String, selected: (String) -> Bool) throws
+    package static func estimate(paths: [String], databasePath: String, selected: (String) -> Bool) throws
         -> SpaceCheck {
         let directory = DiskSpace.directory(of: databasePath)
         let applied = AppliedSources(databasePath: databasePath)
@@ -66,7 +66,7 @@ public struct SpaceCheck: Sendable {
     }
 
     /// The refusal, naming the directory, the bytes needed and free, and the flag that skips the check.
-    public var refusal: ImportError {
+    package var refusal: ImportError {
         var free = "\(Self.bytes(freeBytes)) free"
         if reusableBytes > 0 { free += " (+ \(Self.bytes(reusableBytes)) of free pages inside the database)" }
         var input = "\(Self.bytes(inputBytes)) of uncompressed input"

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// The database runs in WAL mode so that readers (`epf lookup`, `epf serve`) keep reading the previous data while
 /// an import writes, and see a replaced table only when its swap transaction commits.
-public enum StoreDatabase {
+package enum StoreDatabase {
     /// Bookkeeping tables, all named `epf_*`.
     static let bookkeepingSchema = """
     CREATE TABLE IF NOT EXISTS epf_ledger (
@@ -76,7 +76,7 @@ public enum StoreDatabase {
 
     /// Opens (creating if needed) the database for writing, in WAL mode, with the bookkeeping tables.
     /// Throws `SQLiteError` when the file is not a database or cannot be written.
-    public static func openForWriting(_ path: String, cacheMegabytes: Int = 64) throws -> SQLiteConnection {
+    package static func openForWriting(_ path: String, cacheMegabytes: Int = 64) throws -> SQLiteConnection {
         try open(path, cacheMegabytes: cacheMegabytes).connection
     }
 
@@ -85,7 +85,7 @@ public enum StoreDatabase {
     /// (WAL, then checkpoint), and there is no earlier data a reader could be using. `initialBuild` tells the
     /// caller to switch to WAL when the import ends (`finishInitialBuild`). Any other database is opened in WAL
     /// mode, so readers keep reading while the import writes.
-    public static func open(_ path: String, cacheMegabytes: Int = 64, pageSize: Int = defaultPageSize) throws
+    package static func open(_ path: String, cacheMegabytes: Int = 64, pageSize: Int = defaultPageSize) throws
         -> (connection: SQLiteConnection, initialBuild: Bool) {
         SQLiteConnection.disableMemoryStatistics()
         var size: Int64 = 0
@@ -142,13 +142,13 @@ public enum StoreDatabase {
 
     /// Ends an initial build: switches the database to WAL mode for concurrent readers from now on. If a reader
     /// holds the file at that moment the switch is left to the next import (readers still work meanwhile).
-    public static func finishInitialBuild(_ connection: SQLiteConnection) {
+    package static func finishInitialBuild(_ connection: SQLiteConnection) {
         _ = try? connection.execute("PRAGMA journal_mode = WAL")
         _ = try? connection.execute("PRAGMA synchronous = NORMAL")
     }
 
     /// Page size of new databases.
-    public static let defaultPageSize = 16384
+    package static let defaultPageSize = 16384
 
     /// ISO-8601 UTC timestamp for bookkeeping rows.
     package static func now() -> String {
@@ -160,14 +160,14 @@ public enum StoreDatabase {
 
 /// An exclusive lock held for the whole import, on `<database>.lock`, so two imports never write at once.
 /// The kernel releases it when the process dies, even by `kill -9`.
-public final class ImportLock {
+package final class ImportLock {
     private let descriptor: Int32
     /// The lock file's path.
-    public let path: String
+    package let path: String
 
     /// Takes the lock without waiting. Throws `ImportError.locked` when another process holds it.
     /// The corresponding C calls are `open(2)` and `flock(2)`.
-    public init(databasePath: String) throws {
+    package init(databasePath: String) throws {
         path = databasePath + ".lock"
         let directory = (databasePath as NSString).deletingLastPathComponent
         var isDirectory: ObjCBool = false
