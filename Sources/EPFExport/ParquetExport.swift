@@ -247,7 +247,7 @@ package enum ParquetExport {
             ("format", .string("epf-parquet")), ("version", .int(1)),
             ("exportedAt", date(Int64(Date().timeIntervalSince1970 * 1000))),
             ("exportDate", date(latest)),
-            ("since", options.since.map { .string(EPFValues.isoDate(milliseconds: $0)) } ?? .null),
+            ("since", date(options.since)),
             ("tables", .array(tables.map { table in
                 .object([
                     ("name", .string(table.name)), ("rows", .int(table.rows)), ("exportDate", date(table.exportDate)),

@@ -7,6 +7,17 @@ extension EPFValues {
         isoText(milliseconds: milliseconds, dateOnly: true)
     }
 
+    /// A feed folder's date stamp (`20260106`, as in `itunes20260106`) as the ISO 8601 instant every `--json` writes
+    /// (`2026-01-06T00:00:00Z`); a stamp that is not a real date is returned as it is.
+    package static func isoTimestamp(feedDay stamp: String) -> String {
+        let bytes = Array(stamp.utf8)
+        guard bytes.count == 8 else { return stamp }
+        let dashed = String(decoding: bytes[0..<4] + [UInt8(ascii: "-")] + bytes[4..<6] + [UInt8(ascii: "-")]
+                            + bytes[6..<8], as: UTF8.self)
+        guard let milliseconds = milliseconds(isoDate: dashed) else { return stamp }
+        return isoTimestamp(milliseconds: milliseconds)
+    }
+
     /// Midnight UTC of a date written exactly `YYYY-MM-DD` (years 1970 ... 9999), in milliseconds since 1970;
     /// nil for anything else, including dates that do not exist (`2026-02-30`).
     package static func milliseconds(isoDate text: String) -> Int64? {

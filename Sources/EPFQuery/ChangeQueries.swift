@@ -20,7 +20,7 @@ package struct ChangeRecord: Sendable, Equatable {
     /// `{"id": 123, "kind": "app", "change": "removed", "exportDate": "2026-11-20"}`.
     package var json: JSONValue {
         .object([("id", .int(id)), ("kind", .string(kind)), ("change", .string(change)),
-                 ("exportDate", .string(EPFValues.isoDate(milliseconds: exportDate)))])
+                 ("exportDate", .string(EPFValues.isoTimestamp(milliseconds: exportDate)))])
     }
 }
 
@@ -52,7 +52,7 @@ package struct RemovedItem: Sendable, Equatable {
     /// `{"id": 123, "kind": "app", "removedInExport": "2026-11-20"}`.
     package var json: JSONValue {
         .object([("id", .int(id)), ("kind", .string(kind)),
-                 ("removedInExport", .string(EPFValues.isoDate(milliseconds: exportDate)))])
+                 ("removedInExport", .string(EPFValues.isoTimestamp(milliseconds: exportDate)))])
     }
 }
 

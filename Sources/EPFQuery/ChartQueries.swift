@@ -87,7 +87,7 @@ package struct Chart {
         ]
         if splitByPrice { pairs.append(("splitByPrice", .bool(true))) }
         pairs += [
-            ("exportDate", exportDate.map { .string(EPFValues.isoDate(milliseconds: $0)) } ?? .null),
+            ("exportDate", exportDate.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null),
             ("depth", .int(Int64(depth))), ("resultCount", .int(Int64(entries.count))),
             ("results", .array(entries.map { entry in
                 var fields: [(String, JSONValue)] = [("rank", .int(Int64(entry.rank))), ("trackId", .int(entry.id))]

@@ -52,7 +52,7 @@ package struct PriceChange: Sendable, Equatable {
         .object([
             ("id", .int(id)), ("kind", .string(kind)), ("storefrontId", .int(storefrontId)),
             ("country", country.map { .string($0) } ?? .null), ("change", .string(change)),
-            ("exportDate", .string(EPFValues.isoDate(milliseconds: exportDate))),
+            ("exportDate", .string(EPFValues.isoTimestamp(milliseconds: exportDate))),
             ("currency", currency.map { .string($0.uppercased()) } ?? .null),
             ("oldPrice", old.map { .decimal($0.number) } ?? .null), ("newPrice", new.map { .decimal($0.number) } ?? .null),
             ("oldFormattedPrice", old.map { .string($0.text) } ?? .null),

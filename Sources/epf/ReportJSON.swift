@@ -115,16 +115,9 @@ enum ReportJSON {
         return .object([
             ("root", .string(root)),
             ("steps", .array(steps.map { mode, date, paths in
-                .object([("mode", .string(mode)), ("date", .string(isoDay(date))), ("paths", strings(paths))])
+                .object([("mode", .string(mode)), ("date", .string(EPFValues.isoTimestamp(feedDay: date))), ("paths", strings(paths))])
             })),
         ])
-    }
-
-    /// A feed's `YYYYMMDD` as ISO 8601 `YYYY-MM-DD` (unchanged when it is not eight digits).
-    static func isoDay(_ stamp: String) -> String {
-        guard stamp.count == 8, stamp.allSatisfy(\.isASCII), stamp.allSatisfy(\.isNumber) else { return stamp }
-        let characters = Array(stamp)
-        return String(characters[0..<4]) + "-" + String(characters[4..<6]) + "-" + String(characters[6..<8])
     }
 
     // MARK: fetch

@@ -322,7 +322,7 @@ enum ContractPostgres {
 
     static func day(_ milliseconds: Int64) -> String {
         let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate]
+        formatter.formatOptions = [.withInternetDateTime]
         return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
     }
 

@@ -258,7 +258,7 @@ enum OperationsSettings {
             return ["GET /healthz of epf serve as a reader gave no JSON"]
         }
         let claims = model.claims
-        let want = claims.asOf.map { ContractMatrixTests.day($0) + "T00:00:00Z" }
+        let want = claims.asOf.map { ContractMatrixTests.day($0) }
         var problems: [String] = []
         if health["exportDate"] as? String != want {
             problems.append("/healthz says data as of \(health["exportDate"] ?? "nil"), the model \(want ?? "nil")")

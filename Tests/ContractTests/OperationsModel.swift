@@ -246,7 +246,7 @@ struct OperationsModel {
     static func iso(_ day: String) -> String {
         let characters = Array(day)
         guard characters.count == 8 else { return day }
-        return "\(String(characters[0..<4]))-\(String(characters[4..<6]))-\(String(characters[6..<8]))"
+        return "\(String(characters[0..<4]))-\(String(characters[4..<6]))-\(String(characters[6..<8]))T00:00:00Z"
     }
 
     /// Midnight UTC of `YYYYMMDD` in milliseconds, through Foundation's calendar (not the importer's arithmetic).

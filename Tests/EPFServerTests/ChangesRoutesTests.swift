@@ -73,7 +73,7 @@ struct ChangesRoutesTests {
         #expect(recent.count == recentExpected.count && Set(recent) == Set(recentExpected))
         let first = try server.get("/v1/changes?since=2026-11-20&limit=1").json()
         let change = try #require((first["changes"] as? [[String: Any]])?.first)
-        #expect(change["exportDate"] as? String == "2026-11-20")
+        #expect(change["exportDate"] as? String == "2026-11-20T00:00:00Z")
         #expect(change["kind"] as? String == "song" && change["change"] as? String == "added")
         let none = try server.get("/v1/changes?since=2030-01-01").json()
         #expect(none["resultCount"] as? Int == 0 && none["nextCursor"] is NSNull)
@@ -123,7 +123,7 @@ struct ChangesRoutesTests {
         #expect(removed.count == 1)
         #expect(removed.first?["id"] as? Int == 990000001)
         #expect(removed.first?["kind"] as? String == "app")
-        #expect(removed.first?["removedInExport"] as? String == "2026-11-21")
+        #expect(removed.first?["removedInExport"] as? String == "2026-11-21T00:00:00Z")
         // Nothing removed: no removedIds member.
         #expect(try server.get("/v1/lookup?id=364709193").json()["removedIds"] == nil)
     }

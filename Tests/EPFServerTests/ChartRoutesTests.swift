@@ -85,7 +85,7 @@ struct ChartRoutesTests {
             let object = try answer.json()
             #expect(object["source"] as? String == kind.v5Table)
             #expect(object["genreId"] as? Int == 36)
-            #expect(object["exportDate"] as? String == "2026-01-05")
+            #expect(object["exportDate"] as? String == "2026-01-05T00:00:00Z")
             let results = try #require(object["results"] as? [[String: Any]])
             #expect(results.map { $0["trackId"] as? Int64 } == (try catalogue.ids(kind.v5Table, limit: 7)))
             #expect(results.map { $0["rank"] as? Int } == Array(1...results.count))

@@ -65,7 +65,7 @@ import Testing
                                in: work.path)
         #expect(chart.status == 0, "\(chart.stderr)")
         let answer = try JSONSerialization.jsonObject(with: Data(chart.stdout.utf8)) as? [String: Any]
-        #expect(answer?["exportDate"] as? String == "2026-01-07", "\(chart.stdout.prefix(400))")
+        #expect(answer?["exportDate"] as? String == "2026-01-07T00:00:00Z", "\(chart.stdout.prefix(400))")
         #expect(answer?["splitByPrice"] as? Bool == true)
         let iPad = try runEPF(["charts", "--country", "us", "--chart", "free-ipad", "--db", database], in: work.path)
         #expect(iPad.status == 1 && iPad.stderr.contains("iPad"), "\(iPad.stderr)")

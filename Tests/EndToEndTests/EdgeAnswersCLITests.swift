@@ -90,7 +90,7 @@ struct EdgeAnswersCLITests {
         #expect(lookupStatus == 200)
         let removedIds = try #require((lookupJSON as? [String: Any])?["removedIds"] as? [[String: Any]])
         let fact = try #require(removedIds.first)
-        #expect(fact["id"] as? Int == Int(removedID) && fact["removedInExport"] as? String == "2026-01-12")
+        #expect(fact["id"] as? Int == Int(removedID) && fact["removedInExport"] as? String == "2026-01-12T00:00:00Z")
         let (status, json) = try served.get("/v1/apps/\(removedID)")
         #expect(status == 404)
         let error = try #require((json as? [String: Any])?["error"] as? [String: Any])

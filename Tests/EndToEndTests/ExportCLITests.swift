@@ -114,7 +114,7 @@ import Testing
         let entries = (manifest as? [String: Any])?["tables"] as? [[String: Any]]
         let tables = entries?.compactMap { $0["name"] as? String }
         #expect(tables == ["epf_changes", "epf_price_history"])
-        #expect((manifest as? [String: Any])?["since"] as? String == "2026-01-06")
+        #expect((manifest as? [String: Any])?["since"] as? String == "2026-01-06T00:00:00Z")
         let (status, output) = try Self.compare([database, out])
         #expect(status == 0 && output.hasPrefix("ok 2 "), "\(output)")
         // The earlier export of storefront is still there.

@@ -68,7 +68,7 @@ import Testing
         #expect(plan.status == 0, "\(plan.stderr)")
         let steps = Self.object(plan.stdout)["steps"] as? [[String: Any]] ?? []
         #expect(steps.count == 1 && steps.first?["mode"] as? String == "full"
-                    && steps.first?["date"] as? String == "2026-01-05", "\(plan.stdout)")
+                    && steps.first?["date"] as? String == "2026-01-05T00:00:00Z", "\(plan.stdout)")
 
         for command in [["sync", "mirror"], ["import", "mirror/20260105", "--force"]] {
             let run = try runEPF(command + ["--db", "epf.sqlite", "--json"], in: work.path)

@@ -92,7 +92,7 @@ import Testing
         let failures = status["failures"] as? [[String: Any]] ?? []
         #expect(failures.count == 1)
         #expect(failures.first?["table"] as? String == "application")
-        #expect(failures.first?["export"] as? String == "2026-01-06")
+        #expect(failures.first?["export"] as? String == "2026-01-06T00:00:00Z")
         let text = try runEPF(["status", "--db", database], in: work.path)
         #expect(text.stdout.contains("data as of: 2026-01-05T00:00:00Z"), "\(text.stdout)")
         #expect(text.stdout.contains("1 file failed"), "\(text.stdout)")

@@ -108,7 +108,7 @@ def main():
         quoted = ", ".join(f'"{column}"' for column in names)
         where = ""
         if manifest.get("since") and "export_date" in names:
-            since = datetime.datetime.strptime(manifest["since"], "%Y-%m-%d").replace(tzinfo=datetime.timezone.utc)
+            since = datetime.datetime.strptime(manifest["since"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
             where = f" WHERE export_date >= {int((since - EPOCH).total_seconds()) * 1000}"
         stored = sqlite.execute(f'SELECT {quoted} FROM "{name}"{where}').fetchall()
         want = collections.Counter(tuple(expected_value(k, v) for k, v in zip(kinds, row)) for row in stored)

@@ -24,7 +24,7 @@ package struct ImportFailure: Sendable, Equatable {
             ("table", table.map { .string($0) } ?? .null),
             ("location", .string(location)),
             ("feed", feed.map { .string($0) } ?? .null),
-            ("export", day.map { .string(ExportOrderRule.iso($0)) } ?? .null),
+            ("export", day.map { .string(EPFValues.isoTimestamp(feedDay: $0)) } ?? .null),
             ("mode", mode.map { .string($0) } ?? .null),
             ("failed", when.map { .string($0) } ?? .null),
             ("reason", .string(reason)),
