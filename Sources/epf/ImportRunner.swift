@@ -261,6 +261,8 @@ enum ImportRunner {
              "\(outcome.rejects)", "\(outcome.repaired)", "\(outcome.duplicates)",
              String(format: "%.2f", outcome.seconds),
              outcome.records > 0 ? String(format: "%.0f", outcome.rowsPerSecond) : "-"]
+        } + report.failedFiles.map { file in
+            ["failed", file.path, "-", "-", "-", "-", "-", "-", "-", "-"]
         }
         if !rows.isEmpty {
             printTable(header: ["status", "table", "mode", "records", "rows", "rejects", "repaired", "dupes",

@@ -41,6 +41,9 @@ enum ReportJSON {
             ("outcomes", .array(report.outcomes.map(outcome))),
             ("unchangedSources", strings(report.unchangedSources)),
             ("fileErrors", strings(report.fileErrors)),
+            ("failedFiles", .array(report.failedFiles.map { file in
+                .object([("path", .string(file.path)), ("error", .string(file.message))])
+            })),
             ("derived", .array(report.derived.map { derived in
                 .object([("name", .string(derived.name)), ("items", int(derived.items)),
                          ("seconds", seconds(derived.seconds))])

@@ -96,6 +96,17 @@ import Testing
         let text = try runEPF(["status", "--db", database], in: work.path)
         #expect(text.stdout.contains("data as of: 2026-01-05T00:00:00Z"), "\(text.stdout)")
         #expect(text.stdout.contains("1 file failed"), "\(text.stdout)")
+        // The import's summary lists the file as a failed row of its own, in text and in JSON.
+        let genre = Self.feeds + "/itunes20260105/genre"
+        let direct = try runEPF(["import", broken, genre, "--db", work.file("d.sqlite")], in: work.path)
+        #expect(direct.status == 65)
+        #expect(direct.stdout.split(separator: "\n").contains { $0.hasPrefix("failed") && $0.contains(broken) },
+                "\(direct.stdout)")
+        let report = try runEPF(["import", broken, genre, "--db", work.file("j.sqlite"), "--json"], in: work.path)
+        let object = try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any]
+        let failedFiles = object?["failedFiles"] as? [[String: Any]] ?? []
+        #expect(failedFiles.count == 1 && failedFiles.first?["path"] as? String == broken, "\(report.stdout)")
+        #expect((failedFiles.first?["error"] as? String)?.contains("not an EPF table file") == true)
 
         try original.write(to: URL(fileURLWithPath: broken))
         let repaired = try runEPF(["sync", root, "--db", database, "--quiet"], in: work.path)

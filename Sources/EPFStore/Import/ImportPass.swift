@@ -151,6 +151,7 @@ package struct ImportPass<Load: TableLoading> {
             units = try FeedInput.units(at: path, options: options.readOptions)
         } catch {
             report.fileErrors.append("\(error)")
+            report.failedFiles.append(FailedFile(path: path, message: "\(error)"))
             recordFileFailure(path, SourceIdentity(path: path), error)
             return
         }
@@ -292,6 +293,7 @@ package struct ImportPass<Load: TableLoading> {
                     if stop == nil { stop = ImportStop(cause: noRoom, table: table, error: "\(error)") }
                 } else if !failedInsideLoad {
                     report.fileErrors.append("\(error)")
+                    report.failedFiles.append(FailedFile(path: file, message: "\(error)"))
                     recordFileFailure(file, source, error)
                 }
             }

@@ -131,6 +131,12 @@ package struct ImportProgress: Sendable {
     package var finished: Bool
 }
 
+/// An input file an import could not read a table from (not EPF, a corrupt archive, a wrong MD5), and why.
+package struct FailedFile: Sendable, Codable, Equatable {
+    package var path: String
+    package var message: String
+}
+
 /// Everything an import did.
 package struct ImportReport: Sendable, Codable {
     package var database: String
@@ -139,6 +145,9 @@ package struct ImportReport: Sendable, Codable {
     package var unchangedSources: [String] = []
     /// Errors that stopped a file before any table could be attributed (corrupt archive, MD5 mismatch).
     package var fileErrors: [String] = []
+    /// The input files among `fileErrors` that nothing could be read from, each with its error: the import's
+    /// summary lists them as failed rows beside the tables.
+    package var failedFiles: [FailedFile] = []
     /// Derived data rebuilt after the tables (see `DerivedDataBuilder`).
     package var derived: [DerivedOutcome] = []
     package var seconds = 0.0
