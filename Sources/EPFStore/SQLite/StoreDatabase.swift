@@ -1,3 +1,4 @@
+import EPFImport
 import EPFSQLite
 import Foundation
 
@@ -85,7 +86,7 @@ package enum StoreDatabase {
     /// (WAL, then checkpoint), and there is no earlier data a reader could be using. `initialBuild` tells the
     /// caller to switch to WAL when the import ends (`finishInitialBuild`). Any other database is opened in WAL
     /// mode, so readers keep reading while the import writes.
-    package static func open(_ path: String, cacheMegabytes: Int = 64, pageSize: Int = defaultPageSize) throws
+    package static func open(_ path: String, cacheMegabytes: Int = 64, pageSize: Int = ImportOptions.defaultPageSize) throws
         -> (connection: SQLiteConnection, initialBuild: Bool) {
         SQLiteConnection.disableMemoryStatistics()
         var size: Int64 = 0
@@ -146,9 +147,6 @@ package enum StoreDatabase {
         _ = try? connection.execute("PRAGMA journal_mode = WAL")
         _ = try? connection.execute("PRAGMA synchronous = NORMAL")
     }
-
-    /// Page size of new databases.
-    package static let defaultPageSize = 16384
 
     /// ISO-8601 UTC timestamp for bookkeeping rows.
     package static func now() -> String {

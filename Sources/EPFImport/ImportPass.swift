@@ -1,5 +1,4 @@
 import EPFFormat
-import EPFSchema
 import Foundation
 
 /// `--only` and `--skip`: which tables an import applies.
@@ -90,7 +89,7 @@ extension ImportOptions {
             recordsPriceHistory = try ledger.settleHistory(historyRequest)
         } else if let readOnly {
             rows = try readOnly.settleSelection(selectionRequest, force: force, record: false)
-            recordsPriceHistory = try historyRequest ?? (readOnly.setting(PriceHistory.setting) == "prices")
+            recordsPriceHistory = try historyRequest ?? (readOnly.setting(PriceRecording.setting) == "prices")
         } else {
             recordsPriceHistory = historyRequest ?? false
             rows = try RowSelection.settle(selectionRequest, stored: RowSelection(), databaseHasTables: false,
@@ -98,9 +97,6 @@ extension ImportOptions {
         }
     }
 }
-
-extension TableLoad: TableLoading {}
-extension Ledger: ImportLedger {}
 
 /// Applies one input path (file, archive, feed directory) through a store's `TableLoading`: skips what the
 /// ledger shows applied, filters tables, keeps the parts of one table in one load, refuses a table whose stream
@@ -210,7 +206,7 @@ package struct ImportPass<Load: TableLoading> {
                         ok = false
                         return
                     }
-                    if let problem = Importer.tableNameProblem(tableFile.table) {
+                    if let problem = TableName.problem(tableFile.table) {
                         var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
                                                    status: .failed)
                         outcome.message = problem
@@ -319,7 +315,7 @@ package struct ImportPass<Load: TableLoading> {
         var table = ""
         if FeedInput.feedAndDate(in: name) == nil {
             let candidate = FeedInput.tableName(fromFileName: name).table
-            if Importer.tableNameProblem(candidate) == nil { table = candidate }
+            if TableName.problem(candidate) == nil { table = candidate }
         }
         var outcome = TableOutcome(table: table, location: path, status: .failed)
         outcome.message = "\(error)"

@@ -1,5 +1,4 @@
 import EPFFormat
-import EPFSQLite
 import Foundation
 
 /// Why a record was not loaded, or why one of its values was stored as NULL.
@@ -23,8 +22,6 @@ package protocol RowSink {
     func bind(_ value: Int64, at index: Int32) throws
     func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws
 }
-
-extension SQLiteStatement: RowSink {}
 
 /// A value stored as NULL because it was not of its column's type; the row was kept.
 package struct ValueRepair {
