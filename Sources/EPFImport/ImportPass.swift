@@ -55,7 +55,7 @@ extension ImportLedger {
     /// The storefronts and languages an import keeps (`RowSelection.settle`): what `request` asks, else what the
     /// database keeps; a new selection is recorded before any table is loaded. Throws `ImportError.badOption` for
     /// a request the database's tables contradict (unless `force`).
-    package func settleSelection(_ request: RowSelection.Request, force: Bool, record: Bool = true) throws
+    func settleSelection(_ request: RowSelection.Request, force: Bool, record: Bool = true) throws
         -> RowSelection {
         let stored = try storedSelection()
         let settled = try RowSelection.settle(request, stored: stored, databaseHasTables: try hasAppliedTables(),
@@ -110,7 +110,7 @@ package struct ImportPass<Load: TableLoading> {
     /// its turn comes.
     package var readAhead: ReadAheadSettings? = nil
     /// Starts the load of a table.
-    package let makeLoad: (TableFile, EPFTableReader, SourceIdentity) throws -> Load
+    let makeLoad: (TableFile, EPFTableReader, SourceIdentity) throws -> Load
     /// Told of every load that ended, applied or not, with its outcome.
     package let ended: (Load, TableOutcome) -> Void
 

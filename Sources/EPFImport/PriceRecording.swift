@@ -21,7 +21,7 @@ package enum PriceRecording {
 extension ImportLedger {
     /// Whether this import records price history: as `request` asks (and then remembered), else as the
     /// database was told before.
-    package func settleHistory(_ request: Bool?) throws -> Bool {
+    func settleHistory(_ request: Bool?) throws -> Bool {
         let stored = try setting(PriceRecording.setting) == "prices"
         guard let request, request != stored else { return stored }
         try setSetting(PriceRecording.setting, to: request ? "prices" : nil)

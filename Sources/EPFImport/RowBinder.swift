@@ -24,7 +24,7 @@ package protocol RowSink {
 }
 
 /// A value stored as NULL because it was not of its column's type; the row was kept.
-package struct ValueRepair {
+struct ValueRepair {
     /// Column index in file order.
     package let column: Int
     /// bad-integer, bad-decimal or bad-date.
@@ -128,7 +128,7 @@ package final class RowBinder {
     }
 
     /// The record-level problem, if any, as a reject reason.
-    package func recordProblem(_ record: EPFRecord) -> RejectReason? {
+    func recordProblem(_ record: EPFRecord) -> RejectReason? {
         let issues = record.issues
         if issues.isEmpty { return nil }
         if issues.contains(.unterminated) {
@@ -174,7 +174,7 @@ package final class RowBinder {
     }
 
     /// The rejects-file entry for a repair of the record last bound.
-    package func repairReason(_ repair: ValueRepair, in record: EPFRecord) -> RejectReason {
+    func repairReason(_ repair: ValueRepair, in record: EPFRecord) -> RejectReason {
         let field = record.field(repair.column)
         let what = switch repair.kind {
         case "bad-date": "not a date"

@@ -129,7 +129,7 @@ package enum KnownSchemas {
     }
 
     /// Secondary indexes lookups need, beyond the primary key: (table, columns).
-    package static let secondaryIndexes: [(table: String, columns: [String])] = [
+    static let secondaryIndexes: [(table: String, columns: [String])] = [
         // Covering: an app's genres, primary first, without visiting the table.
         // The join tables are searched by the item and read for the other id: both in the index (covering).
         ("genre_application", ["application_id", "is_primary", "genre_id"]),

@@ -1,5 +1,5 @@
 /// The names a table file may have.
-package enum TableName {
+enum TableName {
     /// Why a file name cannot be a table: EPF tables are snake_case words; `epf_` and `sqlite_` names are
     /// reserved for the importer's bookkeeping and SQLite itself. Nil when the name is fine.
     package static func problem(_ name: String) -> String? {

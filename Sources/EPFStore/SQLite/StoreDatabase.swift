@@ -77,7 +77,7 @@ package enum StoreDatabase {
 
     /// Opens (creating if needed) the database for writing, in WAL mode, with the bookkeeping tables.
     /// Throws `SQLiteError` when the file is not a database or cannot be written.
-    package static func openForWriting(_ path: String, cacheMegabytes: Int = 64) throws -> SQLiteConnection {
+    static func openForWriting(_ path: String, cacheMegabytes: Int = 64) throws -> SQLiteConnection {
         try open(path, cacheMegabytes: cacheMegabytes).connection
     }
 
@@ -143,7 +143,7 @@ package enum StoreDatabase {
 
     /// Ends an initial build: switches the database to WAL mode for concurrent readers from now on. If a reader
     /// holds the file at that moment the switch is left to the next import (readers still work meanwhile).
-    package static func finishInitialBuild(_ connection: SQLiteConnection) {
+    static func finishInitialBuild(_ connection: SQLiteConnection) {
         _ = try? connection.execute("PRAGMA journal_mode = WAL")
         _ = try? connection.execute("PRAGMA synchronous = NORMAL")
     }
@@ -158,7 +158,7 @@ package enum StoreDatabase {
 
 /// An exclusive lock held for the whole import, on `<database>.lock`, so two imports never write at once.
 /// The kernel releases it when the process dies, even by `kill -9`.
-package final class ImportLock {
+final class ImportLock {
     private let descriptor: Int32
     /// The lock file's path.
     package let path: String

@@ -5,7 +5,7 @@ extension ColumnSpec {
     /// The SQLite column type: INTEGER for ids, integers and booleans; REAL for DECIMAL (prices compare, sort and
     /// sum as numbers; see `DecimalNumber` and docs/import.md); TEXT for everything else (DATETIME as ISO-8601
     /// text).
-    package var sqliteType: String {
+    var sqliteType: String {
         switch type {
         case .integer, .boolean: return "INTEGER"
         case .decimal: return "REAL"
