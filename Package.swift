@@ -41,14 +41,18 @@ let package = Package(
         .target(name: "EPFParquet", dependencies: ["EPFConcurrency", "CZlib"]),
         // Rows -> Parquet files: `epf export`'s tables, typed, split by storefront, with a manifest.
         .target(name: "EPFExport", dependencies: ["EPFParquet", "EPFSchema", "EPFSQLite", "EPFFormat", "JSONText"]),
-        // Records -> rows: schema mapping, the import loop both stores share, the SQLite store, its bookkeeping.
-        // Its third room, PostgreSQL/, is a module of its own (EPFPostgresStore) so that what reads the database
-        // (EPFQuery, EPFServer, EPFFetch) does not depend on libpq.
-        .target(name: "EPFStore", dependencies: ["EPFFormat", "EPFSchema", "EPFSQLite", "JSONText"],
+        // The import engine both stores share, knowing no database: schema mapping, the record loop and the load's
+        // state, checkpoints, rejects, selection, ordering, failures, mixed exports, the status rules, the sync
+        // plan. A store plugs in through small protocols (TableLoading, ImportLedger, LoadRecorder, RowSink).
+        .target(name: "EPFImport", dependencies: ["EPFFormat", "JSONText"]),
+        // Records -> rows in SQLite: the store behind EPFImport's protocols, its bookkeeping, its DDL and price
+        // history layout. Its second room, PostgreSQL/, is a module of its own (EPFPostgresStore) so that what reads
+        // the database (EPFQuery, EPFServer, EPFFetch) does not depend on libpq.
+        .target(name: "EPFStore", dependencies: ["EPFFormat", "EPFImport", "EPFSchema", "EPFSQLite"],
                 exclude: ["PostgreSQL"]),
-        // The same loads into PostgreSQL, behind the store's shared import loop (ImportPass); only epf links it.
+        // The same loads into PostgreSQL, behind EPFImport's shared import loop (ImportPass); only epf links it.
         .target(name: "EPFPostgresStore",
-                dependencies: ["EPFStore", "EPFSchema", "EPFFormat", "EPFPostgres"],
+                dependencies: ["EPFImport", "EPFStore", "EPFSchema", "EPFFormat", "EPFPostgres"],
                 path: "Sources/EPFStore/PostgreSQL"),
         // Rows -> answers: link resolution, lookup, search, prices; shared by CLI and HTTP.
         .target(name: "EPFQuery", dependencies: ["EPFFormat", "EPFSchema", "EPFSQLite", "JSONText"]),
@@ -62,8 +66,9 @@ let package = Package(
         // The executable: argument parsing and output only.
         .executableTarget(name: "epf",
                           dependencies: ["EPFConcurrency", "EPFSQLite", "EPFFormat", "EPFGenerator", "EPFSchema",
-                                         "EPFStore", "EPFPostgresStore", "EPFQuery", "EPFServer", "HTTPTransport",
-                                         "JSONText", "EPFFetch", "EPFPostgres", "EPFParquet", "EPFExport"]),
+                                         "EPFImport", "EPFStore", "EPFPostgresStore", "EPFQuery", "EPFServer",
+                                         "HTTPTransport", "JSONText", "EPFFetch", "EPFPostgres", "EPFParquet",
+                                         "EPFExport"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench",
                           dependencies: ["EPFFormat", "EPFQuery", "EPFServer", "HTTPTransport"],
@@ -87,18 +92,18 @@ let package = Package(
         .testTarget(name: "EPFFormatTests", dependencies: ["EPFFormat", "EPFTestSupport"]),
         .testTarget(name: "EPFSQLiteTests", dependencies: ["EPFSQLite", "EPFTestSupport"]),
         .testTarget(name: "EPFStoreTests",
-                    dependencies: ["EPFFormat", "EPFSchema", "EPFSQLite", "EPFStore", "EPFGenerator",
+                    dependencies: ["EPFFormat", "EPFImport", "EPFSchema", "EPFSQLite", "EPFStore", "EPFGenerator",
                                    "EPFTestSupport"]),
         // Shared test support: the small catalogue (SQL and a database of it), temporary directories, a feed server,
         // a throwaway PostgreSQL cluster.
         .target(name: "EPFTestSupport",
-                dependencies: ["EPFFormat", "EPFSchema", "EPFSQLite", "EPFStore", "EPFPostgres"],
+                dependencies: ["EPFFormat", "EPFImport", "EPFSchema", "EPFSQLite", "EPFStore", "EPFPostgres"],
                 path: "Tests/EPFTestSupport"),
         .testTarget(name: "EPFQueryTests",
-                    dependencies: ["EPFSchema", "EPFSQLite", "EPFQuery", "EPFStore", "EPFGenerator", "EPFTestSupport",
-                                   "JSONText"]),
+                    dependencies: ["EPFImport", "EPFSchema", "EPFSQLite", "EPFQuery", "EPFStore", "EPFGenerator",
+                                   "EPFTestSupport", "JSONText"]),
         .testTarget(name: "EPFServerTests",
-                    dependencies: ["EPFSchema", "EPFSQLite", "EPFServer", "EPFQuery", "HTTPTransport",
+                    dependencies: ["EPFImport", "EPFSchema", "EPFSQLite", "EPFServer", "EPFQuery", "HTTPTransport",
                                    "EPFTestSupport", "EPFGenerator", "EPFStore"]),
         .testTarget(name: "HTTPTransportTests", dependencies: ["HTTPTransport", "JSONText"]),
         .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
@@ -112,8 +117,8 @@ let package = Package(
         .testTarget(name: "ContractTests", dependencies: ["EPFSQLite", "EPFTestSupport", "EPFStore", "EPFPostgres"]),
         // Against a throwaway PostgreSQL cluster the tests start themselves (Debian package postgresql).
         .testTarget(name: "PostgresTests",
-                    dependencies: ["EPFPostgresStore", "EPFSQLite", "EPFPostgres", "EPFStore", "EPFGenerator",
-                                   "EPFFormat", "EPFTestSupport", "JSONText"]),
+                    dependencies: ["EPFPostgresStore", "EPFImport", "EPFSQLite", "EPFPostgres", "EPFStore",
+                                   "EPFGenerator", "EPFFormat", "EPFTestSupport", "JSONText"]),
     ],
     swiftLanguageModes: [.v6]
 )

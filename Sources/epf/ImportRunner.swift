@@ -1,5 +1,6 @@
 import EPFConcurrency
 import EPFFormat
+import EPFImport
 import EPFPostgres
 import EPFPostgresStore
 import EPFQuery
@@ -70,7 +71,7 @@ enum ImportRunner {
         static let badDates = TextOption("bad-dates", "null|reject", "The older name of --bad-values.")
         static let checkpointRecords = IntOption("checkpoint-records", default: 250_000, range: 1...100_000_000,
                                                  "Commit a full load every N records so a killed import resumes.")
-        static let pageSize = IntOption("page-size", default: StoreDatabase.defaultPageSize, range: 512...65536,
+        static let pageSize = IntOption("page-size", default: ImportOptions.defaultPageSize, range: 512...65536,
                                         "Page size of a database this import creates: 4096, 8192, 16384, 32768 "
                                             + "or 65536.")
         static let noDocuments = Flag("no-documents",
@@ -141,7 +142,7 @@ enum ImportRunner {
         do {
             options.selectionRequest = try RowSelection.Request(storefronts: try arguments.read(Options.storefronts),
                                                                 languages: try arguments.read(Options.languages))
-            options.historyRequest = try PriceHistory.request(try arguments.read(Options.history))
+            options.historyRequest = try PriceRecording.request(try arguments.read(Options.history))
         } catch let error as ImportError {
             throw UsageError(error.description)
         }

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFImport
 import EPFStore
 import Foundation
 import JSONText

@@ -1,3 +1,4 @@
+import EPFImport
 import EPFPostgres
 import EPFPostgresStore
 import EPFStore

@@ -1,6 +1,7 @@
 import EPFFetch
 import EPFFormat
 import EPFGenerator
+import EPFImport
 import EPFStore
 import JSONText
 

@@ -1,4 +1,5 @@
 import EPFGenerator
+import EPFImport
 import EPFSchema
 import EPFSQLite
 import EPFStore

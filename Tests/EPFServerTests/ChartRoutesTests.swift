@@ -1,4 +1,5 @@
 import EPFGenerator
+import EPFImport
 import EPFQuery
 @testable import EPFServer
 import EPFSQLite

@@ -1,3 +1,4 @@
+import EPFImport
 @testable import EPFServer
 import EPFSQLite
 import EPFTestSupport

@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFGenerator
+import EPFImport
 import EPFSQLite
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFImport
 @testable import EPFStore
 import Testing
 

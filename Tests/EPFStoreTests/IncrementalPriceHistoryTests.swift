@@ -1,3 +1,4 @@
+import EPFImport
 import EPFSchema
 import EPFSQLite
 import EPFTestSupport

@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFGenerator
+@testable import EPFImport
 import Foundation
 import Testing
 import EPFTestSupport

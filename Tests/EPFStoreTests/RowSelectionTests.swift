@@ -1,3 +1,4 @@
+import EPFImport
 @testable import EPFStore
 import Testing
 

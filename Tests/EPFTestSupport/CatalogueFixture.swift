@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFImport
 import EPFStore
 
 /// SQL for a small catalogue in the importer's contract schema, shared by the query and server tests.

@@ -1,4 +1,5 @@
 import EPFGenerator
+import EPFImport
 import EPFPostgres
 import EPFStore
 import EPFTestSupport

@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFGenerator
+import EPFImport
 import EPFPostgres
 import EPFPostgresStore
 import EPFSQLite

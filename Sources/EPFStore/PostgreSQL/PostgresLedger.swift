@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFImport
 import EPFPostgres
 import EPFStore
 import Foundation

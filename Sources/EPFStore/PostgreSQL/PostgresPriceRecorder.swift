@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFImport
 import EPFPostgres
 import EPFSchema
 import EPFStore
@@ -65,7 +66,7 @@ final class PostgresPriceRecorder: LoadRecorder {
 
     private static func hasColumns(_ connection: PostgresConnection, target: PostgresTarget, table: String,
                                    key: String) throws -> Bool {
-        let columns = [key] + PriceHistory.columns
+        let columns = [key] + PriceRecording.columns
         let found = try connection.scalar("""
             SELECT count(*) FROM information_schema.columns
             WHERE table_schema = $1 AND table_name = $2 AND column_name = ANY($3::text[])

@@ -1,3 +1,4 @@
+import EPFImport
 import EPFPostgres
 import EPFSchema
 import EPFStore
@@ -56,7 +57,7 @@ extension StoreStatus {
         if try target.tableExists(connection, "epf_settings") {
             let ledger = PostgresLedger(connection: connection, target: target)
             status.selection = try ledger.storedSelection()
-            status.priceHistory = try ledger.setting(PriceHistory.setting) == "prices"
+            status.priceHistory = try ledger.setting(PriceRecording.setting) == "prices"
         }
         if try target.tableExists(connection, PriceHistory.table) {
             status.priceChanges = try connection.scalar("SELECT count(*) FROM \(target.qualified(PriceHistory.table))")

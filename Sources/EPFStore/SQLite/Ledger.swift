@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFImport
 import EPFSQLite
 import Foundation
 
@@ -163,3 +164,5 @@ final class Ledger: AppliedTableLedger {
         WHERE table_name = ?1 AND outcome = 'applied' AND mode = 'INCREMENTAL'
         """
 }
+
+extension Ledger: ImportLedger {}

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFImport
 import EPFSchema
 import EPFSQLite
 
@@ -78,7 +79,7 @@ struct PricedTable {
 
     /// Whether `name` has the key and the price columns.
     func hasColumns(_ connection: SQLiteConnection, _ name: String) throws -> Bool {
-        for column in [key] + PriceHistory.columns {
+        for column in [key] + PriceRecording.columns {
             guard try StoreDatabase.hasColumn(connection, table: name, column: column) else { return false }
         }
         return true

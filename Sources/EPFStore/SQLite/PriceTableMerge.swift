@@ -1,3 +1,4 @@
+import EPFImport
 import EPFSchema
 import EPFSQLite
 import Foundation
@@ -253,7 +254,7 @@ struct PriceTableReader: PriceItemSource {
     /// SQL: checking two columns' types per row through the API cost a tenth of the reading.
     static func query(table: String, key: String, ordered: Bool) -> String {
         let key = SQLiteConnection.quote(key)
-        let columns = ([key] + PriceHistory.columns.map(SQLiteConnection.quote)).joined(separator: ", ")
+        let columns = ([key] + PriceRecording.columns.map(SQLiteConnection.quote)).joined(separator: ", ")
         return "SELECT \(columns) FROM \(SQLiteConnection.quote(table)) "
             + "WHERE \(key) IS NOT NULL AND storefront_id IS NOT NULL" + (ordered ? " ORDER BY \(key), storefront_id" : "")
     }

@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFImport
 import EPFSQLite
 import Foundation
 
@@ -17,20 +18,20 @@ package struct SpaceCheck: Sendable {
     /// generated full of 20,000 apps (175,828,062 bytes of tables; `docs/import.md` has the runs): 2.05 into an
     /// empty database (rollback journal, no WAL), 2.43 over the sample feed and 2.82 for the next week's full over
     /// the previous one (both in WAL mode; the WAL peaked at about half of the peak). Rounded up to 3.
-    package static let highWaterRatio = 3.0
+    static let highWaterRatio = 3.0
 
     /// The directory the database is in.
     package var directory: String
     /// Uncompressed bytes still to apply.
-    package var inputBytes: Int64
+    var inputBytes: Int64
     /// Input files whose uncompressed size is an estimate (bzip2 without a tar header, see `InputSize`).
-    package var estimatedFiles: Int
+    var estimatedFiles: Int
     /// Bytes the import is expected to need at its high-water mark.
-    package var neededBytes: Int64
+    var neededBytes: Int64
     /// Bytes free on the database's filesystem.
     package var freeBytes: Int64
     /// Free pages inside the database, reused before the file grows.
-    package var reusableBytes: Int64
+    var reusableBytes: Int64
 
     /// True when the space free (and reusable) covers the estimate.
     package var fits: Bool { neededBytes <= freeBytes + reusableBytes }

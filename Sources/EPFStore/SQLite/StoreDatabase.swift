@@ -1,3 +1,4 @@
+import EPFImport
 import EPFSQLite
 import Foundation
 
@@ -76,7 +77,7 @@ package enum StoreDatabase {
 
     /// Opens (creating if needed) the database for writing, in WAL mode, with the bookkeeping tables.
     /// Throws `SQLiteError` when the file is not a database or cannot be written.
-    package static func openForWriting(_ path: String, cacheMegabytes: Int = 64) throws -> SQLiteConnection {
+    static func openForWriting(_ path: String, cacheMegabytes: Int = 64) throws -> SQLiteConnection {
         try open(path, cacheMegabytes: cacheMegabytes).connection
     }
 
@@ -85,7 +86,7 @@ package enum StoreDatabase {
     /// (WAL, then checkpoint), and there is no earlier data a reader could be using. `initialBuild` tells the
     /// caller to switch to WAL when the import ends (`finishInitialBuild`). Any other database is opened in WAL
     /// mode, so readers keep reading while the import writes.
-    package static func open(_ path: String, cacheMegabytes: Int = 64, pageSize: Int = defaultPageSize) throws
+    package static func open(_ path: String, cacheMegabytes: Int = 64, pageSize: Int = ImportOptions.defaultPageSize) throws
         -> (connection: SQLiteConnection, initialBuild: Bool) {
         SQLiteConnection.disableMemoryStatistics()
         var size: Int64 = 0
@@ -142,13 +143,10 @@ package enum StoreDatabase {
 
     /// Ends an initial build: switches the database to WAL mode for concurrent readers from now on. If a reader
     /// holds the file at that moment the switch is left to the next import (readers still work meanwhile).
-    package static func finishInitialBuild(_ connection: SQLiteConnection) {
+    static func finishInitialBuild(_ connection: SQLiteConnection) {
         _ = try? connection.execute("PRAGMA journal_mode = WAL")
         _ = try? connection.execute("PRAGMA synchronous = NORMAL")
     }
-
-    /// Page size of new databases.
-    package static let defaultPageSize = 16384
 
     /// ISO-8601 UTC timestamp for bookkeeping rows.
     package static func now() -> String {
@@ -160,7 +158,7 @@ package enum StoreDatabase {
 
 /// An exclusive lock held for the whole import, on `<database>.lock`, so two imports never write at once.
 /// The kernel releases it when the process dies, even by `kill -9`.
-package final class ImportLock {
+final class ImportLock {
     private let descriptor: Int32
     /// The lock file's path.
     package let path: String

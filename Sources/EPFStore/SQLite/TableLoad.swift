@@ -1,4 +1,5 @@
 import EPFFormat
+import EPFImport
 import EPFSQLite
 import Foundation
 
@@ -334,8 +335,4 @@ final class TableLoad {
     }
 }
 
-/// A table could not be applied for a reason the outcome message explains.
-package struct LoadFailure: Error, CustomStringConvertible {
-    package let description: String
-    package init(_ message: String) { description = message }
-}
+extension TableLoad: TableLoading {}

@@ -2,9 +2,9 @@ import EPFFormat
 
 /// The checks a table passes before it may become visible, the same for every database: the read summary of each
 /// part (truncation, `#recordsWritten`) and the reject limit.
-package enum LoadVerification {
+enum LoadVerification {
     /// The verdict on one part: `failure` refuses the table, `warning` accepts it with a note.
-    package struct Verdict {
+    struct Verdict {
         package var failure: String?
         package var warning: String?
     }
@@ -28,7 +28,7 @@ package enum LoadVerification {
     }
 
     /// The refusal when more records were rejected than `--max-rejects` allows, else nil.
-    package static func rejectLimit(rejects: Int, maxRejects: Int, rejectsPath: String) -> String? {
+    static func rejectLimit(rejects: Int, maxRejects: Int, rejectsPath: String) -> String? {
         guard rejects > maxRejects else { return nil }
         return "\(rejects) rejected records exceed --max-rejects \(maxRejects); see \(rejectsPath)"
     }

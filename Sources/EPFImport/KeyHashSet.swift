@@ -2,7 +2,7 @@ import EPFFormat
 
 /// A set of 64-bit key hashes with open addressing, to count duplicate keys in an incremental file without a
 /// `Set` insertion (and SipHash) per row. Memory grows with the number of distinct keys (16 bytes each at most).
-package struct KeyHashSet {
+struct KeyHashSet {
     private var slots: [UInt64]
     private var mask: Int
     private(set) var count = 0

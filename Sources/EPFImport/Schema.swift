@@ -1,5 +1,4 @@
 import EPFFormat
-import EPFSQLite
 import Foundation
 
 /// One column of a table as it will be stored.
@@ -10,17 +9,6 @@ package struct ColumnSpec: Sendable, Equatable {
     package var type: EPFColumnType
     /// The type text the header declared (or the built-in schema's, after a correction).
     package var declared: String
-
-    /// The SQLite column type: INTEGER for ids, integers and booleans; REAL for DECIMAL (prices compare, sort and
-    /// sum as numbers; see `DecimalNumber` and docs/import.md); TEXT for everything else (DATETIME as ISO-8601
-    /// text).
-    package var sqliteType: String {
-        switch type {
-        case .integer, .boolean: return "INTEGER"
-        case .decimal: return "REAL"
-        case .text, .datetime: return "TEXT"
-        }
-    }
 }
 
 /// The storage schema of one EPF table: header columns with types corrected where the header is known to lie.
@@ -44,37 +32,6 @@ package struct TableSchema: Sendable, Equatable {
 
     /// Index of a column.
     package func index(of name: String) -> Int? { columns.firstIndex { $0.name == name } }
-}
-
-extension TableSchema {
-    /// `CREATE TABLE` as the SQLite store makes the table: every column with its SQLite type, a one-integer key
-    /// as the rowid, then `extraColumns` untyped (columns an older file had and this one lacks).
-    package func createTableSQL(named name: String? = nil, extraColumns: [String] = []) -> String {
-        var definitions: [String] = columns.map { column in
-            var text = "\(SQLiteConnection.quote(column.name)) \(column.sqliteType)"
-            if hasIntegerRowidKey && column.name == primaryKey[0] { text += " PRIMARY KEY" }
-            return text
-        }
-        definitions += extraColumns.map(SQLiteConnection.quote)
-        return "CREATE TABLE \(SQLiteConnection.quote(name ?? self.name)) (\(definitions.joined(separator: ", ")))"
-    }
-
-    /// The indexes the SQLite store gives the table `target` (this table or its staging copy), their names
-    /// ending in `suffix`: the unique key index when the key is not the rowid, then the secondary indexes.
-    package func createIndexSQL(on target: String, suffix: String) -> [String] {
-        func list(_ names: [String]) -> String { names.map(SQLiteConnection.quote).joined(separator: ", ") }
-        var statements: [String] = []
-        if !hasIntegerRowidKey && !primaryKey.isEmpty && primaryKey.allSatisfy({ index(of: $0) != nil }) {
-            statements.append("CREATE UNIQUE INDEX \(SQLiteConnection.quote("\(name)__pk__\(suffix)")) ON "
-                              + "\(SQLiteConnection.quote(target)) (\(list(primaryKey)))")
-        }
-        for indexColumns in KnownSchemas.indexes(for: self) {
-            let indexName = "\(name)__\(indexColumns.joined(separator: "_"))__\(suffix)"
-            statements.append("CREATE INDEX \(SQLiteConnection.quote(indexName)) ON \(SQLiteConnection.quote(target)) "
-                              + "(\(list(indexColumns)))")
-        }
-        return statements
-    }
 }
 
 /// Builds the storage schema of a table from its header, corrected from the catalogue (`EPFCatalogue`) where the
@@ -172,7 +129,7 @@ package enum KnownSchemas {
     }
 
     /// Secondary indexes lookups need, beyond the primary key: (table, columns).
-    package static let secondaryIndexes: [(table: String, columns: [String])] = [
+    static let secondaryIndexes: [(table: String, columns: [String])] = [
         // Covering: an app's genres, primary first, without visiting the table.
         // The join tables are searched by the item and read for the other id: both in the index (covering).
         ("genre_application", ["application_id", "is_primary", "genre_id"]),

@@ -1,129 +1,9 @@
-import EPFFormat
+import EPFImport
 import EPFSchema
 import EPFSQLite
 import Foundation
 
-/// What the database holds: tables with row counts and export dates, the last imports, the file size.
-package struct StoreStatus: Sendable {
-    /// One EPF table.
-    package struct Table: Sendable {
-        package var name: String
-        package var rows: Int64
-        package var exportDate: Int64?
-        package var mode: String?
-        package var updated: String?
-
-        package init(name: String, rows: Int64, exportDate: Int64?, mode: String?, updated: String?) {
-            self.name = name
-            self.rows = rows
-            self.exportDate = exportDate
-            self.mode = mode
-            self.updated = updated
-        }
-    }
-
-    /// One ledger row.
-    package struct Import: Sendable {
-        package var table: String
-        package var location: String
-        package var mode: String?
-        package var exportDate: Int64?
-        package var rows: Int64
-        package var rejects: Int64
-        /// Values stored as NULL because they were not of their column's type (rows kept).
-        package var repaired: Int64
-        package var duplicates: Int64
-        package var finished: String?
-        package var outcome: String
-        package var message: String?
-
-        package init(table: String, location: String, mode: String?, exportDate: Int64?, rows: Int64, rejects: Int64,
-                     repaired: Int64, duplicates: Int64, finished: String?, outcome: String, message: String?) {
-            self.table = table
-            self.location = location
-            self.mode = mode
-            self.exportDate = exportDate
-            self.rows = rows
-            self.rejects = rejects
-            self.repaired = repaired
-            self.duplicates = duplicates
-            self.finished = finished
-            self.outcome = outcome
-            self.message = message
-        }
-    }
-
-    /// Derived data (the lookup documents) and whether it is that of the current tables.
-    package struct Derived: Sendable {
-        package var name: String
-        package var built: String?
-        /// False when a table changed after it was built: readers then ignore it until the next import.
-        package var current: Bool
-    }
-
-    package var database: String
-    package var sizeBytes: Int64
-    package var tables: [Table]
-    package var lastImports: [Import]
-    package var derived: [Derived] = []
-    /// Set when the tables come from more than one full export (see `MixedExports`).
-    package var mixedExports: MixedExports?
-    /// The storefronts and languages the database keeps (`--storefronts`, `--languages`).
-    package var selection = RowSelection()
-    /// Whether imports record price history (`--history prices`), and how many changes they recorded.
-    package var priceHistory = false
-    package var priceChanges: Int64 = 0
-    package init(database: String, sizeBytes: Int64, tables: [Table], lastImports: [Import], derived: [Derived] = [],
-                 mixedExports: MixedExports? = nil) {
-        self.database = database
-        self.sizeBytes = sizeBytes
-        self.tables = tables
-        self.lastImports = lastImports
-        self.derived = derived
-        self.mixedExports = mixedExports
-    }
-
-    /// Files that failed and that nothing applied since made up for (`ImportFailures`), oldest first.
-    package var failures: [ImportFailure] = []
-    /// The date the data is complete as of (ms since 1970): the newest export date of any table, unless a failure
-    /// or an older full holds a table back, then that table's date (`settleClaims`).
-    package var dataAsOf: Int64?
-    /// True when the tables are not all of one export sequence: some come from an older full (`mixedExports`) or
-    /// are held back by a failure.
-    package var mixed = false
-
-    /// The newest export date over all tables (ms since 1970).
-    package var exportDate: Int64? { tables.compactMap(\.exportDate).max() }
-
-    /// Sets `failures`, `dataAsOf` and `mixed` from the ledger rows since the first failure (`ImportFailures`)
-    /// and the feed each table was last applied from; call after `tables` and `mixedExports` are set.
-    package mutating func settleClaims(ledger entries: [ImportFailures.Entry], lastFeeds: () throws -> [String: String?])
-        rethrows {
-        failures = ImportFailures.open(entries)
-        var asOf = exportDate
-        var heldBack = false
-        func hold(_ table: String, before limit: Int64?) {
-            guard let date = tables.first(where: { $0.name == table })?.exportDate else { return }
-            if let limit, date >= limit { return }
-            heldBack = true
-            asOf = min(asOf ?? date, date)
-        }
-        let feeds = failures.contains { $0.table == nil } ? try lastFeeds() : [:]
-        for failure in failures {
-            guard let limit = failure.day.flatMap(ImportFailures.midnight) else { continue }
-            for table in ImportFailures.affectedTables(failure, lastFeeds: feeds) { hold(table, before: limit) }
-        }
-        for entry in mixedExports?.behind ?? [] { hold(entry.table, before: nil) }
-        dataAsOf = asOf
-        mixed = mixedExports != nil || heldBack
-    }
-
-    /// The fulls of tables this status lists (a table dropped since is no longer behind), with a known date.
-    package func present(_ fulls: [MixedExports.TableFull]) -> [MixedExports.TableFull] {
-        let names = Set(tables.map(\.name))
-        return fulls.filter { names.contains($0.table) && !$0.date.isEmpty }
-    }
-
+extension StoreStatus {
     /// Reads the status through any connection (read-only is enough). Tables without bookkeeping rows (made by an
     /// older version or by hand) are counted directly.
     package static func read(_ connection: SQLiteConnection, databasePath: String, lastImports: Int = 10) throws
@@ -196,7 +76,7 @@ package struct StoreStatus: Sendable {
         if try connection.tableExists("epf_settings") {
             let ledger = Ledger(connection: connection)
             status.selection = try ledger.storedSelection()
-            status.priceHistory = try ledger.setting(PriceHistory.setting) == "prices"
+            status.priceHistory = try ledger.setting(PriceRecording.setting) == "prices"
         }
         if let rows = try PriceHistorySequence.rows(connection) {
             // Kept by the loads, without counting the table.

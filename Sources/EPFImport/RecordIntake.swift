@@ -4,7 +4,7 @@ import Foundation
 /// What every store does with a table load's bookkeeping, whatever the database: the outcome a load starts with,
 /// the accounting of each accepted record and progress reports. The part start, the verdict before anything is
 /// made visible and the end of a load are `LoadState`'s and `TableLoading`'s, below.
-package struct RecordIntake {
+struct RecordIntake {
     private var seenKeys = KeyHashSet()
     private let keyIndexes: [Int]
     /// Count repeated keys as they stream by (incrementals; a full finds them when its key is built).
@@ -21,7 +21,7 @@ package struct RecordIntake {
 
     /// The outcome a load of `file` starts with: the schema's corrections and a missing or unknown
     /// `#exportMode` as warnings.
-    package static func startingOutcome(file: TableFile, mode: ExportMode, schema: TableSchema, header: EPFHeader)
+    static func startingOutcome(file: TableFile, mode: ExportMode, schema: TableSchema, header: EPFHeader)
         -> TableOutcome {
         var outcome = TableOutcome(table: file.table, location: file.location, status: .applied)
         outcome.feed = file.feed
@@ -108,7 +108,7 @@ extension LoadState {
     /// The start of every part's load, whatever the store: counts the part, refuses one whose columns differ from
     /// the first part's, and says how many leading records a resumed load skips. Nil when the part was loaded
     /// completely before the interruption.
-    package mutating func recordsToSkip(reader: EPFTableReader, part: TableFile) throws -> Int? {
+    mutating func recordsToSkip(reader: EPFTableReader, part: TableFile) throws -> Int? {
         outcome.parts += 1
         if outcome.parts > 1 && reader.header.columns != fileColumns {
             throw LoadFailure("part \(part.location) has different columns than the first part")

@@ -1,5 +1,4 @@
 import EPFFormat
-import EPFSQLite
 import Foundation
 
 /// Why a record was not loaded, or why one of its values was stored as NULL.
@@ -24,10 +23,8 @@ package protocol RowSink {
     func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws
 }
 
-extension SQLiteStatement: RowSink {}
-
 /// A value stored as NULL because it was not of its column's type; the row was kept.
-package struct ValueRepair {
+struct ValueRepair {
     /// Column index in file order.
     package let column: Int
     /// bad-integer, bad-decimal or bad-date.
@@ -131,7 +128,7 @@ package final class RowBinder {
     }
 
     /// The record-level problem, if any, as a reject reason.
-    package func recordProblem(_ record: EPFRecord) -> RejectReason? {
+    func recordProblem(_ record: EPFRecord) -> RejectReason? {
         let issues = record.issues
         if issues.isEmpty { return nil }
         if issues.contains(.unterminated) {
@@ -177,7 +174,7 @@ package final class RowBinder {
     }
 
     /// The rejects-file entry for a repair of the record last bound.
-    package func repairReason(_ repair: ValueRepair, in record: EPFRecord) -> RejectReason {
+    func repairReason(_ repair: ValueRepair, in record: EPFRecord) -> RejectReason {
         let field = record.field(repair.column)
         let what = switch repair.kind {
         case "bad-date": "not a date"

@@ -79,7 +79,7 @@ package final class RejectsWriter {
     }
 
     /// Writes a repair: the record was loaded with `reason.column` stored as NULL.
-    package func writeRepair(_ record: EPFRecord, reason: RejectReason) {
+    func writeRepair(_ record: EPFRecord, reason: RejectReason) {
         appendPrefix(record, reason: reason, action: "repaired")
         if columns.count > 1 { buffer.append(contentsOf: repeatElement(UInt8(0x01), count: columns.count - 1)) }
         buffer.append(contentsOf: [0x02, 0x0A])

@@ -13,7 +13,7 @@ package enum InsertTiming {
 }
 
 /// Constants of the shared record loop.
-package enum RecordLoop {
+enum RecordLoop {
     /// With `InsertTiming.sampled`, one record in this many is timed.
     static let sampling = 32
 }

@@ -22,7 +22,7 @@ package struct ImportOptions: Sendable {
     /// How files are read.
     package var readOptions = ReadOptions()
     /// Page size of a database this import creates (SQLite ignores it for existing databases).
-    package var pageSize = StoreDatabase.defaultPageSize
+    package var pageSize = ImportOptions.defaultPageSize
     /// Directory for rejects files; default `<database>.rejects`.
     package var rejectsDirectory: String?
     /// Decompress the next bzip2 input while a table finishes (`ReadAheadFile`), keeping its bytes in memory and
@@ -42,9 +42,12 @@ package struct ImportOptions: Sendable {
     /// the database's setting.
     package var recordsPriceHistory = false
     /// Told the path of every file read ahead (for tests).
-    var readAheadStarted: (@Sendable (String) -> Void)?
+    package var readAheadStarted: (@Sendable (String) -> Void)?
 
     package init() {}
+
+    /// The page size of a new SQLite database unless `--page-size` says otherwise: 16 KiB.
+    package static let defaultPageSize = 16384
 }
 
 /// What an import does with a value that is not of its column's type: junk such as `[123]` or
@@ -129,6 +132,18 @@ package struct ImportProgress: Sendable {
     package var elapsed: Double
     /// True for the last report of a table.
     package var finished: Bool
+
+    package init(table: String, location: String, records: Int, bytes: Int64, inputRead: Int64, inputTotal: Int64,
+                 elapsed: Double, finished: Bool) {
+        self.table = table
+        self.location = location
+        self.records = records
+        self.bytes = bytes
+        self.inputRead = inputRead
+        self.inputTotal = inputTotal
+        self.elapsed = elapsed
+        self.finished = finished
+    }
 }
 
 /// An input file an import could not read a table from (not EPF, a corrupt archive, a wrong MD5), and why.
@@ -174,6 +189,12 @@ package struct DerivedOutcome: Sendable, Codable {
     /// Items written (apps for the lookup documents).
     package var items: Int
     package var seconds: Double
+
+    package init(name: String, items: Int, seconds: Double) {
+        self.name = name
+        self.items = items
+        self.seconds = seconds
+    }
 }
 
 extension ImportReport {

@@ -1,5 +1,4 @@
 import EPFFormat
-import EPFSchema
 import Foundation
 
 /// `--only` and `--skip`: which tables an import applies.
@@ -56,7 +55,7 @@ extension ImportLedger {
     /// The storefronts and languages an import keeps (`RowSelection.settle`): what `request` asks, else what the
     /// database keeps; a new selection is recorded before any table is loaded. Throws `ImportError.badOption` for
     /// a request the database's tables contradict (unless `force`).
-    package func settleSelection(_ request: RowSelection.Request, force: Bool, record: Bool = true) throws
+    func settleSelection(_ request: RowSelection.Request, force: Bool, record: Bool = true) throws
         -> RowSelection {
         let stored = try storedSelection()
         let settled = try RowSelection.settle(request, stored: stored, databaseHasTables: try hasAppliedTables(),
@@ -90,7 +89,7 @@ extension ImportOptions {
             recordsPriceHistory = try ledger.settleHistory(historyRequest)
         } else if let readOnly {
             rows = try readOnly.settleSelection(selectionRequest, force: force, record: false)
-            recordsPriceHistory = try historyRequest ?? (readOnly.setting(PriceHistory.setting) == "prices")
+            recordsPriceHistory = try historyRequest ?? (readOnly.setting(PriceRecording.setting) == "prices")
         } else {
             recordsPriceHistory = historyRequest ?? false
             rows = try RowSelection.settle(selectionRequest, stored: RowSelection(), databaseHasTables: false,
@@ -98,9 +97,6 @@ extension ImportOptions {
         }
     }
 }
-
-extension TableLoad: TableLoading {}
-extension Ledger: ImportLedger {}
 
 /// Applies one input path (file, archive, feed directory) through a store's `TableLoading`: skips what the
 /// ledger shows applied, filters tables, keeps the parts of one table in one load, refuses a table whose stream
@@ -114,7 +110,7 @@ package struct ImportPass<Load: TableLoading> {
     /// its turn comes.
     package var readAhead: ReadAheadSettings? = nil
     /// Starts the load of a table.
-    package let makeLoad: (TableFile, EPFTableReader, SourceIdentity) throws -> Load
+    let makeLoad: (TableFile, EPFTableReader, SourceIdentity) throws -> Load
     /// Told of every load that ended, applied or not, with its outcome.
     package let ended: (Load, TableOutcome) -> Void
 
@@ -211,7 +207,7 @@ package struct ImportPass<Load: TableLoading> {
                         ok = false
                         return
                     }
-                    if let problem = Importer.tableNameProblem(tableFile.table) {
+                    if let problem = TableName.problem(tableFile.table) {
                         var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
                                                    status: .failed)
                         outcome.message = problem
@@ -321,7 +317,7 @@ package struct ImportPass<Load: TableLoading> {
         var table = ""
         if FeedInput.feedAndDate(in: name) == nil {
             let candidate = FeedInput.tableName(fromFileName: name).table
-            if Importer.tableNameProblem(candidate) == nil { table = candidate }
+            if TableName.problem(candidate) == nil { table = candidate }
         }
         var outcome = TableOutcome(table: table, location: path, status: .failed)
         outcome.message = "\(error)"

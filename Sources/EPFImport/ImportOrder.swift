@@ -2,7 +2,7 @@ import EPFFormat
 
 /// The order in which an import applies its inputs, whatever order they were given in: by feed date, the full
 /// export before the incremental of the same date, otherwise as given. Both stores' imports use it (`ImportPass`).
-package enum ImportOrder {
+enum ImportOrder {
     /// Thrown to stop reading an input once its header is known.
     private struct StopPeeking: Error {}
 

@@ -121,7 +121,7 @@ package enum ImportFailures {
 
     /// The tables a failure holds back: its table, or for a file that failed before a table was named, the tables
     /// whose last applied file came from the same feed (`lastFeeds`, from `lastFeedsSQL`).
-    package static func affectedTables(_ failure: ImportFailure, lastFeeds: [String: String?]) -> Set<String> {
+    static func affectedTables(_ failure: ImportFailure, lastFeeds: [String: String?]) -> Set<String> {
         if let table = failure.table { return [table] }
         guard let feed = failure.feed else { return [] }
         return Set(lastFeeds.compactMap { $0.value == feed ? $0.key : nil })

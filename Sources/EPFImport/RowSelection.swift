@@ -144,8 +144,8 @@ package struct RowSelection: Sendable, Equatable, Codable {
     // MARK: - Stored form
 
     /// The names of the `epf_settings` rows that hold a selection (absent: all).
-    package static let storefrontsSetting = "storefronts"
-    package static let languagesSetting = "languages"
+    static let storefrontsSetting = "storefronts"
+    static let languagesSetting = "languages"
 
     /// The selection from its `epf_settings` values; values that do not parse keep everything.
     package init(storedStorefronts: String?, storedLanguages: String?) {
@@ -162,7 +162,7 @@ package struct RowSelection: Sendable, Equatable, Codable {
 /// table's other storefronts (any table with a `storefront_id` column but `storefront` itself), or
 /// `application_detail`'s and a `*_translation` table's other languages. A record whose value does not read as
 /// a storefront id or language (empty, junk) is kept, so that the row's checks reject it as before.
-package struct RowFilter {
+struct RowFilter {
     private enum Test {
         case storefront(column: Int, ids: Set<Int64>)
         case language(column: Int, codes: [[UInt8]])

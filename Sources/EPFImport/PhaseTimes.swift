@@ -125,10 +125,10 @@ package struct PhaseClock {
     package init() {}
 
     /// Wall-clock nanoseconds since the clock started.
-    package var wallNanoseconds: UInt64 { Monotonic.now() &- wallStart }
+    var wallNanoseconds: UInt64 { Monotonic.now() &- wallStart }
 
     /// Process CPU seconds since the clock started.
-    package var cpuSeconds: Double { PhaseCPU.now() - cpuStart }
+    var cpuSeconds: Double { PhaseCPU.now() - cpuStart }
 
     /// Adds the time since the clock started to `phase` in both `times` and `cpu`.
     package func stop(_ phase: Phase, _ times: inout PhaseTimes, _ cpu: inout PhaseCPU) {

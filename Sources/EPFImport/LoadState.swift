@@ -16,7 +16,7 @@ package struct LoadState {
     /// The columns of the first part's header (every part must have the same).
     package let fileColumns: [String]
     /// Leaves out the rows of storefronts and languages the database does not keep (nil: keeps every row).
-    package let rowFilter: RowFilter?
+    let rowFilter: RowFilter?
     /// The rejects file of the table file (`RecordIntake.rejectsPath`), kept only when something was written.
     package let rejectsPath: String
     /// Told of the load's progress every half second or so, and at the end of each part.
@@ -26,7 +26,7 @@ package struct LoadState {
     /// The outcome so far: counts, warnings, the export date, and at the end the status.
     package var outcome: TableOutcome
     /// Per-record bookkeeping (repeated keys, touched app ids).
-    package var intake: RecordIntake
+    var intake: RecordIntake
     /// The rejects file's writer, opened while preparing (nil for a dry run or no database).
     package var rejects: RejectsWriter?
     /// Where an interrupted full load resumes (set while preparing), nil for a new load.

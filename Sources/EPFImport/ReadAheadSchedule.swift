@@ -10,7 +10,7 @@ package struct ReadAheadSettings: Sendable {
     /// How much is kept before the reader comes; the spill file is further bounded by `spillBound(input:)`.
     package var limits: ReadAheadFile.Limits
     /// Told the path of every file read ahead (for tests).
-    var started: (@Sendable (String) -> Void)?
+    package var started: (@Sendable (String) -> Void)?
 
     /// Settings for an import into the database at `databasePath`.
     package init(databasePath: String, limits: ReadAheadFile.Limits = ReadAheadFile.Limits()) {

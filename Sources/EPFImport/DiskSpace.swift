@@ -1,5 +1,4 @@
 import EPFFormat
-import EPFSQLite
 import Foundation
 
 /// Why a write found no room.
@@ -23,13 +22,9 @@ package enum DiskSpace {
         return Int64(info.f_bavail) * Int64(info.f_frsize)
     }
 
-    /// `SQLITE_IOERR_WRITE` and `SQLITE_IOERR_TRUNCATE` (C macros Swift does not import).
-    static let sqliteIOErrorWrite: Int32 = 10 | (3 << 8)
-    static let sqliteIOErrorTruncate: Int32 = 10 | (6 << 8)
-
     /// Whether this process runs under a file size limit (`RLIMIT_FSIZE`, `ulimit -f`). The corresponding C
     /// function is `getrlimit(2)`.
-    static var fileSizeLimited: Bool {
+    package static var fileSizeLimited: Bool {
         var limit = rlimit()
         #if canImport(Glibc)
         let resource = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
@@ -45,34 +40,39 @@ package enum DiskSpace {
         return directory.isEmpty ? "." : directory
     }
 
-    /// Why `error` is a write that found no room, or nil when it is another error: SQLite's `SQLITE_FULL` or an
-    /// I/O error failing with `ENOSPC`/`EFBIG`, and the same `errno`s from epf's own files (rejects, spill file).
+    /// Why `error` is a write that found no room, or nil when it is another error: what a store's own error says
+    /// (`NoRoomReporting`: SQLite's `SQLITE_FULL`, an I/O error failing with `ENOSPC`/`EFBIG`), and the same
+    /// `errno`s from epf's own files (rejects, spill file).
     package static func noRoom(in error: Error) -> NoRoom? {
-        func kind(_ code: Int32) -> NoRoom? {
-            code == ENOSPC ? .diskFull : code == EFBIG ? .fileSizeLimit : nil
-        }
         switch error {
-        case let error as SQLiteError where error.isDiskFull:
-            return kind(error.systemErrno) ?? .diskFull
-        case let error as SQLiteError where [sqliteIOErrorWrite, sqliteIOErrorTruncate].contains(error.code):
-            // SQLite reads `errno` for `sqlite3_system_errno` after its cleanup calls, so an EFBIG is often gone by
-            // then; a write error under a finite file size limit is taken to be that limit.
-            return fileSizeLimited ? .fileSizeLimit : nil
+        case let error as NoRoomReporting:
+            return error.noRoom
         case let error as EPFError:
-            if case .io(_, _, let code) = error { return kind(code) }
+            if case .io(_, _, let code) = error { return noRoom(errno: code) }
             return nil
         case let error as CocoaError:
             if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError,
                underlying.domain == NSPOSIXErrorDomain {
-                return kind(Int32(underlying.code))
+                return noRoom(errno: Int32(underlying.code))
             }
             return error.code == .fileWriteOutOfSpace ? .diskFull : nil
         case let error as POSIXError:
-            return kind(error.code.rawValue)
+            return noRoom(errno: error.code.rawValue)
         default:
             return nil
         }
     }
+
+    /// The room an `errno` says a write lacked: `ENOSPC` the disk's, `EFBIG` the file size limit's; nil for others.
+    package static func noRoom(errno code: Int32) -> NoRoom? {
+        code == ENOSPC ? .diskFull : code == EFBIG ? .fileSizeLimit : nil
+    }
+}
+
+/// An error of a store's driver that can tell whether it is a write that found no room (`DiskSpace.noRoom`).
+package protocol NoRoomReporting: Error {
+    /// Why the failed write found no room; nil when the error is another one.
+    var noRoom: NoRoom? { get }
 }
 
 /// An import stopped at the first write that found no room: every later table would fail the same way, and a

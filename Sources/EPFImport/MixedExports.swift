@@ -42,14 +42,14 @@ package struct MixedExports: Sendable, Equatable {
     /// The newest full export (`YYYYMMDD`) any table was loaded from.
     package var newestFull: String
     /// The directory it was read from.
-    package var newestRoot: String
+    var newestRoot: String
     /// Tables loaded from that full.
     package var current: [String]
     /// Tables whose last full is another (older, or of the same date from another directory, applied before).
     package var behind: [TableFull]
 
     /// Whether a table is one Apple ships as a FULL snapshot every day (the popularity feed's charts).
-    package static func isDailySnapshot(_ table: String) -> Bool { table.hasSuffix("_popularity_per_genre") }
+    static func isDailySnapshot(_ table: String) -> Bool { table.hasSuffix("_popularity_per_genre") }
 
     /// What the next `epf sync` does about it, in words.
     package var nextSync: String {
