@@ -119,7 +119,8 @@ enum ReportJSON {
         return .object([
             ("root", .string(root)),
             ("steps", .array(steps.map { mode, date, paths in
-                .object([("mode", .string(mode)), ("date", .string(EPFValues.isoTimestamp(feedDay: date))), ("paths", strings(paths))])
+                .object([("mode", .string(mode)), ("date", .string(EPFValues.isoTimestamp(feedDay: date))),
+                         ("paths", strings(paths))])
             })),
         ])
     }
