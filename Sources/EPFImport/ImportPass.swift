@@ -78,20 +78,23 @@ extension ImportLedger {
 }
 
 extension ImportOptions {
-    /// Sets `rows`, the selection this import applies, and `recordsPriceHistory` through the store's ledger
-    /// (`settleSelection`, `settleHistory`). A dry run records nothing: it settles the selection against what
+    /// Sets `rows`, the selection this import applies, and `recordsPriceHistory` and `recordsRankHistory` through
+    /// the store's ledger (`settleSelection`, `settleHistory`). A dry run records nothing: it settles the selection against what
     /// `readOnly`, the ledger of the database it would import into, keeps (so it leaves out what the import would
     /// and is refused as the import would be), or without one from the requests alone.
     package mutating func settleRows<Ledger: ImportLedger, ReadOnly: ImportLedger>(ledger: Ledger?,
                                                                                   readOnly: ReadOnly? = nil) throws {
         if let ledger {
             rows = try ledger.settleSelection(selectionRequest, force: force)
-            recordsPriceHistory = try ledger.settleHistory(historyRequest)
+            let history = try ledger.settleHistory(historyRequest)
+            (recordsPriceHistory, recordsRankHistory) = (history.prices, history.ranks)
         } else if let readOnly {
             rows = try readOnly.settleSelection(selectionRequest, force: force, record: false)
-            recordsPriceHistory = try historyRequest ?? (readOnly.setting(PriceRecording.setting) == "prices")
+            let history = try historyRequest ?? HistoryRequest(setting: readOnly.setting(PriceRecording.setting))
+            (recordsPriceHistory, recordsRankHistory) = (history.prices, history.ranks)
         } else {
-            recordsPriceHistory = historyRequest ?? false
+            recordsPriceHistory = historyRequest?.prices ?? false
+            recordsRankHistory = historyRequest?.ranks ?? false
             rows = try RowSelection.settle(selectionRequest, stored: RowSelection(), databaseHasTables: false,
                                            force: true)
         }

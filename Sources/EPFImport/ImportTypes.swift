@@ -36,11 +36,13 @@ package struct ImportOptions: Sendable {
     /// The selection this import applies: set by the importer from `selectionRequest` and what the database keeps
     /// (`RowSelection.settle`).
     package var rows = RowSelection()
-    /// `--history prices` (true) or `--history none` (false); nil keeps what the database was told.
-    package var historyRequest: Bool?
+    /// `--history` (`prices`, `ranks`, both or `none`); nil keeps what the database was told.
+    package var historyRequest: HistoryRequest?
     /// Whether this import records price changes (`PriceHistory`): set by the importer from `historyRequest` and
     /// the database's setting.
     package var recordsPriceHistory = false
+    /// Whether this import records each day's ranks (`RankHistoryRead`), set as `recordsPriceHistory` is.
+    package var recordsRankHistory = false
     /// Told the path of every file read ahead (for tests).
     package var readAheadStarted: (@Sendable (String) -> Void)?
 

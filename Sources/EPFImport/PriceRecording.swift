@@ -1,3 +1,5 @@
+import Foundation
+
 /// What an import settles about recording price history (EPFSchema's `PriceHistory` says what it records and
 /// where): the setting that turns it on, the columns a price table needs for it, what `--history` asks.
 package enum PriceRecording {
@@ -7,24 +9,61 @@ package enum PriceRecording {
     /// The columns a price table needs for its changes to be recorded, besides its key.
     package static let columns = ["storefront_id", "retail_price", "currency_code"]
 
-    /// What an import asks of `--history`: `prices` turns it on, `none` off; nil keeps what the database has.
-    package static func request(_ text: String?) throws -> Bool? {
+    /// The `--history` and setting word that records ranks (EPFSchema's `RankHistoryRead.settingWord`).
+    package static let ranksWord = "ranks"
+
+    /// What an import asks of `--history`: a comma-separated list of what to record, `prices` and `ranks`
+    /// (EPFSchema's `RankHistoryRead`), or `none` for neither; nil keeps what the database has.
+    package static func request(_ text: String?) throws -> HistoryRequest? {
         guard let text else { return nil }
-        switch text.lowercased() {
-        case "prices": return true
-        case "none": return false
-        default: throw ImportError.badOption("--history takes 'prices' or 'none', got '\(text)'")
+        let whole = text.lowercased().trimmingCharacters(in: .whitespaces)
+        var request = HistoryRequest(prices: false, ranks: false)
+        for word in whole.split(separator: ",", omittingEmptySubsequences: false) {
+            switch word.trimmingCharacters(in: .whitespaces) {
+            case "prices": request.prices = true
+            case ranksWord: request.ranks = true
+            case "none" where whole == "none": break
+            default:
+                throw ImportError.badOption("--history takes 'prices', 'ranks', 'prices,ranks' or 'none', "
+                                            + "got '\(text.prefix(60))'")
+            }
         }
+        return request
+    }
+}
+
+/// What an import records beside the tables (`--history`): price changes (EPFSchema's `PriceHistory`) and each
+/// day's ranks (`RankHistoryRead`). The database remembers it in `epf_settings` (`history`: `prices`, `ranks`,
+/// `prices,ranks`; no row for neither), so the next imports keep recording.
+package struct HistoryRequest: Equatable, Sendable {
+    package var prices: Bool
+    package var ranks: Bool
+
+    package init(prices: Bool, ranks: Bool) {
+        self.prices = prices
+        self.ranks = ranks
+    }
+
+    /// The history of a stored `history` setting (databases made before ranks hold `prices`).
+    package init(setting: String?) {
+        let words = Set((setting ?? "").split(separator: ",").map(String.init))
+        prices = words.contains("prices")
+        ranks = words.contains(PriceRecording.ranksWord)
+    }
+
+    /// The stored setting, nil for neither.
+    package var setting: String? {
+        let words = (prices ? ["prices"] : []) + (ranks ? [PriceRecording.ranksWord] : [])
+        return words.isEmpty ? nil : words.joined(separator: ",")
     }
 }
 
 extension ImportLedger {
-    /// Whether this import records price history: as `request` asks (and then remembered), else as the
-    /// database was told before.
-    func settleHistory(_ request: Bool?) throws -> Bool {
-        let stored = try setting(PriceRecording.setting) == "prices"
+    /// What this import records: as `request` asks (and then remembered), else as the database was told before.
+    func settleHistory(_ request: HistoryRequest?) throws -> HistoryRequest {
+        let stored = HistoryRequest(setting: try setting(PriceRecording.setting))
         guard let request, request != stored else { return stored }
-        try setSetting(PriceRecording.setting, to: request ? "prices" : nil)
+        try setSetting(PriceRecording.setting, to: request.setting)
         return request
     }
 }

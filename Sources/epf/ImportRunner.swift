@@ -96,10 +96,11 @@ enum ImportRunner {
             "Keep only these languages' rows in application_detail and the *_translation tables (en keeps EN, "
                 + "en_GB ...), comma-separated; 'all' keeps every language. Remembered like --storefronts.")
         static let history = TextOption(
-            "history", "prices|none",
+            "history", "prices|ranks|prices,ranks|none",
             "prices: record every actual price change (old and new price, storefront, export) in "
-                + "epf_price_history, for epf prices --history and epf changes --kind price; remembered by the "
-                + "database until --history none (docs/import.md).")
+                + "epf_price_history, for epf prices --history and epf changes --kind price; ranks: record each "
+                + "day's charts (every popularity table, storefront and genre); both comma-separated; remembered "
+                + "by the database until --history none (docs/import.md).")
         static let json = CommonOptions.json("Print the summary as JSON.")
         static let quiet = Flag("quiet", "No progress lines.")
 

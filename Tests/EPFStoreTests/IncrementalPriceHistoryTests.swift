@@ -42,7 +42,9 @@ import Testing
         let baseline = (1...9).map { ["\($0)", "1.99", "USD", "143441"] }
             + [["12", "1.99", "", "143441"], ["13", "", "", "143441"]]
         let full = try Self.write(scratch.path, date: "20260105", mode: "FULL", rows: baseline)
-        #expect(try importPaths([full], database: database) { $0.historyRequest = true }.succeeded)
+        #expect(try importPaths([full], database: database) {
+            $0.historyRequest = HistoryRequest(prices: true, ranks: false)
+        }.succeeded)
         #expect(try Self.history(database).isEmpty, "the first load is the baseline")
 
         let rows = [
@@ -96,7 +98,9 @@ import Testing
         let database = scratch.file("epf.sqlite")
         let full = try Self.write(scratch.path, date: "20260105", mode: "FULL",
                                   rows: (1...4).map { ["\($0)", "1.99", "USD", "143441"] })
-        #expect(try importPaths([full], database: database) { $0.historyRequest = true }.succeeded)
+        #expect(try importPaths([full], database: database) {
+            $0.historyRequest = HistoryRequest(prices: true, ranks: false)
+        }.succeeded)
         do {
             let connection = try SQLiteConnection(path: database, mode: .readWrite)
             try connection.execute("DROP VIEW IF EXISTS epf_price_history; DROP TABLE IF EXISTS epf_price_changes;")
@@ -133,7 +137,9 @@ import Testing
         let storefronts = ["143441", "143442", "143443", "143444"]
         let full = try Self.write(scratch.path, date: "20260105", mode: "FULL",
                                   rows: storefronts.flatMap { [["1", "1.99", "USD", $0], ["2", "1.99", "USD", $0]] })
-        #expect(try importPaths([full], database: database) { $0.historyRequest = true }.succeeded)
+        #expect(try importPaths([full], database: database) {
+            $0.historyRequest = HistoryRequest(prices: true, ranks: false)
+        }.succeeded)
         let rows = storefronts.map { ["1", "2.99", "USD", $0] } + [["2", "0.99", "USD", "143441"]]
             + [["1", "1.99", "USD", "143442"], ["1", "4.99", "USD", "143443"]]
         let daily = try Self.write(scratch.path, date: "20260106", mode: "INCREMENTAL", rows: rows)

@@ -57,7 +57,7 @@ extension StoreStatus {
         if try target.tableExists(connection, "epf_settings") {
             let ledger = PostgresLedger(connection: connection, target: target)
             status.selection = try ledger.storedSelection()
-            status.priceHistory = try ledger.setting(PriceRecording.setting) == "prices"
+            status.priceHistory = HistoryRequest(setting: try ledger.setting(PriceRecording.setting)).prices
         }
         if try target.tableExists(connection, PriceHistory.table) {
             status.priceChanges = try connection.scalar("SELECT count(*) FROM \(target.qualified(PriceHistory.table))")

@@ -76,7 +76,7 @@ extension StoreStatus {
         if try connection.tableExists("epf_settings") {
             let ledger = Ledger(connection: connection)
             status.selection = try ledger.storedSelection()
-            status.priceHistory = try ledger.setting(PriceRecording.setting) == "prices"
+            status.priceHistory = HistoryRequest(setting: try ledger.setting(PriceRecording.setting)).prices
         }
         if let rows = try PriceHistorySequence.rows(connection) {
             // Kept by the loads, without counting the table.

@@ -27,6 +27,8 @@ final class TableLoad {
     private var changeTracking: ChangeTracking?
     /// Records the price changes of a price table's load (see `PriceHistory`), with `--history prices`.
     private var prices: PriceRecorder?
+    /// Records a popularity table's day of ranks (see `RankHistoryRead`), with `--history ranks`.
+    private var ranks: RankRecorder?
 
     var table: String { schema.name }
     /// `state.mode`, read on every row without a (checked) access to `state`.
@@ -69,6 +71,8 @@ final class TableLoad {
         changeTracking = try ChangeTracking(connection, table: schema.name)
         prices = try PriceRecorder(connection, table: schema.name, mode: mode, staging: staging,
                                    feedDate: state.file.feedDate, enabled: options.recordsPriceHistory)
+        ranks = RankRecorder(table: schema.name, mode: mode, staging: staging, feedDate: state.file.feedDate,
+                             enabled: options.recordsRankHistory)
         switch mode {
         case .full:
             try prepareFull(connection)
@@ -296,6 +300,7 @@ final class TableLoad {
                                            feedDate: state.file.feedDate)
             let historyClock = PhaseClock()
             try prices?.publish(connection, exportDate: state.outcome.exportDate)
+            try ranks?.publish(connection, exportDate: state.outcome.exportDate)
             state.stop(historyClock, .priceHistory)
             if try connection.tableExists(schema.name) {
                 try connection.execute("ALTER TABLE \(quoted(schema.name)) RENAME TO \(quoted(retired))")

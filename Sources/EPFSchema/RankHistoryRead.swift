@@ -1,0 +1,336 @@
+import EPFSQLite
+
+/// A chart the rank history records: one popularity table of the feed.
+package enum RankChart: String, Sendable, CaseIterable, Comparable {
+    /// v3's one chart of every app (`application_popularity_per_genre`).
+    case apps
+    /// v5's four app charts.
+    case free
+    case paid
+    case freeIPad = "free-ipad"
+    case paidIPad = "paid-ipad"
+    /// Older archives' music charts.
+    case songs
+    case albums
+
+    /// The number the history stores for the chart (`chart` columns).
+    package var code: Int64 {
+        switch self {
+        case .apps: return 0
+        case .free: return 1
+        case .paid: return 2
+        case .freeIPad: return 3
+        case .paidIPad: return 4
+        case .songs: return 5
+        case .albums: return 6
+        }
+    }
+
+    /// The chart of a stored `code`, nil for an unknown one.
+    package init?(code: Int64) {
+        guard let chart = Self.allCases.first(where: { $0.code == code }) else { return nil }
+        self = chart
+    }
+
+    /// The popularity table the chart comes from.
+    package var table: String {
+        switch self {
+        case .apps: return "application_popularity_per_genre"
+        case .free: return "free_application_popularity_per_genre"
+        case .paid: return "paid_application_popularity_per_genre"
+        case .freeIPad: return "free_ipad_application_popularity_per_genre"
+        case .paidIPad: return "paid_ipad_application_popularity_per_genre"
+        case .songs: return "song_popularity_per_genre"
+        case .albums: return "album_popularity_per_genre"
+        }
+    }
+
+    /// The chart of a popularity table, nil for any other table.
+    package init?(table: String) {
+        guard let chart = Self.allCases.first(where: { $0.table == table }) else { return nil }
+        self = chart
+    }
+
+    /// The table's item id column (`application_id`, `song_id`, `album_id`).
+    package var idColumn: String {
+        switch self {
+        case .songs: return "song_id"
+        case .albums: return "album_id"
+        default: return "application_id"
+        }
+    }
+
+    /// The table's rank column (`application_rank`, `song_rank`, `album_rank`).
+    package var rankColumn: String {
+        switch self {
+        case .songs: return "song_rank"
+        case .albums: return "album_rank"
+        default: return "application_rank"
+        }
+    }
+
+    /// Whether the chart ranks apps (v3's chart and v5's four).
+    package var ranksApps: Bool { self != .songs && self != .albums }
+
+    package static func < (lhs: Self, rhs: Self) -> Bool { lhs.code < rhs.code }
+}
+
+/// One chart of one day's popularity: a chart table's ranking in one storefront and genre.
+package struct RankChartKey: Hashable, Sendable, Comparable {
+    package let chart: RankChart
+    package let storefrontID: Int64
+    package let genreID: Int64
+
+    package init(chart: RankChart, storefrontID: Int64, genreID: Int64) {
+        self.chart = chart
+        self.storefrontID = storefrontID
+        self.genreID = genreID
+    }
+
+    package static func < (lhs: Self, rhs: Self) -> Bool {
+        (lhs.chart.code, lhs.storefrontID, lhs.genreID) < (rhs.chart.code, rhs.storefrontID, rhs.genreID)
+    }
+}
+
+/// One entry of a recorded chart: the rank as the table held it (1 is the top; duplicates and gaps kept) and the
+/// item's id.
+package struct RankedEntry: Hashable, Sendable {
+    package let rank: Int
+    package let id: Int64
+
+    package init(rank: Int, id: Int64) {
+        self.rank = rank
+        self.id = id
+    }
+}
+
+/// One day of an item's rank history: the day (export date, ms since 1970 UTC), the chart and the rank.
+package struct RankHistoryPoint: Hashable, Sendable {
+    package let day: Int64
+    package let key: RankChartKey
+    package let rank: Int
+
+    package init(day: Int64, key: RankChartKey, rank: Int) {
+        self.day = day
+        self.key = key
+        self.rank = rank
+    }
+}
+
+/// The rank history of an SQLite database (`--history ranks`): what a reader needs of how it is stored, and the
+/// reading, with nothing of how loads write it (SQLite's `RankHistoryLayout` and `RankDayRecorder` in EPFStore).
+///
+/// Days are export dates (ms since 1970 UTC) and count per chart table: a day is recorded for a chart when a load
+/// of its popularity table was recorded for that day. A day not recorded is "no data" (nil here), never an empty
+/// chart; a day recorded without a storefront and genre's chart holds it empty ([], depth 0).
+///
+/// Tables (SQLite):
+/// - `daysTable` (`chart`, `export_date`, `keyframe`, `charts`, `entries`): the recorded days of each chart table,
+///   whether the day's lists are keyframes the other days are coded against, how many charts and entries it holds;
+/// - `listsTable` (`chart`, `storefront_id`, `genre_id`, `export_date`, `base_date`, `depth`, `list`): one row per
+///   chart per day, `list` its ids in rank order coded by `RankListCodec`: a keyframe (`base_date` NULL) or a delta
+///   against the same chart's keyframe of `base_date`; `depth` the number of entries;
+/// - `spansTable` (`id`, `chart`, `storefront_id`, `genre_id`, `entered`, `left`): the spans of days an item was in
+///   a chart (`left`, exclusive, NULL while it still is), written as items enter and leave: an item's history reads
+///   only the charts it was in. A span may be wider than the presence (never narrower): the lists decide.
+package struct RankHistoryRead {
+    /// The recorded days of each chart table.
+    package static let daysTable = "epf_rank_days"
+    /// One row per chart (chart table, storefront, genre) and day.
+    package static let listsTable = "epf_rank_lists"
+    /// When items entered and left charts.
+    package static let spansTable = "epf_rank_spans"
+    /// The `epf_settings` word of `--history` that records ranks.
+    package static let settingWord = "ranks"
+
+    private let connection: SQLiteConnection
+
+    /// The rank history of `connection`'s database, nil when it holds none (ranks never recorded).
+    package init?(_ connection: SQLiteConnection) throws {
+        guard try connection.tableExists(Self.listsTable), try connection.tableExists(Self.daysTable),
+              try connection.tableExists(Self.spansTable) else { return nil }
+        self.connection = connection
+    }
+
+    /// The rank history of a database with these tables, nil when it holds none.
+    package init?(_ connection: SQLiteConnection, tables: Set<String>) {
+        guard tables.contains(Self.listsTable), tables.contains(Self.daysTable),
+              tables.contains(Self.spansTable) else { return nil }
+        self.connection = connection
+    }
+
+    // MARK: Days
+
+    /// The days recorded for `chart` (any chart when nil) from `since` on (every day when nil), oldest first.
+    package func recordedDays(chart: RankChart? = nil, since: Int64? = nil) throws -> [Int64] {
+        let statement = try connection.prepare("""
+            SELECT DISTINCT export_date FROM \(Self.daysTable)
+            WHERE (?1 IS NULL OR chart = ?1) AND export_date >= ?2 ORDER BY export_date
+            """)
+        try statement.bind([chart.map { .integer($0.code) } ?? .null, .integer(since ?? Int64.min)])
+        var days: [Int64] = []
+        while try statement.step() {
+            if let day = statement.int64(at: 0) { days.append(day) }
+        }
+        return days
+    }
+
+    /// The charts recorded on `day` (the chart tables whose popularity that day is recorded), in code order.
+    package func recordedCharts(on day: Int64) throws -> [RankChart] {
+        try connection.query("SELECT chart FROM \(Self.daysTable) WHERE export_date = ?1 ORDER BY chart",
+                             [.integer(day)]).compactMap { row in
+            if case .integer(let code) = row.first { return RankChart(code: code) }
+            return nil
+        }
+    }
+
+    /// The newest day recorded for `chart` before `day`, nil when there is none (for an entry's move since the
+    /// day before: a chart's previous day may be several days back when days are missing).
+    package func recordedDay(before day: Int64, chart: RankChart) throws -> Int64? {
+        let value = try connection.scalar("""
+            SELECT max(export_date) FROM \(Self.daysTable) WHERE chart = ?1 AND export_date < ?2
+            """, [.integer(chart.code), .integer(day)])
+        if case .integer(let found)? = value { return found }
+        return nil
+    }
+
+    /// Whether `day` is recorded for `chart`.
+    package func isRecorded(_ day: Int64, chart: RankChart) throws -> Bool {
+        try connection.scalar("SELECT 1 FROM \(Self.daysTable) WHERE chart = ?1 AND export_date = ?2",
+                              [.integer(chart.code), .integer(day)]) != nil
+    }
+
+    // MARK: Charts
+
+    /// The chart `key` as it stood on `day`, best first: nil when the day is not recorded for the chart table (no
+    /// data), [] when it is but the table held no entry for the storefront and genre that day.
+    /// Throws `RankListCodec.Malformed` for a damaged list.
+    package func chart(_ key: RankChartKey, on day: Int64) throws -> [RankedEntry]? {
+        guard try isRecorded(day, chart: key.chart) else { return nil }
+        guard let row = try listRow(key, on: day) else { return [] }
+        let base = try row.baseDate.map { try keyframeIDs(key, on: $0) }
+        return try row.list.withUnsafeBytes { bytes in try RankListCodec.decode(bytes, base: base) }
+    }
+
+    /// The number of entries of chart `key` on `day`: nil when the day is not recorded for the chart table, 0
+    /// when the chart was absent.
+    package func depth(_ key: RankChartKey, on day: Int64) throws -> Int? {
+        guard try isRecorded(day, chart: key.chart) else { return nil }
+        let value = try connection.scalar("""
+            SELECT depth FROM \(Self.listsTable)
+            WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date = ?4
+            """, bindings(key) + [.integer(day)])
+        if case .integer(let depth)? = value { return Int(depth) }
+        return 0
+    }
+
+    /// Every chart of `chart`'s table recorded on `day` (in `storefront` only when given) with its depth; empty
+    /// when the day is not recorded.
+    package func depths(chart: RankChart, on day: Int64, storefront: Int64? = nil) throws -> [RankChartKey: Int] {
+        let statement = try connection.prepare("""
+            SELECT storefront_id, genre_id, depth FROM \(Self.listsTable) INDEXED BY epf_rank_lists_day
+            WHERE chart = ?1 AND export_date = ?2 AND (?3 IS NULL OR storefront_id = ?3)
+            """)
+        try statement.bind([.integer(chart.code), .integer(day), storefront.map { .integer($0) } ?? .null])
+        var depths: [RankChartKey: Int] = [:]
+        while try statement.step() {
+            guard let storefrontID = statement.int64(at: 0), let genreID = statement.int64(at: 1) else { continue }
+            depths[RankChartKey(chart: chart, storefrontID: storefrontID, genreID: genreID)] =
+                Int(statement.int64(at: 2) ?? 0)
+        }
+        return depths
+    }
+
+    // MARK: An item's history
+
+    /// Every recorded rank of item `id` from `since` on (every day when nil), in every chart it was in, narrowed
+    /// to `chart`, `storefront` and `genre` where given; ordered by day, then chart key. A day the item is absent
+    /// from a recorded chart has no point (compare `recordedDays`); apps and songs share no chart, but an app and
+    /// a song of the same number would both be found unless `chart` says which.
+    /// Throws `RankListCodec.Malformed` for a damaged list.
+    package func history(of id: Int64, since: Int64? = nil, chart: RankChart? = nil, storefront: Int64? = nil,
+                         genre: Int64? = nil) throws -> [RankHistoryPoint] {
+        let from = since ?? Int64.min
+        let spans = try connection.prepare("""
+            SELECT chart, storefront_id, genre_id, min(entered), max(coalesce("left", 9223372036854775807))
+            FROM \(Self.spansTable)
+            WHERE id = ?1 AND ("left" IS NULL OR "left" > ?2) AND (?3 IS NULL OR chart = ?3)
+                AND (?4 IS NULL OR storefront_id = ?4) AND (?5 IS NULL OR genre_id = ?5)
+            GROUP BY chart, storefront_id, genre_id
+            """)
+        try spans.bind([.integer(id), .integer(from), chart.map { .integer($0.code) } ?? .null,
+                        storefront.map { .integer($0) } ?? .null, genre.map { .integer($0) } ?? .null])
+        var ranges: [(key: RankChartKey, from: Int64, to: Int64)] = []
+        while try spans.step() {
+            guard let code = spans.int64(at: 0), let kind = RankChart(code: code), let storefrontID = spans.int64(at: 1),
+                  let genreID = spans.int64(at: 2) else { continue }
+            ranges.append((RankChartKey(chart: kind, storefrontID: storefrontID, genreID: genreID),
+                           max(from, spans.int64(at: 3) ?? from), spans.int64(at: 4) ?? Int64.max))
+        }
+        let rows = try connection.prepare("""
+            SELECT export_date, base_date, list FROM \(Self.listsTable)
+            WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date >= ?4 AND export_date < ?5
+            ORDER BY export_date
+            """)
+        var points: [RankHistoryPoint] = []
+        for range in ranges {
+            try rows.bind(bindings(range.key) + [.integer(range.from), .integer(range.to)])
+            defer { rows.reset() }
+            // Where the item stands in each base (keyframe) met: its position (nil: not there) and the base's size.
+            var bases: [Int64: (position: Int?, count: Int)] = [:]
+            while try rows.step() {
+                guard let day = rows.int64(at: 0) else { continue }
+                let baseDate = rows.int64(at: 1)
+                var base: (position: Int?, count: Int) = (nil, 0)
+                if let baseDate {
+                    if let known = bases[baseDate] {
+                        base = known
+                    } else {
+                        let ids = try keyframeIDs(range.key, on: baseDate)
+                        base = (ids.firstIndex(of: id), ids.count)
+                        bases[baseDate] = base
+                    }
+                } else {
+                    let ids = try rows.withBlob(at: 2) { bytes in try RankListCodec.keyframeIDs(bytes) } ?? []
+                    bases[day] = (ids.firstIndex(of: id), ids.count)
+                }
+                let rank = try rows.withBlob(at: 2) { bytes in
+                    try RankListCodec.rank(of: id, in: bytes, basePosition: base.position, baseCount: base.count)
+                } ?? nil
+                if let rank { points.append(RankHistoryPoint(day: day, key: range.key, rank: rank)) }
+            }
+        }
+        points.sort { ($0.day, $0.key) < ($1.day, $1.key) }
+        return points
+    }
+
+    // MARK: Rows
+
+    private func bindings(_ key: RankChartKey) -> [SQLValue] {
+        [.integer(key.chart.code), .integer(key.storefrontID), .integer(key.genreID)]
+    }
+
+    private func listRow(_ key: RankChartKey, on day: Int64) throws -> (baseDate: Int64?, list: [UInt8])? {
+        let statement = try connection.prepare("""
+            SELECT base_date, list FROM \(Self.listsTable)
+            WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date = ?4
+            """)
+        try statement.bind(bindings(key) + [.integer(day)])
+        guard try statement.step() else { return nil }
+        guard case .blob(let list) = statement.value(at: 1) else {
+            throw RankListCodec.Malformed(description: "the \(key.chart.rawValue) chart of storefront "
+                                          + "\(key.storefrontID), genre \(key.genreID) on \(day) holds no list")
+        }
+        return (statement.int64(at: 0), list)
+    }
+
+    /// The ids of the keyframe of `key` on `day` (a delta's base).
+    private func keyframeIDs(_ key: RankChartKey, on day: Int64) throws -> [Int64] {
+        guard let row = try listRow(key, on: day) else {
+            throw RankListCodec.Malformed(description: "the \(key.chart.rawValue) chart of storefront "
+                                          + "\(key.storefrontID), genre \(key.genreID) names a base on \(day) "
+                                          + "that is not recorded")
+        }
+        return try row.list.withUnsafeBytes { bytes in try RankListCodec.keyframeIDs(bytes) }
+    }
+}

@@ -1,0 +1,270 @@
+import EPFSchema
+import EPFSQLite
+import Foundation
+
+/// Records one day of one chart table into SQLite's rank history (`RankHistoryLayout`), in the caller's
+/// transaction, from a table with the popularity table's columns (the load's new table, before it is renamed into
+/// place): every storefront and genre's chart as the table holds it, ranks as they are (duplicates, gaps), rows
+/// without a rank, storefront, genre or id left out.
+///
+/// - A day's lists are keyframes when no keyframe day of the chart lies in the week before it (or it was one and
+///   is recorded again), else deltas against that keyframe day's list of the same chart, or keyframes where the
+///   delta is not smaller (or that chart has no keyframe that day).
+/// - A day recorded again replaces itself: its old lists go, and when it was a keyframe day the lists coded
+///   against it are decoded first and coded again against the new one.
+/// - A day older than days already recorded lands in its place: no other day's list changes.
+/// - Spans (`RankHistoryRead.spansTable`): an item in the day's chart that was not in the chart the day before
+///   (or in the day's old chart, when recorded again) gets a span from the day, open when the day is the newest,
+///   else up to the next recorded day; when the day is the newest, the items that left close their open spans.
+///   Spans so found may be wider than the presence, never narrower: readers decode the lists.
+final class RankDayRecorder {
+    private typealias Layout = RankHistoryLayout
+
+    private let connection: SQLiteConnection
+    private let chart: RankChart
+    private let day: Int64
+    /// Whether the day was recorded before (it replaces itself).
+    private var replacing = false
+    /// The day's keyframe day: the day itself, or an earlier keyframe day of the week before.
+    private var keyframeDay: Int64 = 0
+    /// The recorded days just before and after the day.
+    private var previousDay: Int64?
+    private var nextDay: Int64?
+
+    private var listRow: SQLiteStatement
+    private let insertList: SQLiteStatement
+    private let openSpan: SQLiteStatement
+    private let closeSpan: SQLiteStatement
+
+    /// What the day holds once recorded.
+    private(set) var charts = 0
+    private(set) var entries = 0
+
+    init(_ connection: SQLiteConnection, chart: RankChart, day: Int64) throws {
+        self.connection = connection
+        self.chart = chart
+        self.day = day
+        try Layout.prepare(connection)
+        listRow = try connection.prepare("""
+            SELECT base_date, list FROM \(Layout.lists)
+            WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date = ?4
+            """)
+        insertList = try connection.prepare("""
+            INSERT OR REPLACE INTO \(Layout.lists)
+                (chart, storefront_id, genre_id, export_date, base_date, depth, list)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """)
+        openSpan = try connection.prepare("""
+            INSERT INTO \(Layout.spans) (id, chart, storefront_id, genre_id, entered, "left")
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            ON CONFLICT DO UPDATE SET "left" = CASE WHEN "left" IS NULL OR excluded."left" IS NULL THEN NULL
+                ELSE max("left", excluded."left") END
+            """)
+        closeSpan = try connection.prepare("""
+            UPDATE \(Layout.spans) SET "left" = ?5
+            WHERE id = ?1 AND chart = ?2 AND storefront_id = ?3 AND genre_id = ?4 AND "left" IS NULL
+            """)
+    }
+
+    /// Records the day from `source`, a table with the chart table's columns.
+    func record(from source: String) throws {
+        try settleDays()
+        let dependents = replacing && keyframeDay == day ? try decodeDependents() : []
+        let referenceDay = replacing ? day : previousDay
+        let select = try connection.prepare("""
+            SELECT storefront_id, genre_id, \(chart.rankColumn), \(chart.idColumn)
+            FROM \(SQLiteConnection.quote(source))
+            WHERE storefront_id IS NOT NULL AND genre_id IS NOT NULL AND \(chart.rankColumn) IS NOT NULL
+                AND \(chart.idColumn) IS NOT NULL
+            ORDER BY 1, 2, 3, 4
+            """)
+        var recorded = Set<RankChartKey>()
+        var key: RankChartKey?
+        var group: [RankedEntry] = []
+        while try select.step() {
+            let next = RankChartKey(chart: chart, storefrontID: select.columnInt64(0), genreID: select.columnInt64(1))
+            if next != key {
+                if let key { try recordChart(key, group, referenceDay: referenceDay) }
+                recorded.insert(next)
+                key = next
+                group.removeAll(keepingCapacity: true)
+            }
+            group.append(RankedEntry(rank: Int(clamping: select.columnInt64(2)), id: select.columnInt64(3)))
+        }
+        if let key { try recordChart(key, group, referenceDay: referenceDay) }
+        try forgetCharts(notIn: recorded, referenceDay: referenceDay)
+        for dependent in dependents { try recode(dependent) }
+        let days = try connection.prepare("""
+            INSERT OR REPLACE INTO \(Layout.days) (chart, export_date, keyframe, charts, entries, recorded)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            """)
+        try days.bind([.integer(chart.code), .integer(day), .integer(keyframeDay == day ? 1 : 0),
+                       .integer(Int64(charts)), .integer(Int64(entries)), .text(StoreDatabase.now())])
+        try days.runOnce()
+    }
+
+    // MARK: The day's place
+
+    /// Finds whether the day replaces itself, its neighbours and its keyframe day.
+    private func settleDays() throws {
+        let code = SQLValue.integer(chart.code)
+        let at = SQLValue.integer(day)
+        let known = try connection.query("SELECT keyframe FROM \(Layout.days) WHERE chart = ?1 AND export_date = ?2",
+                                         [code, at])
+        replacing = !known.isEmpty
+        previousDay = try integer("SELECT max(export_date) FROM \(Layout.days) WHERE chart = ?1 AND export_date < ?2",
+                                  [code, at])
+        nextDay = try integer("SELECT min(export_date) FROM \(Layout.days) WHERE chart = ?1 AND export_date > ?2",
+                              [code, at])
+        if known.first?.first == .integer(1) {
+            keyframeDay = day
+        } else {
+            keyframeDay = try integer("""
+                SELECT max(export_date) FROM \(Layout.days)
+                WHERE chart = ?1 AND keyframe = 1 AND export_date < ?2 AND export_date > ?2 - ?3
+                """, [code, at, .integer(Layout.keyframeSpan)]) ?? day
+        }
+    }
+
+    private func integer(_ sql: String, _ bindings: [SQLValue]) throws -> Int64? {
+        if case .integer(let value)? = try connection.scalar(sql, bindings) { return value }
+        return nil
+    }
+
+    // MARK: One chart
+
+    private func recordChart(_ key: RankChartKey, _ group: [RankedEntry], referenceDay: Int64?) throws {
+        let reference = try referenceDay.flatMap { try decodedChart(key, on: $0) } ?? []
+        var base: [Int64]?
+        if keyframeDay != day, let keyframe = try row(key, on: keyframeDay), keyframe.baseDate == nil {
+            base = try keyframe.list.withUnsafeBytes { bytes in try RankListCodec.keyframeIDs(bytes) }
+        }
+        try write(key, on: day, group, base: base)
+        charts += 1
+        entries += group.count
+        try updateSpans(key, now: group.map(\.id), before: reference.map(\.id))
+    }
+
+    /// Writes the list of `key` on `date`: a delta against `base` when there is one and it is smaller.
+    private func write(_ key: RankChartKey, on date: Int64, _ group: [RankedEntry], base: [Int64]?) throws {
+        var list = RankListCodec.keyframe(group)
+        var baseDate: Int64?
+        if let base {
+            let delta = RankListCodec.delta(group, positions: RankListCodec.positions(of: base))
+            if delta.count < list.count {
+                list = delta
+                baseDate = keyframeDay
+            }
+        }
+        try insertList.bind([.integer(key.chart.code), .integer(key.storefrontID), .integer(key.genreID),
+                             .integer(date), baseDate.map { .integer($0) } ?? .null, .integer(Int64(group.count)),
+                             .blob(list)])
+        try insertList.runOnce()
+    }
+
+    /// Opens spans for the items new to the chart, and when the day is the newest closes those that left.
+    private func updateSpans(_ key: RankChartKey, now: [Int64], before: [Int64]) throws {
+        let earlier = Set(before)
+        for id in now where !earlier.contains(id) {
+            try openSpan.bind([.integer(id), .integer(key.chart.code), .integer(key.storefrontID),
+                               .integer(key.genreID), .integer(day), nextDay.map { .integer($0) } ?? .null])
+            try openSpan.runOnce()
+        }
+        guard nextDay == nil, !before.isEmpty else { return }
+        let current = Set(now)
+        for id in before where !current.contains(id) {
+            try closeSpan.bind([.integer(id), .integer(key.chart.code), .integer(key.storefrontID),
+                                .integer(key.genreID), .integer(day)])
+            try closeSpan.runOnce()
+        }
+    }
+
+    /// The charts of the reference day the new day lacks: their items left (closed when the day is the newest),
+    /// and a day recorded again loses its old lists of them.
+    private func forgetCharts(notIn recorded: Set<RankChartKey>, referenceDay: Int64?) throws {
+        guard let referenceDay else { return }
+        var gone: [RankChartKey] = []
+        let keys = try connection.prepare("""
+            SELECT storefront_id, genre_id FROM \(Layout.lists) INDEXED BY \(Layout.dayIndex)
+            WHERE chart = ?1 AND export_date = ?2
+            """)
+        try keys.bind([.integer(chart.code), .integer(referenceDay)])
+        while try keys.step() {
+            let key = RankChartKey(chart: chart, storefrontID: keys.columnInt64(0), genreID: keys.columnInt64(1))
+            if !recorded.contains(key) { gone.append(key) }
+        }
+        for key in gone {
+            if nextDay == nil, let chart = try decodedChart(key, on: referenceDay) {
+                try updateSpans(key, now: [], before: chart.map(\.id))
+            }
+            if replacing {
+                try connection.execute("""
+                    DELETE FROM \(Layout.lists) WHERE chart = \(key.chart.code) AND storefront_id = \(key.storefrontID)
+                        AND genre_id = \(key.genreID) AND export_date = \(day)
+                    """)
+            }
+        }
+    }
+
+    // MARK: Lists coded against a keyframe day recorded again
+
+    /// A list of a later day coded against the day's old keyframe, decoded.
+    private struct Dependent {
+        let key: RankChartKey
+        let day: Int64
+        let entries: [RankedEntry]
+    }
+
+    private func decodeDependents() throws -> [Dependent] {
+        let rows = try connection.prepare("""
+            SELECT storefront_id, genre_id, export_date FROM \(Layout.lists) INDEXED BY \(Layout.dayIndex)
+            WHERE chart = ?1 AND export_date > ?2 AND export_date < ?2 + ?3 AND base_date = ?2
+            """)
+        try rows.bind([.integer(chart.code), .integer(day), .integer(Layout.keyframeSpan)])
+        var found: [(RankChartKey, Int64)] = []
+        while try rows.step() {
+            found.append((RankChartKey(chart: chart, storefrontID: rows.columnInt64(0), genreID: rows.columnInt64(1)),
+                          rows.columnInt64(2)))
+        }
+        return try found.compactMap { key, date in
+            try decodedChart(key, on: date).map { Dependent(key: key, day: date, entries: $0) }
+        }
+    }
+
+    /// Codes a dependent again, against the day's new keyframe of its chart (a keyframe itself when there is none).
+    private func recode(_ dependent: Dependent) throws {
+        var base: [Int64]?
+        if let keyframe = try row(dependent.key, on: day), keyframe.baseDate == nil {
+            base = try keyframe.list.withUnsafeBytes { bytes in try RankListCodec.keyframeIDs(bytes) }
+        }
+        try write(dependent.key, on: dependent.day, dependent.entries, base: base)
+    }
+
+    // MARK: Reading stored lists
+
+    private func row(_ key: RankChartKey, on date: Int64) throws -> (baseDate: Int64?, list: [UInt8])? {
+        try listRow.bind([.integer(key.chart.code), .integer(key.storefrontID), .integer(key.genreID), .integer(date)])
+        defer { listRow.reset() }
+        guard try listRow.step() else { return nil }
+        guard case .blob(let list) = listRow.value(at: 1) else {
+            throw RankListCodec.Malformed(description: "the \(chart.rawValue) chart of storefront \(key.storefrontID), "
+                                          + "genre \(key.genreID) on \(date) holds no list")
+        }
+        return (listRow.int64(at: 0), list)
+    }
+
+    /// The stored chart of `key` on `date`, nil when there is no list.
+    private func decodedChart(_ key: RankChartKey, on date: Int64) throws -> [RankedEntry]? {
+        guard let stored = try row(key, on: date) else { return nil }
+        var base: [Int64]?
+        if let baseDate = stored.baseDate {
+            guard let keyframe = try row(key, on: baseDate) else {
+                throw RankListCodec.Malformed(description: "the \(chart.rawValue) chart of storefront "
+                                              + "\(key.storefrontID), genre \(key.genreID) on \(date) names a "
+                                              + "base on \(baseDate) that is not recorded")
+            }
+            base = try keyframe.list.withUnsafeBytes { bytes in try RankListCodec.keyframeIDs(bytes) }
+        }
+        return try stored.list.withUnsafeBytes { bytes in try RankListCodec.decode(bytes, base: base) }
+    }
+}

@@ -1,0 +1,58 @@
+import EPFSchema
+import EPFSQLite
+
+/// SQLite's tables of the rank history (see `RankHistoryRead` for what they hold), made by the first load that
+/// records ranks, in its transaction.
+///
+/// Chart-major: one row per (chart table, storefront, genre, day) holding the day's ids in rank order
+/// (`RankListCodec`), so a chart on a date is one or two rows (the day's and its keyframe), and an item's history
+/// reads, for each chart its spans name, the rows of the days asked. `WITHOUT ROWID` tables, clustered on their
+/// keys: a chart's days sit together, an item's spans together.
+enum RankHistoryLayout {
+    static let days = RankHistoryRead.daysTable
+    static let lists = RankHistoryRead.listsTable
+    static let spans = RankHistoryRead.spansTable
+    /// The index of a day's rows (the recorder reads and replaces a day's rows by it, `depths` reads it).
+    static let dayIndex = "epf_rank_lists_day"
+
+    /// A day's lists are deltas against a keyframe day at most this long before (a week): a delta is coded
+    /// against the keyframe, never against another delta, so a list decodes from at most two rows.
+    static let keyframeSpan: Int64 = 7 * 86_400_000
+
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS \(days) (
+            chart INTEGER NOT NULL,
+            export_date INTEGER NOT NULL,
+            keyframe INTEGER NOT NULL,
+            charts INTEGER NOT NULL,
+            entries INTEGER NOT NULL,
+            recorded TEXT NOT NULL,
+            PRIMARY KEY (chart, export_date)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS \(lists) (
+            chart INTEGER NOT NULL,
+            storefront_id INTEGER NOT NULL,
+            genre_id INTEGER NOT NULL,
+            export_date INTEGER NOT NULL,
+            base_date INTEGER,
+            depth INTEGER NOT NULL,
+            list BLOB NOT NULL,
+            PRIMARY KEY (chart, storefront_id, genre_id, export_date)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS \(dayIndex) ON \(lists) (chart, export_date);
+        CREATE TABLE IF NOT EXISTS \(spans) (
+            id INTEGER NOT NULL,
+            chart INTEGER NOT NULL,
+            storefront_id INTEGER NOT NULL,
+            genre_id INTEGER NOT NULL,
+            entered INTEGER NOT NULL,
+            "left" INTEGER,
+            PRIMARY KEY (id, chart, storefront_id, genre_id, entered)
+        ) WITHOUT ROWID;
+        """
+
+    /// Makes the tables where they are missing.
+    static func prepare(_ connection: SQLiteConnection) throws {
+        try connection.execute(schema)
+    }
+}
