@@ -110,7 +110,7 @@ let package = Package(
         .testTarget(name: "EPFConcurrencyTests", dependencies: ["EPFConcurrency"]),
         .testTarget(name: "EPFParquetTests", dependencies: ["EPFParquet", "EPFExport", "EPFTestSupport", "JSONText"]),
         .testTarget(name: "EndToEndTests",
-                    dependencies: ["EPFSQLite", "EPFGenerator", "EPFStore", "EPFTestSupport"]),
+                    dependencies: ["EPFSchema", "EPFSQLite", "EPFGenerator", "EPFStore", "EPFTestSupport"]),
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFTestSupport"]),
         .testTarget(name: "EPFFetchTests", dependencies: ["EPFFetch", "EPFTestSupport"]),
         // The import contract as a randomized, model-checked matrix on both stores (runs the built epf).

@@ -79,9 +79,9 @@ extension ImportLedger {
 
 extension ImportOptions {
     /// Sets `rows`, the selection this import applies, and `recordsPriceHistory` and `recordsRankHistory` through
-    /// the store's ledger (`settleSelection`, `settleHistory`). A dry run records nothing: it settles the selection against what
-    /// `readOnly`, the ledger of the database it would import into, keeps (so it leaves out what the import would
-    /// and is refused as the import would be), or without one from the requests alone.
+    /// the store's ledger (`settleSelection`, `settleHistory`). A dry run records nothing: it settles the selection
+    /// against what `readOnly`, the ledger of the database it would import into, keeps (so it leaves out what the
+    /// import would and is refused as the import would be), or without one from the requests alone.
     package mutating func settleRows<Ledger: ImportLedger, ReadOnly: ImportLedger>(ledger: Ledger?,
                                                                                   readOnly: ReadOnly? = nil) throws {
         if let ledger {

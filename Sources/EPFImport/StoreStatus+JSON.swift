@@ -11,7 +11,9 @@ extension StoreStatus {
     /// `extra` members are appended. `mixedExports` is null, or names the tables behind the newest full export
     /// and what the next `epf sync` does about them. `selection` holds the storefronts (`id`, `country`) and
     /// languages the database keeps, each null when it keeps all;
-    /// `priceHistory` whether imports record price changes (`--history prices`) and `priceChanges` how many.
+    /// `priceHistory` whether imports record price changes (`--history prices`) and `priceChanges` how many;
+    /// `rankHistory` whether they record each day's ranks (`--history ranks`), `rankDays` the days held and
+    /// `rankNewestDay` the newest (ISO 8601, null when none).
     package func json(exportDateFallback: Int64? = nil, extra: [(String, JSONValue)] = []) -> JSONValue {
         func date(_ milliseconds: Int64?) -> JSONValue {
             milliseconds.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null
@@ -60,6 +62,9 @@ extension StoreStatus {
             ("selection", .object([("storefronts", storefronts), ("languages", languages)])),
             ("priceHistory", .bool(priceHistory)),
             ("priceChanges", .int(priceChanges)),
+            ("rankHistory", .bool(rankHistory)),
+            ("rankDays", .int(Int64(rankDays))),
+            ("rankNewestDay", date(rankNewestDay)),
             ("lastImport", imports.first ?? .null),
             ("lastImports", .array(imports)),
         ] + extra)

@@ -77,6 +77,11 @@ package struct StoreStatus: Sendable {
     /// Whether imports record price history (`--history prices`), and how many changes they recorded.
     package var priceHistory = false
     package var priceChanges: Int64 = 0
+    /// Whether imports record each day's ranks (`--history ranks`), the days held (distinct export dates of any
+    /// chart) and the newest.
+    package var rankHistory = false
+    package var rankDays = 0
+    package var rankNewestDay: Int64?
     package init(database: String, sizeBytes: Int64, tables: [Table], lastImports: [Import], derived: [Derived] = [],
                  mixedExports: MixedExports? = nil) {
         self.database = database

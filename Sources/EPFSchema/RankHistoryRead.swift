@@ -130,9 +130,10 @@ package struct RankHistoryPoint: Hashable, Sendable {
 /// - `listsTable` (`chart`, `storefront_id`, `genre_id`, `export_date`, `base_date`, `depth`, `list`): one row per
 ///   chart per day, `list` its ids in rank order coded by `RankListCodec`: a keyframe (`base_date` NULL) or a delta
 ///   against the same chart's keyframe of `base_date`; `depth` the number of entries;
-/// - `spansTable` (`id`, `chart`, `storefront_id`, `genre_id`, `entered`, `left`): the spans of days an item was in
-///   a chart (`left`, exclusive, NULL while it still is), written as items enter and leave: an item's history reads
-///   only the charts it was in. A span may be wider than the presence (never narrower): the lists decide.
+/// - `spansTable` (`id`, `chart`, `storefront_id`, `genre_id`, `entered_day`, `left_day`): the spans of days an
+///   item was in a chart, in whole UTC days since 1970 (`spanDay`; `left_day` exclusive, NULL while it still is),
+///   written as items enter and leave: an item's history reads only the charts it was in. A span may be wider than
+///   the presence (never narrower): the lists decide.
 package struct RankHistoryRead {
     /// The recorded days of each chart table.
     package static let daysTable = "epf_rank_days"
@@ -142,6 +143,17 @@ package struct RankHistoryRead {
     package static let spansTable = "epf_rank_spans"
     /// The `epf_settings` word of `--history` that records ranks.
     package static let settingWord = "ranks"
+
+    /// Milliseconds in a span's day.
+    package static let dayLength: Int64 = 86_400_000
+
+    /// The span day of a day an item entered (rounded down: spans are never narrower than the presence).
+    package static func spanDay(entered milliseconds: Int64) -> Int64 {
+        milliseconds >= 0 ? milliseconds / dayLength : -((-milliseconds + dayLength - 1) / dayLength)
+    }
+
+    /// The span day of a day an item had left by (rounded up).
+    package static func spanDay(left milliseconds: Int64) -> Int64 { -spanDay(entered: -milliseconds) }
 
     private let connection: SQLiteConnection
 
@@ -250,22 +262,26 @@ package struct RankHistoryRead {
     /// Throws `RankListCodec.Malformed` for a damaged list.
     package func history(of id: Int64, since: Int64? = nil, chart: RankChart? = nil, storefront: Int64? = nil,
                          genre: Int64? = nil) throws -> [RankHistoryPoint] {
-        let from = since ?? Int64.min
+        // Clamped so day arithmetic cannot overflow (about 142,000 years before 1970).
+        let from = max(since ?? Int64.min, -(1 << 52))
         let spans = try connection.prepare("""
-            SELECT chart, storefront_id, genre_id, min(entered), max(coalesce("left", 9223372036854775807))
+            SELECT chart, storefront_id, genre_id, min(entered_day), max(coalesce(left_day, 106751991167))
             FROM \(Self.spansTable)
-            WHERE id = ?1 AND ("left" IS NULL OR "left" > ?2) AND (?3 IS NULL OR chart = ?3)
+            WHERE id = ?1 AND (left_day IS NULL OR left_day > ?2) AND (?3 IS NULL OR chart = ?3)
                 AND (?4 IS NULL OR storefront_id = ?4) AND (?5 IS NULL OR genre_id = ?5)
             GROUP BY chart, storefront_id, genre_id
             """)
-        try spans.bind([.integer(id), .integer(from), chart.map { .integer($0.code) } ?? .null,
-                        storefront.map { .integer($0) } ?? .null, genre.map { .integer($0) } ?? .null])
+        try spans.bind([.integer(id), .integer(Self.spanDay(entered: from)),
+                        chart.map { .integer($0.code) } ?? .null, storefront.map { .integer($0) } ?? .null,
+                        genre.map { .integer($0) } ?? .null])
         var ranges: [(key: RankChartKey, from: Int64, to: Int64)] = []
         while try spans.step() {
-            guard let code = spans.int64(at: 0), let kind = RankChart(code: code), let storefrontID = spans.int64(at: 1),
-                  let genreID = spans.int64(at: 2) else { continue }
+            guard let code = spans.int64(at: 0), let kind = RankChart(code: code),
+                  let storefrontID = spans.int64(at: 1), let genreID = spans.int64(at: 2) else { continue }
+            let entered = (spans.int64(at: 3) ?? Int64.min / Self.dayLength) * Self.dayLength
+            let left = spans.int64(at: 4) ?? 106_751_991_167
             ranges.append((RankChartKey(chart: kind, storefrontID: storefrontID, genreID: genreID),
-                           max(from, spans.int64(at: 3) ?? from), spans.int64(at: 4) ?? Int64.max))
+                           max(from, entered), left >= 106_751_991_167 ? Int64.max : left * Self.dayLength))
         }
         let rows = try connection.prepare("""
             SELECT export_date, base_date, list FROM \(Self.listsTable)

@@ -93,6 +93,11 @@ enum StatusCommand: Command {
             say("price history: \(status.priceHistory ? "recorded" : "off (--history none)"), "
                 + "\(status.priceChanges) changes (epf prices ID --history, epf changes --kind price)")
         }
+        if status.rankHistory || status.rankDays > 0 {
+            let newest = status.rankNewestDay.map { ", newest \(EPFValues.isoDate(milliseconds: $0))" } ?? ""
+            say("rank history: \(status.rankHistory ? "recorded" : "off (--history none)"), "
+                + "\(status.rankDays) day\(status.rankDays == 1 ? "" : "s")\(newest)")
+        }
         if !status.failures.isEmpty {
             say()
             say("warning: \(status.failures.count) file\(status.failures.count == 1 ? "" : "s") failed and nothing "

@@ -107,7 +107,9 @@ import Testing
     /// A chart that moves a little from `previous`: swaps, a few leave, a few enter (new or returning ids).
     static func moved(_ previous: [RankedEntry], depth: Int, random: inout SeededGenerator) -> [RankedEntry] {
         var ids = previous.map(\.id)
-        for _ in 0..<random.below(4) where ids.count > 1 { ids.swapAt(random.below(ids.count), random.below(ids.count)) }
+        for _ in 0..<random.below(4) where ids.count > 1 {
+            ids.swapAt(random.below(ids.count), random.below(ids.count))
+        }
         for _ in 0..<random.below(3) where !ids.isEmpty { ids.remove(at: random.below(ids.count)) }
         while ids.count < depth {
             let id = Int64(1 + random.below(3 * depth))

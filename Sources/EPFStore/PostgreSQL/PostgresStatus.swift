@@ -57,7 +57,9 @@ extension StoreStatus {
         if try target.tableExists(connection, "epf_settings") {
             let ledger = PostgresLedger(connection: connection, target: target)
             status.selection = try ledger.storedSelection()
-            status.priceHistory = HistoryRequest(setting: try ledger.setting(PriceRecording.setting)).prices
+            let history = HistoryRequest(setting: try ledger.setting(PriceRecording.setting))
+            status.priceHistory = history.prices
+            status.rankHistory = history.ranks
         }
         if try target.tableExists(connection, PriceHistory.table) {
             status.priceChanges = try connection.scalar("SELECT count(*) FROM \(target.qualified(PriceHistory.table))")

@@ -58,7 +58,8 @@ package final class Importer {
     package func run(paths: [String]) throws -> ImportReport {
         try ImportError.checkInputs(paths)
         if options.spaceCheck, !options.dryRun {
-            let check = try SpaceCheck.estimate(paths: paths, databasePath: databasePath, selected: selected)
+            let check = try SpaceCheck.estimate(paths: paths, databasePath: databasePath,
+                                                ranks: options.historyRequest?.ranks, selected: selected)
             if !check.fits { throw check.refusal }
         }
         let started = Date()

@@ -55,14 +55,14 @@ final class RankDayRecorder {
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             """)
         openSpan = try connection.prepare("""
-            INSERT INTO \(Layout.spans) (id, chart, storefront_id, genre_id, entered, "left")
+            INSERT INTO \(Layout.spans) (id, chart, storefront_id, genre_id, entered_day, left_day)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-            ON CONFLICT DO UPDATE SET "left" = CASE WHEN "left" IS NULL OR excluded."left" IS NULL THEN NULL
-                ELSE max("left", excluded."left") END
+            ON CONFLICT DO UPDATE SET left_day = CASE WHEN left_day IS NULL OR excluded.left_day IS NULL THEN NULL
+                ELSE max(left_day, excluded.left_day) END
             """)
         closeSpan = try connection.prepare("""
-            UPDATE \(Layout.spans) SET "left" = ?5
-            WHERE id = ?1 AND chart = ?2 AND storefront_id = ?3 AND genre_id = ?4 AND "left" IS NULL
+            UPDATE \(Layout.spans) SET left_day = ?5
+            WHERE id = ?1 AND chart = ?2 AND storefront_id = ?3 AND genre_id = ?4 AND left_day IS NULL
             """)
     }
 
@@ -167,14 +167,15 @@ final class RankDayRecorder {
         let earlier = Set(before)
         for id in now where !earlier.contains(id) {
             try openSpan.bind([.integer(id), .integer(key.chart.code), .integer(key.storefrontID),
-                               .integer(key.genreID), .integer(day), nextDay.map { .integer($0) } ?? .null])
+                               .integer(key.genreID), .integer(RankHistoryRead.spanDay(entered: day)),
+                               nextDay.map { .integer(RankHistoryRead.spanDay(left: $0)) } ?? .null])
             try openSpan.runOnce()
         }
         guard nextDay == nil, !before.isEmpty else { return }
         let current = Set(now)
         for id in before where !current.contains(id) {
             try closeSpan.bind([.integer(id), .integer(key.chart.code), .integer(key.storefrontID),
-                                .integer(key.genreID), .integer(day)])
+                                .integer(key.genreID), .integer(RankHistoryRead.spanDay(left: day))])
             try closeSpan.runOnce()
         }
     }

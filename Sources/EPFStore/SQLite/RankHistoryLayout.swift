@@ -45,9 +45,9 @@ enum RankHistoryLayout {
             chart INTEGER NOT NULL,
             storefront_id INTEGER NOT NULL,
             genre_id INTEGER NOT NULL,
-            entered INTEGER NOT NULL,
-            "left" INTEGER,
-            PRIMARY KEY (id, chart, storefront_id, genre_id, entered)
+            entered_day INTEGER NOT NULL,
+            left_day INTEGER,
+            PRIMARY KEY (id, chart, storefront_id, genre_id, entered_day)
         ) WITHOUT ROWID;
         """
 

@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFImport
+import EPFSchema
 import EPFSQLite
 import Foundation
 
@@ -39,11 +40,15 @@ package struct SpaceCheck: Sendable {
     /// Estimates the space an import of `paths` into `databasePath` needs. `selected` is the `--only`/`--skip`
     /// test. Throws `ImportError.io` when the directory's free space cannot be read; an input that cannot be
     /// measured is left to the import itself, which reports it.
-    package static func estimate(paths: [String], databasePath: String, selected: (String) -> Bool) throws
-        -> SpaceCheck {
+    /// With rank history (`ranks` true, or nil and the database records ranks), the popularity inputs count
+    /// `rankHistoryRatio` more: the day's lists and spans beside the table.
+    package static func estimate(paths: [String], databasePath: String, ranks: Bool? = nil,
+                                 selected: (String) -> Bool) throws -> SpaceCheck {
         let directory = DiskSpace.directory(of: databasePath)
         let applied = AppliedSources(databasePath: databasePath)
+        let recordsRanks = ranks ?? applied.recordsRanks
         var inputBytes: Int64 = 0
+        var rankBytes = 0.0
         var estimatedFiles = 0
         for path in paths {
             guard let units = try? FeedInput.units(at: path) else { continue }
@@ -57,13 +62,25 @@ package struct SpaceCheck: Sendable {
                     }
                     guard let size = try? FeedInput.uncompressedSize(of: file) else { continue }
                     inputBytes += size.bytes
+                    if recordsRanks, Self.isPopularity(name) { rankBytes += Double(size.bytes) * rankHistoryRatio }
                     if size.source == .estimated { estimatedFiles += 1 }
                 }
             }
         }
         return SpaceCheck(directory: directory, inputBytes: inputBytes, estimatedFiles: estimatedFiles,
-                          neededBytes: Int64((Double(inputBytes) * highWaterRatio).rounded(.up)),
+                          neededBytes: Int64((Double(inputBytes) * highWaterRatio + rankBytes).rounded(.up)),
                           freeBytes: try DiskSpace.available(at: directory), reusableBytes: applied.freePageBytes)
+    }
+
+    /// Bytes of rank history per uncompressed byte of a popularity table (about 40 bytes a row): a keyframe day's
+    /// lists cost about 5 bytes an entry, a delta day's 1.2, a span about 25 bytes for each entry new to a chart
+    /// (every entry on the first day). 0.9 covers a first day; later days take far less.
+    static let rankHistoryRatio = 0.9
+
+    /// Whether a file name is a popularity table's, or a v3 popularity feed archive.
+    static func isPopularity(_ name: String) -> Bool {
+        if let feed = FeedInput.feedAndDate(in: name) { return feed.feed == "popularity" }
+        return RankChart(table: FeedInput.tableName(fromFileName: name).table) != nil
     }
 
     /// The refusal, naming the directory, the bytes needed and free, and the flag that skips the check.
@@ -92,6 +109,8 @@ private struct AppliedSources {
     private var tablesFrom = Set<String>()
     /// Free pages inside the database (`freelist_count * page_size`).
     private(set) var freePageBytes: Int64 = 0
+    /// Whether the database records ranks (`--history ranks`).
+    private(set) var recordsRanks = false
 
     /// Reads the ledger read-only; a missing or unreadable database has applied nothing.
     init(databasePath: String) {
@@ -100,6 +119,10 @@ private struct AppliedSources {
         if case .integer(let pages) = try? connection.scalar("PRAGMA freelist_count"),
            case .integer(let size) = try? connection.scalar("PRAGMA page_size") {
             freePageBytes = pages * size
+        }
+        if case .text(let history) = try? connection.scalar("SELECT value FROM epf_settings WHERE name = ?1",
+                                                            [.text(PriceRecording.setting)]) {
+            recordsRanks = HistoryRequest(setting: history).ranks
         }
         guard (try? connection.tableExists("epf_ledger")) == true,
               let rows = try? connection.query(

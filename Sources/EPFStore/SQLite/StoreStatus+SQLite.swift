@@ -76,7 +76,14 @@ extension StoreStatus {
         if try connection.tableExists("epf_settings") {
             let ledger = Ledger(connection: connection)
             status.selection = try ledger.storedSelection()
-            status.priceHistory = HistoryRequest(setting: try ledger.setting(PriceRecording.setting)).prices
+            let history = HistoryRequest(setting: try ledger.setting(PriceRecording.setting))
+            status.priceHistory = history.prices
+            status.rankHistory = history.ranks
+        }
+        if let ranks = try RankHistoryRead(connection) {
+            let days = try ranks.recordedDays()
+            status.rankDays = days.count
+            status.rankNewestDay = days.last
         }
         if let rows = try PriceHistorySequence.rows(connection) {
             // Kept by the loads, without counting the table.
