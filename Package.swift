@@ -71,7 +71,8 @@ let package = Package(
                                          "EPFExport"]),
         // Swift-side micro-benchmarks for benchmarks/run; not shipped.
         .executableTarget(name: "epf-bench",
-                          dependencies: ["EPFFormat", "EPFQuery", "EPFServer", "HTTPTransport"],
+                          dependencies: ["EPFFormat", "EPFQuery", "EPFSchema", "EPFServer", "EPFSQLite",
+                                         "HTTPTransport"],
                           path: "benchmarks/swift"),
         // The test feed server (Tests/EPFTestSupport/FeedServer.swift) as a process, for the fetch benchmark.
         .executableTarget(name: "epf-feed-server", dependencies: ["EPFTestSupport"], path: "benchmarks/feed-server"),

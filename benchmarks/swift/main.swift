@@ -31,9 +31,17 @@
 //       (to compare with `bzip2 -dc`). Output (stderr with --stdout): bytes seconds mbps threads.
 //       --scan-only times finding and re-aligning the blocks alone (no decoding), over the compressed bytes:
 //       compressed_bytes spans seconds mbps
+//   epf-bench ranks DB --ids FILE [--days N] [--charts N] [--reps N]
+//       The rank history's reads (EPFSchema's RankHistoryRead) on a database imported with --history ranks: for
+//       each app id of FILE, its history over the last N recorded days (default 90) in every chart, storefront
+//       and genre; then --charts N (default 200) charts on random recorded days (random storefront, genre and
+//       chart of that day). Each read is timed alone, the fastest of --reps passes (default 3: the first warms
+//       the page cache). Output, one line per app: app points keys ms; then: charts entries median_ms max_ms
 import EPFFormat
 import EPFQuery
+import EPFSchema
 import EPFServer
+import EPFSQLite
 import Foundation
 import HTTPTransport
 
@@ -55,6 +63,7 @@ USAGE: epf-bench parse FILE [--reps N] [--validate]
        epf-bench lookups DB N --ids FILE [--country CC] [--from-tables]
        epf-bench routes DB N --ids FILE --target TEMPLATE
        epf-bench bunzip2 FILE [--threads N] [--stdout | --scan-only]
+       epf-bench ranks DB --ids FILE [--days N] [--charts N] [--reps N]
 """
 
 func monotonicSeconds() -> Double {
@@ -207,6 +216,49 @@ func lookups(_ arguments: [String]) throws {
           + "per_s=\(String(format: "%.1f", Double(count) / elapsed)) bytes=\(bytes)")
 }
 
+func ranks(_ arguments: [String]) throws {
+    guard arguments.count >= 1, let idPath = option(arguments, "--ids") else { throw BenchError.usage(usage) }
+    let days = Int(option(arguments, "--days") ?? "90") ?? 90
+    let charts = Int(option(arguments, "--charts") ?? "200") ?? 200
+    let reps = max(1, Int(option(arguments, "--reps") ?? "3") ?? 3)
+    let ids = String(decoding: try readWholeFile(idPath), as: UTF8.self).split(whereSeparator: \.isNewline)
+        .compactMap { Int64($0) }
+    let connection = try SQLiteConnection(path: arguments[0], mode: .readOnly)
+    guard let history = try RankHistoryRead(connection) else { throw BenchError.io("no rank history") }
+    let recorded = try history.recordedDays()
+    guard let newest = recorded.last else { throw BenchError.io("no recorded day") }
+    let since = recorded[max(0, recorded.count - days)]
+    func timed<T>(_ body: () throws -> T) rethrows -> (T, Double) {
+        var best = Double.infinity
+        var result: T?
+        for _ in 0..<reps {
+            let started = monotonicSeconds()
+            result = try body()
+            best = min(best, monotonicSeconds() - started)
+        }
+        return (result!, best * 1000)
+    }
+    for id in ids {
+        let (points, ms) = try timed { try history.history(of: id, since: since) }
+        print("app=\(id) points=\(points.count) keys=\(Set(points.map(\.key)).count) "
+              + "ms=\(String(format: "%.3f", ms))")
+    }
+    var random = SystemRandomNumberGenerator()
+    var times: [Double] = []
+    var entries = 0
+    while times.count < charts {
+        let day = recorded.randomElement(using: &random) ?? newest
+        guard let chart = try history.recordedCharts(on: day).randomElement(using: &random),
+              let key = try history.depths(chart: chart, on: day).keys.randomElement(using: &random) else { continue }
+        let (list, ms) = try timed { try history.chart(key, on: day) }
+        entries += list?.count ?? 0
+        times.append(ms)
+    }
+    times.sort()
+    print("charts=\(times.count) entries=\(entries) median_ms=\(String(format: "%.3f", times[times.count / 2])) "
+          + "max_ms=\(String(format: "%.3f", times.last ?? 0))")
+}
+
 func routes(_ arguments: [String]) throws {
     guard arguments.count >= 2, let count = Int(arguments[1]), count > 0, let idPath = option(arguments, "--ids"),
           let template = option(arguments, "--target"), template.contains("{id}")
@@ -289,6 +341,7 @@ do {
     case "validate": try validate(Array(arguments.dropFirst()))
     case "lookups": try lookups(Array(arguments.dropFirst()))
     case "routes": try routes(Array(arguments.dropFirst()))
+    case "ranks": try ranks(Array(arguments.dropFirst()))
     case "bunzip2": try bunzip2(Array(arguments.dropFirst()))
     default:
         FileHandle.standardError.write(Data((usage + "\n").utf8))
