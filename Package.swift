@@ -118,8 +118,8 @@ let package = Package(
         .testTarget(name: "ContractTests", dependencies: ["EPFSQLite", "EPFTestSupport", "EPFStore", "EPFPostgres"]),
         // Against a throwaway PostgreSQL cluster the tests start themselves (Debian package postgresql).
         .testTarget(name: "PostgresTests",
-                    dependencies: ["EPFPostgresStore", "EPFImport", "EPFSQLite", "EPFPostgres", "EPFStore",
-                                   "EPFGenerator", "EPFFormat", "EPFTestSupport", "JSONText"]),
+                    dependencies: ["EPFPostgresStore", "EPFImport", "EPFSchema", "EPFSQLite", "EPFPostgres",
+                                   "EPFStore", "EPFGenerator", "EPFFormat", "EPFTestSupport", "JSONText"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -26,6 +26,19 @@ package enum RankListCodec {
 
     // MARK: Encoding
 
+    /// The bytes `keyframe(entries)` would take, without making them.
+    package static func keyframeSize(_ entries: [RankedEntry]) -> Int {
+        var size = 1 + varintSize(UInt64(entries.count))
+        for entry in entries { size += varintSize(UInt64(bitPattern: entry.id)) }
+        if needsRanks(entries) {
+            for entry in entries { size += varintSize(zigzag(Int64(entry.rank))) }
+        }
+        return size
+    }
+
+    @inline(__always)
+    static func varintSize(_ value: UInt64) -> Int { max(1, (64 - value.leadingZeroBitCount + 6) / 7) }
+
     /// A keyframe of `entries` (in rank order).
     package static func keyframe(_ entries: [RankedEntry]) -> [UInt8] {
         var bytes: [UInt8] = []
@@ -38,18 +51,18 @@ package enum RankListCodec {
         return bytes
     }
 
-    /// A delta of `entries` against `base` (a keyframe's ids, in order), given `positions`, the base's id ->
-    /// position (`positions(of:)`).
-    package static func delta(_ entries: [RankedEntry], positions: [Int64: Int]) -> [UInt8] {
+    /// A delta of `entries` against a keyframe's ids, looked up in `base` (`BaseIndex`).
+    package static func delta(_ entries: [RankedEntry], base: BaseIndex) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(entries.count + 8)
         let ranks = needsRanks(entries)
         bytes.append(deltaFlag | (ranks ? ranksFlag : 0))
         appendVarint(UInt64(entries.count), to: &bytes)
         var previous = -1
-        var used = Set<Int>()
+        var used = [Bool](repeating: false, count: base.count)
         for entry in entries {
-            if let position = positions[entry.id], used.insert(position).inserted {
+            if let position = base.position(of: entry.id), !used[position] {
+                used[position] = true
                 let offset = position - previous - 1
                 appendVarint(zigzag(Int64(offset)) + 1, to: &bytes)
                 previous = position
@@ -62,12 +75,59 @@ package enum RankListCodec {
         return bytes
     }
 
-    /// The base's id -> position, for `delta` (the first position of an id listed twice).
-    package static func positions(of ids: [Int64]) -> [Int64: Int] {
-        var positions: [Int64: Int] = [:]
-        positions.reserveCapacity(ids.count)
-        for (index, id) in ids.enumerated() where positions[id] == nil { positions[id] = index }
-        return positions
+    /// A keyframe's ids by value, for `delta`: an open-addressing table of id -> position with a multiplicative
+    /// hash (a chart's 200 ids: Swift's `Dictionary`, with its seeded hash, or a sort cost several times more).
+    package struct BaseIndex {
+        private var slots: [Int64]
+        private var positions: [Int32]
+        private var occupied: [Bool]
+        private let shift: UInt64
+
+        /// The index of `base`, a keyframe's ids in order (an id listed twice: its first position).
+        package init(_ base: [Int64]) {
+            var bits: UInt64 = 4
+            while 1 << bits < base.count * 2 { bits += 1 }
+            shift = 64 - bits
+            slots = [Int64](repeating: 0, count: 1 << Int(bits))
+            positions = [Int32](repeating: 0, count: 1 << Int(bits))
+            occupied = [Bool](repeating: false, count: 1 << Int(bits))
+            count = base.count
+            for (position, id) in base.enumerated() {
+                var slot = slot(of: id)
+                while occupied[slot] {
+                    if slots[slot] == id { break }
+                    slot = (slot + 1) & (slots.count - 1)
+                }
+                if !occupied[slot] {
+                    occupied[slot] = true
+                    slots[slot] = id
+                    positions[slot] = Int32(truncatingIfNeeded: position)
+                }
+            }
+        }
+
+        /// The number of ids of the base.
+        package let count: Int
+
+        @inline(__always)
+        private func slot(of id: Int64) -> Int {
+            Int(truncatingIfNeeded: (UInt64(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15) >> shift)
+        }
+
+        /// Where `id` stands in the base, nil when it is not there.
+        @inline(__always)
+        package func position(of id: Int64) -> Int? {
+            var slot = slot(of: id)
+            while occupied[slot] {
+                if slots[slot] == id { return Int(positions[slot]) }
+                slot = (slot + 1) & (slots.count - 1)
+            }
+            return nil
+        }
+
+        /// Whether the base holds `id`.
+        @inline(__always)
+        package func contains(_ id: Int64) -> Bool { position(of: id) != nil }
     }
 
     private static func needsRanks(_ entries: [RankedEntry]) -> Bool {

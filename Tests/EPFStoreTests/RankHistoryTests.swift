@@ -39,7 +39,7 @@ import Testing
         ids.insert(6_500_000_000, at: 0)
         ids.append(base[50])
         let entries = ids.enumerated().map { RankedEntry(rank: $0.offset + 1, id: $0.element) }
-        let delta = RankListCodec.delta(entries, positions: RankListCodec.positions(of: base))
+        let delta = RankListCodec.delta(entries, base: RankListCodec.BaseIndex(base))
         #expect(delta.count < 215)
         #expect(try delta.withUnsafeBytes { try RankListCodec.decode($0, base: base) } == entries)
         for (offset, id) in ids.enumerated() {
@@ -50,7 +50,7 @@ import Testing
         }
         var ranked = entries
         ranked[4] = RankedEntry(rank: 4, id: ranked[4].id)
-        let withRanks = RankListCodec.delta(ranked, positions: RankListCodec.positions(of: base))
+        let withRanks = RankListCodec.delta(ranked, base: RankListCodec.BaseIndex(base))
         #expect(try withRanks.withUnsafeBytes { try RankListCodec.decode($0, base: base) } == ranked)
         let rank = try withRanks.withUnsafeBytes {
             try RankListCodec.rank(of: ranked[4].id, in: $0, basePosition: base.firstIndex(of: ranked[4].id),
@@ -62,7 +62,7 @@ import Testing
     @Test func damagedBytesThrowAndNeverReadPastTheList() throws {
         let base: [Int64] = [10, 20, 30]
         let entries = [RankedEntry(rank: 1, id: 30), RankedEntry(rank: 2, id: 99)]
-        let delta = RankListCodec.delta(entries, positions: RankListCodec.positions(of: base))
+        let delta = RankListCodec.delta(entries, base: RankListCodec.BaseIndex(base))
         for length in 0..<delta.count {
             #expect(throws: RankListCodec.Malformed.self) {
                 try Array(delta.prefix(length)).withUnsafeBytes { try RankListCodec.decode($0, base: base) }

@@ -61,6 +61,12 @@ extension StoreStatus {
             status.priceHistory = history.prices
             status.rankHistory = history.ranks
         }
+        if try target.tableExists(connection, RankHistoryRead.daysTable) {
+            let row = try connection.query("SELECT count(DISTINCT export_date), max(export_date) FROM "
+                                           + target.qualified(RankHistoryRead.daysTable)).first
+            status.rankDays = row?.first.flatMap { $0.flatMap { Int($0) } } ?? 0
+            status.rankNewestDay = row.flatMap { $0.count > 1 ? $0[1].flatMap { Int64($0) } : nil }
+        }
         if try target.tableExists(connection, PriceHistory.table) {
             status.priceChanges = try connection.scalar("SELECT count(*) FROM \(target.qualified(PriceHistory.table))")
                 .flatMap { Int64($0) } ?? 0

@@ -57,6 +57,7 @@ extension PostgresTableLoad: TableLoading {
         try connection.execute("DROP TABLE IF EXISTS \(qualified(retired))")
         let historyClock = PhaseClock()
         try prices?.publish(connection, exportDate: state.outcome.exportDate)
+        try ranks?.publish(connection, exportDate: state.outcome.exportDate)
         state.stop(historyClock, .priceHistory)
         if try target.tableExists(connection, schema.name) {
             try connection.execute("ALTER TABLE \(qualified(schema.name)) RENAME TO \(quoted(retired))")

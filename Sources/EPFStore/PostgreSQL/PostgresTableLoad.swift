@@ -41,6 +41,8 @@ final class PostgresTableLoad {
     let keyIndexes: [Int]
     /// Records the price changes of a price table's load (see `PriceHistory`), with `--history prices`.
     var prices: PostgresPriceRecorder?
+    /// Records a popularity table's day of ranks (see `PostgresRankRecorder`), with `--history ranks`.
+    var ranks: PostgresRankRecorder?
     /// Column types of the existing table an incremental goes into, by name (the file's may differ).
     var targetTypes: [String: String] = [:]
     var inTransaction = false
@@ -127,6 +129,8 @@ final class PostgresTableLoad {
         prices = try PostgresPriceRecorder(connection, target: target, table: schema.name, mode: mode,
                                            loaded: mode == .full ? staging : incoming, feedDate: state.file.feedDate,
                                            enabled: state.options.recordsPriceHistory)
+        ranks = PostgresRankRecorder(target: target, table: schema.name, mode: mode, staging: staging,
+                                     feedDate: state.file.feedDate, enabled: state.options.recordsRankHistory)
         switch mode {
         case .full: try prepareFull(connection)
         case .incremental: try prepareIncremental(connection)

@@ -71,28 +71,36 @@ final class RankDayRecorder {
         try settleDays()
         let dependents = replacing && keyframeDay == day ? try decodeDependents() : []
         let referenceDay = replacing ? day : previousDay
+        // The table in its own order (a scan: sorting it in SQL cost more than the rest of the recording), each
+        // storefront and genre's rows gathered, then each chart sorted by rank and id.
         let select = try connection.prepare("""
             SELECT storefront_id, genre_id, \(chart.rankColumn), \(chart.idColumn)
             FROM \(SQLiteConnection.quote(source))
             WHERE storefront_id IS NOT NULL AND genre_id IS NOT NULL AND \(chart.rankColumn) IS NOT NULL
                 AND \(chart.idColumn) IS NOT NULL
-            ORDER BY 1, 2, 3, 4
             """)
-        var recorded = Set<RankChartKey>()
+        var groups: [RankChartKey: [RankedEntry]] = [:]
         var key: RankChartKey?
         var group: [RankedEntry] = []
         while try select.step() {
             let next = RankChartKey(chart: chart, storefrontID: select.columnInt64(0), genreID: select.columnInt64(1))
             if next != key {
-                if let key { try recordChart(key, group, referenceDay: referenceDay) }
-                recorded.insert(next)
+                if let key { groups[key, default: []].append(contentsOf: group) }
                 key = next
                 group.removeAll(keepingCapacity: true)
             }
             group.append(RankedEntry(rank: Int(clamping: select.columnInt64(2)), id: select.columnInt64(3)))
         }
-        if let key { try recordChart(key, group, referenceDay: referenceDay) }
+        if let key { groups[key, default: []].append(contentsOf: group) }
+        let keys = groups.keys.sorted()
+        for key in keys {
+            guard var entries = groups.removeValue(forKey: key) else { continue }
+            entries.sort { ($0.rank, $0.id) < ($1.rank, $1.id) }
+            try recordChart(key, entries, referenceDay: referenceDay)
+        }
+        let recorded = Set(keys)
         try forgetCharts(notIn: recorded, referenceDay: referenceDay)
+        try writeSpans()
         for dependent in dependents { try recode(dependent) }
         let days = try connection.prepare("""
             INSERT OR REPLACE INTO \(Layout.days) (chart, export_date, keyframe, charts, entries, recorded)
@@ -134,50 +142,91 @@ final class RankDayRecorder {
     // MARK: One chart
 
     private func recordChart(_ key: RankChartKey, _ group: [RankedEntry], referenceDay: Int64?) throws {
-        let reference = try referenceDay.flatMap { try decodedChart(key, on: $0) } ?? []
         var base: [Int64]?
         if keyframeDay != day, let keyframe = try row(key, on: keyframeDay), keyframe.baseDate == nil {
             base = try keyframe.list.withUnsafeBytes { bytes in try RankListCodec.keyframeIDs(bytes) }
         }
+        let known = base.map { (day: keyframeDay, ids: $0) }
+        let reference = try referenceDay.flatMap { try decodedChart(key, on: $0, keyframe: known) } ?? []
         try write(key, on: day, group, base: base)
         charts += 1
         entries += group.count
-        try updateSpans(key, now: group.map(\.id), before: reference.map(\.id))
+        updateSpans(key, now: group.map(\.id), before: reference.map(\.id))
     }
 
     /// Writes the list of `key` on `date`: a delta against `base` when there is one and it is smaller.
     private func write(_ key: RankChartKey, on date: Int64, _ group: [RankedEntry], base: [Int64]?) throws {
-        var list = RankListCodec.keyframe(group)
+        var list: [UInt8] = []
         var baseDate: Int64?
         if let base {
-            let delta = RankListCodec.delta(group, positions: RankListCodec.positions(of: base))
-            if delta.count < list.count {
+            let delta = RankListCodec.delta(group, base: RankListCodec.BaseIndex(base))
+            if delta.count < RankListCodec.keyframeSize(group) {
                 list = delta
                 baseDate = keyframeDay
             }
         }
+        if baseDate == nil { list = RankListCodec.keyframe(group) }
         try insertList.bind([.integer(key.chart.code), .integer(key.storefrontID), .integer(key.genreID),
                              .integer(date), baseDate.map { .integer($0) } ?? .null, .integer(Int64(group.count)),
                              .blob(list)])
         try insertList.runOnce()
     }
 
-    /// Opens spans for the items new to the chart, and when the day is the newest closes those that left.
-    private func updateSpans(_ key: RankChartKey, now: [Int64], before: [Int64]) throws {
-        let earlier = Set(before)
+    /// An item entering or leaving a chart of the day, written once the day's charts are done, in the spans'
+    /// key order (written as found, an item's random place in the index made a first day's millions of spans
+    /// several times dearer).
+    private struct SpanChange: Comparable {
+        let id: Int64
+        let storefrontID: Int64
+        let genreID: Int64
+
+        static func < (lhs: Self, rhs: Self) -> Bool {
+            (lhs.id, lhs.storefrontID, lhs.genreID) < (rhs.id, rhs.storefrontID, rhs.genreID)
+        }
+    }
+
+    private var entering: [SpanChange] = []
+    private var leaving: [SpanChange] = []
+
+    /// Notes spans to open for the items new to the chart, and when the day is the newest to close for those that
+    /// left.
+    private func updateSpans(_ key: RankChartKey, now: [Int64], before: [Int64]) {
+        let earlier = RankListCodec.BaseIndex(before)
         for id in now where !earlier.contains(id) {
-            try openSpan.bind([.integer(id), .integer(key.chart.code), .integer(key.storefrontID),
-                               .integer(key.genreID), .integer(RankHistoryRead.spanDay(entered: day)),
-                               nextDay.map { .integer(RankHistoryRead.spanDay(left: $0)) } ?? .null])
-            try openSpan.runOnce()
+            entering.append(SpanChange(id: id, storefrontID: key.storefrontID, genreID: key.genreID))
         }
         guard nextDay == nil, !before.isEmpty else { return }
-        let current = Set(now)
+        let current = RankListCodec.BaseIndex(now)
         for id in before where !current.contains(id) {
-            try closeSpan.bind([.integer(id), .integer(key.chart.code), .integer(key.storefrontID),
-                                .integer(key.genreID), .integer(RankHistoryRead.spanDay(left: day))])
+            leaving.append(SpanChange(id: id, storefrontID: key.storefrontID, genreID: key.genreID))
+        }
+    }
+
+    /// Writes the noted spans.
+    private func writeSpans() throws {
+        let code = chart.code
+        let entered = RankHistoryRead.spanDay(entered: day)
+        let left = nextDay.map { RankHistoryRead.spanDay(left: $0) }
+        for change in entering.sorted() {
+            try openSpan.bind(change.id, at: 1)
+            try openSpan.bind(code, at: 2)
+            try openSpan.bind(change.storefrontID, at: 3)
+            try openSpan.bind(change.genreID, at: 4)
+            try openSpan.bind(entered, at: 5)
+            if let left { try openSpan.bind(left, at: 6) } else { try openSpan.bindNull(at: 6) }
+            try openSpan.runOnce()
+        }
+        let closed = RankHistoryRead.spanDay(left: day)
+        for change in leaving.sorted() {
+            try closeSpan.bind(change.id, at: 1)
+            try closeSpan.bind(code, at: 2)
+            try closeSpan.bind(change.storefrontID, at: 3)
+            try closeSpan.bind(change.genreID, at: 4)
+            try closeSpan.bind(closed, at: 5)
             try closeSpan.runOnce()
         }
+        entering = []
+        leaving = []
     }
 
     /// The charts of the reference day the new day lacks: their items left (closed when the day is the newest),
@@ -196,7 +245,7 @@ final class RankDayRecorder {
         }
         for key in gone {
             if nextDay == nil, let chart = try decodedChart(key, on: referenceDay) {
-                try updateSpans(key, now: [], before: chart.map(\.id))
+                updateSpans(key, now: [], before: chart.map(\.id))
             }
             if replacing {
                 try connection.execute("""
@@ -255,10 +304,14 @@ final class RankDayRecorder {
     }
 
     /// The stored chart of `key` on `date`, nil when there is no list.
-    private func decodedChart(_ key: RankChartKey, on date: Int64) throws -> [RankedEntry]? {
+    /// `keyframe`, when given, is the chart's keyframe of that day, already read.
+    private func decodedChart(_ key: RankChartKey, on date: Int64,
+                              keyframe known: (day: Int64, ids: [Int64])? = nil) throws -> [RankedEntry]? {
         guard let stored = try row(key, on: date) else { return nil }
         var base: [Int64]?
-        if let baseDate = stored.baseDate {
+        if let baseDate = stored.baseDate, let known, known.day == baseDate {
+            base = known.ids
+        } else if let baseDate = stored.baseDate {
             guard let keyframe = try row(key, on: baseDate) else {
                 throw RankListCodec.Malformed(description: "the \(chart.rawValue) chart of storefront "
                                               + "\(key.storefrontID), genre \(key.genreID) on \(date) names a "
