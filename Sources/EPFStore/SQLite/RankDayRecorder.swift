@@ -15,8 +15,9 @@ import Foundation
 /// - A day older than days already recorded lands in its place: no other day's list changes.
 /// - Spans (`RankHistoryRead.spansTable`): an item in the day's chart that was not in the chart the day before
 ///   (or in the day's old chart, when recorded again) gets a span from the day, open when the day is the newest,
-///   else up to the next recorded day; when the day is the newest, the items that left close their open spans.
-///   Spans so found may be wider than the presence, never narrower: readers decode the lists.
+///   else up to the next recorded day (an item back within a week of leaving reopens its span instead); when the
+///   day is the newest, the items that left close their open spans. Spans so found may be wider than the
+///   presence, never narrower: readers decode the lists.
 final class RankDayRecorder {
     private typealias Layout = RankHistoryLayout
 
@@ -34,6 +35,7 @@ final class RankDayRecorder {
     private var listRow: SQLiteStatement
     private let insertList: SQLiteStatement
     private let openSpan: SQLiteStatement
+    private let reopenSpan: SQLiteStatement
     private let closeSpan: SQLiteStatement
 
     /// What the day holds once recorded.
@@ -59,6 +61,14 @@ final class RankDayRecorder {
             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
             ON CONFLICT DO UPDATE SET left_day = CASE WHEN left_day IS NULL OR excluded.left_day IS NULL THEN NULL
                 ELSE max(left_day, excluded.left_day) END
+            """)
+        // An item back in a chart it left at most `rejoinDays` before: its span reopens (or widens) rather than a
+        // new one starting. Apps near a chart's depth go in and out day after day; a span each time was most of
+        // the spans' bytes.
+        reopenSpan = try connection.prepare("""
+            UPDATE \(Layout.spans) SET left_day = CASE WHEN ?6 IS NULL THEN NULL ELSE max(left_day, ?6) END
+            WHERE id = ?1 AND chart = ?2 AND storefront_id = ?3 AND genre_id = ?4 AND entered_day <= ?5
+                AND left_day >= ?5 - \(Self.rejoinDays)
             """)
         closeSpan = try connection.prepare("""
             UPDATE \(Layout.spans) SET left_day = ?5
@@ -185,6 +195,9 @@ final class RankDayRecorder {
         }
     }
 
+    /// Days out of a chart after which an item's return starts a new span (within them its span reopens).
+    static let rejoinDays: Int64 = 7
+
     private var entering: [SpanChange] = []
     private var leaving: [SpanChange] = []
 
@@ -208,6 +221,14 @@ final class RankDayRecorder {
         let entered = RankHistoryRead.spanDay(entered: day)
         let left = nextDay.map { RankHistoryRead.spanDay(left: $0) }
         for change in entering.sorted() {
+            try reopenSpan.bind(change.id, at: 1)
+            try reopenSpan.bind(code, at: 2)
+            try reopenSpan.bind(change.storefrontID, at: 3)
+            try reopenSpan.bind(change.genreID, at: 4)
+            try reopenSpan.bind(entered, at: 5)
+            if let left { try reopenSpan.bind(left, at: 6) } else { try reopenSpan.bindNull(at: 6) }
+            try reopenSpan.runOnce()
+            if connection.changes > 0 { continue }
             try openSpan.bind(change.id, at: 1)
             try openSpan.bind(code, at: 2)
             try openSpan.bind(change.storefrontID, at: 3)
