@@ -224,16 +224,28 @@ package enum RankListCodec {
                 }
             }
         } else {
+            // The hot loop of an item's history: one-byte tokens (nearly all of them) read inline.
             var previous = -1
+            let end = bytes.count
             for index in 0..<count {
-                let token = try reader.varint()
+                guard reader.offset < end else { throw Malformed(description: "a rank list ends early") }
+                var token = UInt64(bytes[reader.offset])
+                if token < 0x80 {
+                    reader.offset += 1
+                } else {
+                    token = try reader.varint()
+                }
                 if token == 0 {
                     if Int64(bitPattern: try reader.varint()) == id {
                         found = index
                         break
                     }
                 } else {
-                    let position = try basePosition(previous, token, baseCount)
+                    let position = previous + 1 + Int(truncatingIfNeeded: unzigzag(token - 1))
+                    guard position >= 0, position < baseCount else {
+                        throw Malformed(description: "a delta names base position \(position) of a base of "
+                                        + "\(baseCount)")
+                    }
                     if position == target {
                         found = index
                         break
