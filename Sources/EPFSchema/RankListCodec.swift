@@ -1,14 +1,15 @@
 /// The bytes of one chart on one day in the rank history (`RankHistoryRead.listsTable`'s `list`): the chart's ids
 /// in rank order, either whole (a keyframe) or as a delta against the same chart's list on a keyframe day.
 ///
-/// Layout, every number an unsigned LEB128 varint:
+/// Layout, every number an unsigned LEB128 varint unless said:
 /// - a flags byte: bit 0 set when the list is a delta, bit 1 when explicit ranks follow the ids;
 /// - the number of entries `n`;
 /// - a keyframe: the `n` ids;
-/// - a delta: `n` tokens. Token 0 is an escape, followed by the full id (one not in the base, or met again). Any
-///   other token `t` names the base's entry at position `previous + 1 + unzigzag(t - 1)`, where `previous` is the
-///   base position the token before named (-1 at the start): an unchanged run costs one byte per entry (`1`), an
-///   entry that moved a few places one byte;
+/// - a delta: the base's size `b`, then `b` slots of `w` bytes each, little-endian, `w` the bytes `n` needs (one
+///   for a chart of up to 255 entries): slot `p` holds 1 + the index in this list of the base's entry `p`, 0 when
+///   it is not in it; then the escapes, the entries not in the base: their number, then each one's index and id.
+///   A base's entry costs a byte whatever its move, and an item's rank is read from its slot without decoding
+///   the rest (an item's history reads one byte a day);
 /// - explicit ranks, only when the ranks are not 1...n in order (duplicates, gaps, a chart that does not start at
 ///   1): `n` varints, each `zigzag(rank)`.
 ///
@@ -53,26 +54,39 @@ package enum RankListCodec {
 
     /// A delta of `entries` against a keyframe's ids, looked up in `base` (`BaseIndex`).
     package static func delta(_ entries: [RankedEntry], base: BaseIndex) -> [UInt8] {
+        let width = slotWidth(entries.count)
+        var slots = [UInt32](repeating: 0, count: base.count)
+        var escapes: [(index: Int, id: Int64)] = []
+        for (index, entry) in entries.enumerated() {
+            if let position = base.position(of: entry.id), slots[position] == 0 {
+                slots[position] = UInt32(index + 1)
+            } else {
+                escapes.append((index, entry.id))
+            }
+        }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(entries.count + 8)
+        bytes.reserveCapacity(base.count * width + escapes.count * 7 + 8)
         let ranks = needsRanks(entries)
         bytes.append(deltaFlag | (ranks ? ranksFlag : 0))
         appendVarint(UInt64(entries.count), to: &bytes)
-        var previous = -1
-        var used = [Bool](repeating: false, count: base.count)
-        for entry in entries {
-            if let position = base.position(of: entry.id), !used[position] {
-                used[position] = true
-                let offset = position - previous - 1
-                appendVarint(zigzag(Int64(offset)) + 1, to: &bytes)
-                previous = position
-            } else {
-                bytes.append(0)
-                appendVarint(UInt64(bitPattern: entry.id), to: &bytes)
+        appendVarint(UInt64(base.count), to: &bytes)
+        for slot in slots {
+            for shift in stride(from: 0, to: width * 8, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: slot >> shift))
             }
+        }
+        appendVarint(UInt64(escapes.count), to: &bytes)
+        for escape in escapes {
+            appendVarint(UInt64(escape.index), to: &bytes)
+            appendVarint(UInt64(bitPattern: escape.id), to: &bytes)
         }
         if ranks { appendRanks(entries, to: &bytes) }
         return bytes
+    }
+
+    /// Bytes a delta's slot takes for a list of `count` entries (slot values go up to `count`).
+    static func slotWidth(_ count: Int) -> Int {
+        count < 0xFF ? 1 : count < 0xFFFF ? 2 : count < 0xFF_FFFF ? 3 : 4
     }
 
     /// A keyframe's ids by value, for `delta`: an open-addressing table of id -> position with a multiplicative
@@ -168,21 +182,34 @@ package enum RankListCodec {
         let flags = try reader.byte()
         let count = try reader.count()
         var ids: [Int64] = []
-        ids.reserveCapacity(count)
         if flags & deltaFlag == 0 {
+            ids.reserveCapacity(count)
             for _ in 0..<count { ids.append(Int64(bitPattern: try reader.varint())) }
         } else {
             guard let base else { throw Malformed(description: "a delta list decoded without its base") }
-            var previous = -1
-            for _ in 0..<count {
-                let token = try reader.varint()
-                if token == 0 {
-                    ids.append(Int64(bitPattern: try reader.varint()))
-                } else {
-                    let position = try basePosition(previous, token, base.count)
-                    ids.append(base[position])
-                    previous = position
+            let slots = try reader.slots(entries: count, base: base.count)
+            var placed = [Int64?](repeating: nil, count: count)
+            for position in 0..<base.count {
+                let slot = slots.value(at: position, in: bytes)
+                guard slot != 0 else { continue }
+                guard slot <= count, placed[slot - 1] == nil else {
+                    throw Malformed(description: "a delta's slot names entry \(slot) of \(count), or one twice")
                 }
+                placed[slot - 1] = base[position]
+            }
+            let escapes = try reader.count()
+            for _ in 0..<escapes {
+                let index = try reader.varint()
+                let id = Int64(bitPattern: try reader.varint())
+                guard index < UInt64(count), placed[Int(index)] == nil else {
+                    throw Malformed(description: "a delta's escape names entry \(index) of \(count), or one twice")
+                }
+                placed[Int(index)] = id
+            }
+            ids.reserveCapacity(count)
+            for id in placed {
+                guard let id else { throw Malformed(description: "a delta leaves an entry of \(count) empty") }
+                ids.append(id)
             }
         }
         var entries: [RankedEntry] = []
@@ -209,7 +236,7 @@ package enum RankListCodec {
 
     /// The rank of `id` in a list, nil when the list does not hold it, reading no further than it must: in a
     /// delta, `basePosition` is where `id` stands in the base (nil when the base lacks it: then only escapes can
-    /// name it).
+    /// name it), and its slot says where it is in the list.
     package static func rank(of id: Int64, in bytes: UnsafeRawBufferPointer, basePosition target: Int?,
                              baseCount: Int) throws(Malformed) -> Int? {
         var reader = Reader(bytes: bytes)
@@ -223,53 +250,52 @@ package enum RankListCodec {
                     break
                 }
             }
-        } else {
-            // The hot loop of an item's history: one-byte tokens (nearly all of them) read inline.
-            var previous = -1
-            let end = bytes.count
-            for index in 0..<count {
-                guard reader.offset < end else { throw Malformed(description: "a rank list ends early") }
-                var token = UInt64(bytes[reader.offset])
-                if token < 0x80 {
-                    reader.offset += 1
-                } else {
-                    token = try reader.varint()
+            guard let found else { return nil }
+            guard flags & ranksFlag != 0 else { return found + 1 }
+            // Explicit ranks follow the ids: skip the rest of them, then read the rank at `found`.
+            try reader.skipVarints(count - found - 1 + found)
+            return Int(unzigzag(try reader.varint()))
+        }
+        let slots = try reader.slots(entries: count, base: baseCount)
+        if let target {
+            guard target < baseCount else {
+                throw Malformed(description: "base position \(target) of a base of \(baseCount)")
+            }
+            let slot = slots.value(at: target, in: bytes)
+            guard slot != 0 else { return nil }
+            guard slot <= count else { throw Malformed(description: "a delta's slot names entry \(slot) of \(count)") }
+            found = slot - 1
+            guard flags & ranksFlag != 0 else { return slot }
+        }
+        // Escapes: an item not in the base, or (explicit ranks) the way to them.
+        let escapes = try reader.count()
+        for _ in 0..<escapes {
+            let index = try reader.varint()
+            if Int64(bitPattern: try reader.varint()) == id, found == nil {
+                guard index < UInt64(count) else {
+                    throw Malformed(description: "a delta's escape names entry \(index) of \(count)")
                 }
-                if token == 0 {
-                    if Int64(bitPattern: try reader.varint()) == id {
-                        found = index
-                        break
-                    }
-                } else {
-                    let position = previous + 1 + Int(truncatingIfNeeded: unzigzag(token - 1))
-                    guard position >= 0, position < baseCount else {
-                        throw Malformed(description: "a delta names base position \(position) of a base of "
-                                        + "\(baseCount)")
-                    }
-                    if position == target {
-                        found = index
-                        break
-                    }
-                    previous = position
-                }
+                found = Int(index)
             }
         }
         guard let found else { return nil }
         guard flags & ranksFlag != 0 else { return found + 1 }
-        // Explicit ranks follow the ids: skip the rest of them, then read the rank at `found`.
-        try reader.skipEntries(count - found - 1, delta: flags & deltaFlag != 0)
         try reader.skipVarints(found)
         return Int(unzigzag(try reader.varint()))
     }
 
-    @inline(__always)
-    private static func basePosition(_ previous: Int, _ token: UInt64, _ baseCount: Int) throws(Malformed) -> Int {
-        let offset = unzigzag(token - 1)
-        let position = Int64(previous) + 1 + offset
-        guard position >= 0, position < Int64(baseCount) else {
-            throw Malformed(description: "a delta names base position \(position) of a base of \(baseCount)")
+    /// A delta's slots: where they start and how wide each is.
+    struct Slots {
+        let start: Int
+        let width: Int
+
+        @inline(__always)
+        func value(at position: Int, in bytes: UnsafeRawBufferPointer) -> Int {
+            var value = 0
+            let offset = start + position * width
+            for byte in 0..<width { value |= Int(bytes[offset + byte]) << (8 * byte) }
+            return value
         }
-        return Int(position)
     }
 
     /// Reads varints from a buffer, checking every byte is there.
@@ -306,15 +332,23 @@ package enum RankListCodec {
             return Int(count)
         }
 
-        mutating func skipVarints(_ count: Int) throws(Malformed) {
-            for _ in 0..<max(0, count) { _ = try varint() }
+        /// The slots of a delta of `entries` entries against a base of `base`, checked to be all there and the
+        /// base's size to be the one stored.
+        mutating func slots(entries: Int, base: Int) throws(Malformed) -> Slots {
+            let stored = try varint()
+            guard stored == UInt64(base) else {
+                throw Malformed(description: "a delta against a base of \(stored) entries read with one of \(base)")
+            }
+            let width = RankListCodec.slotWidth(entries)
+            guard base <= (bytes.count - offset) / width else {
+                throw Malformed(description: "a delta's \(base) slots do not fit in \(bytes.count) bytes")
+            }
+            defer { offset += base * width }
+            return Slots(start: offset, width: width)
         }
 
-        /// Skips `count` id entries (a delta's escapes take two varints).
-        mutating func skipEntries(_ count: Int, delta: Bool) throws(Malformed) {
-            for _ in 0..<max(0, count) {
-                if try varint() == 0 && delta { _ = try varint() }
-            }
+        mutating func skipVarints(_ count: Int) throws(Malformed) {
+            for _ in 0..<max(0, count) { _ = try varint() }
         }
     }
 }
