@@ -6,7 +6,7 @@
 /// - the number of entries `n`;
 /// - a keyframe: the `n` ids;
 /// - a delta: the base's size `b`, then `b` slots of `w` bytes each, little-endian, `w` the bytes `n` needs (one
-///   for a chart of up to 255 entries): slot `p` holds 1 + the index in this list of the base's entry `p`, 0 when
+///   for a chart of up to 254 entries): slot `p` holds 1 + the index in this list of the base's entry `p`, 0 when
 ///   it is not in it; then the escapes, the entries not in the base: their number, then each one's index and id.
 ///   A base's entry costs a byte whatever its move, and an item's rank is read from its slot without decoding
 ///   the rest (an item's history reads one byte a day);
