@@ -232,30 +232,46 @@ package struct ImportPass<Load: TableLoading> {
                             && tableFile.part != nil && reader.header.exportMode != .incremental
                     } ?? false
                     if tableFile.part != nil, notApplied.contains(tableFile.table) { return }
+                    // An older day of a chart table, with ranks recorded: loaded for its ranks only (the table keeps
+                    // its newer day, `LoadState.recordsOnly`).
+                    var recordsOnly: String?
                     if !options.dryRun, let ledger, !continuesPending,
                        case let decision = try orderDecision(tableFile, reader, ledger), decision != .apply {
-                        notApplied.insert(tableFile.table)
-                        var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
-                                                   status: .unchanged)
-                        outcome.feed = tableFile.feed
-                        outcome.feedDate = tableFile.feedDate
-                        outcome.mode = reader.header.exportMode?.rawValue
-                        if case .refused(let reason) = decision {
-                            outcome.status = .failed
-                            outcome.message = "refused: \(reason)"
-                            ledger.record(outcome, file: tableFile, source: source)
+                        if case .superseded(let reason) = decision,
+                           RankRecording.recordsOnly(table: tableFile.table, mode: reader.header.exportMode,
+                                                     options: options),
+                           try olderThanLastFull(tableFile, ledger) {
+                            recordsOnly = "\(reason); its ranks recorded in their place (--history ranks)"
+                            // Not recorded as applied, as a file skipped as superseded.
                             ok = false
-                        } else if case .superseded(let reason) = decision {
-                            outcome.message = reason
-                            // Not recorded as applied: after a full taken back with --force it may apply.
-                            ok = false
+                        } else {
+                            notApplied.insert(tableFile.table)
+                            var outcome = TableOutcome(table: tableFile.table, location: tableFile.location,
+                                                       status: .unchanged)
+                            outcome.feed = tableFile.feed
+                            outcome.feedDate = tableFile.feedDate
+                            outcome.mode = reader.header.exportMode?.rawValue
+                            if case .refused(let reason) = decision {
+                                outcome.status = .failed
+                                outcome.message = "refused: \(reason)"
+                                ledger.record(outcome, file: tableFile, source: source)
+                                ok = false
+                            } else if case .superseded(let reason) = decision {
+                                outcome.message = reason
+                                // Not recorded as applied: after a full taken back with --force it may apply.
+                                ok = false
+                            }
+                            outcomes.append(outcome)
+                            return
                         }
-                        outcomes.append(outcome)
-                        return
                     }
                     if !continuesPending {
                         finishPending()
                         pending = try makeLoad(tableFile, reader, source)
+                        if let recordsOnly {
+                            pending?.state.recordsOnly = true
+                            pending?.state.outcome.message = recordsOnly
+                        }
                     }
                     guard let load = pending else { return }
                     do {
@@ -333,6 +349,13 @@ package struct ImportPass<Load: TableLoading> {
                                _ ledger: Load.LedgerType) throws -> ExportOrderRule.Decision {
         return ExportOrderRule.decide(table: file.table, mode: reader.header.exportMode, day: file.feedDate,
                                       history: try ledger.appliedHistory(table: file.table), force: options.force)
+    }
+
+    /// Whether the file's day is older than the table's last full (not the same day again).
+    private func olderThanLastFull(_ file: TableFile, _ ledger: Load.LedgerType) throws -> Bool {
+        guard let day = file.feedDate,
+              let last = try ledger.appliedHistory(table: file.table).last(where: \.full) else { return false }
+        return day < last.day
     }
 
     /// Whether the ledger shows this input applied completely, so it is not read at all.

@@ -35,6 +35,9 @@ package struct LoadState {
     package var attempts = 0
     /// Set when the load cannot be applied (see the outcome's message).
     package var failed = false
+    /// Set for a chart table's older day (`RankRecording.recordsOnly`): the load records the day's ranks and
+    /// drops its rows; the table, and the ledger, keep the newer day (the outcome stays `unchanged`).
+    package var recordsOnly = false
     /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
     package var phases = PhaseTimes()
     /// Process CPU time in the same phases.

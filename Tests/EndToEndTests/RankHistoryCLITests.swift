@@ -78,7 +78,8 @@ import Testing
                 .mapValues(\.count))
         }
         for id in ranks.keys.sorted().prefix(40) {
-            #expect(try history.history(of: id) == ranks[id, default: []].sorted { ($0.day, $0.key) < ($1.day, $1.key) })
+            let expected = ranks[id, default: []].sorted { ($0.day, $0.key) < ($1.day, $1.key) }
+            #expect(try history.history(of: id) == expected)
         }
         let status = try runEPF(["status", "--db", database], in: work.path)
         #expect(status.stdout.contains("rank history: recorded, 3 days, newest "
@@ -131,6 +132,45 @@ import Testing
         #expect(try history.chart(key, on: days[0])?.map(\.rank) == [2, 3, 3, 7])
         #expect(try history.chart(RankChartKey(chart: .apps, storefrontID: 143444, genreID: 36), on: days[1]) == [])
         #expect(try history.history(of: 11).map(\.rank) == [3, 1])
+    }
+
+    @Test func anOlderDayIsRecordedInItsPlaceAndTheTableKeepsItsNewerDay() throws {
+        let work = try WorkDirectory()
+        var feeds: [String] = []
+        for day in 0...2 {
+            let out = work.file("day\(day)")
+            var arguments = ["generate", out, "--layout", "v5", "--apps", "300", "--only", Self.charts[0]]
+            if day > 0 { arguments += ["--incremental", "--day", "\(day)"] }
+            #expect(try runEPF(arguments, in: work.path).status == 0)
+            feeds.append(try Self.popularityFeed(in: out))
+        }
+        // Day 1 on its own: what its chart table holds.
+        let alone = work.file("alone.sqlite")
+        #expect(try runEPF(["import", feeds[1], "--db", alone, "--quiet"], in: work.path).status == 0)
+        let chart = try #require(RankChart(table: Self.charts[0]))
+        let dayOne = try Self.table(try SQLiteConnection(path: alone, mode: .readOnly), chart)
+        let database = work.file("epf.sqlite")
+        for feed in [feeds[0], feeds[2]] {
+            #expect(try runEPF(["import", feed, "--db", database, "--quiet", "--history", "ranks"],
+                               in: work.path).status == 0)
+        }
+        let before = try Self.table(try SQLiteConnection(path: database, mode: .readOnly), chart)
+        // Day 1 after day 2, twice: skipped as superseded for the table, recorded in its place in the history.
+        for _ in 0..<2 {
+            let run = try runEPF(["import", feeds[1], "--db", database], in: work.path)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stderr.contains("not applied, superseded")
+                    && run.stderr.contains("its ranks recorded in their place"))
+        }
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        #expect(try Self.table(connection, chart) == before)
+        let history = try #require(try RankHistoryRead(connection))
+        let days = try history.recordedDays()
+        #expect(days.count == 3)
+        guard days.count == 3 else { return }
+        #expect(try history.depths(chart: chart, on: days[1]) == dayOne.mapValues(\.count))
+        for (key, entries) in dayOne { #expect(try history.chart(key, on: days[1]) == entries) }
+        for (key, entries) in before { #expect(try history.chart(key, on: days[2]) == entries) }
     }
 
     /// `epf status --json` parsed.

@@ -52,6 +52,14 @@ extension PostgresTableLoad: TableLoading {
         state.stop(indexesClock, .indexes)
         let commitClock = PhaseClock()
         defer { state.stop(commitClock, .committing) }
+        if state.recordsOnly {
+            // An older day of a chart table: its ranks are recorded, its rows dropped; the table keeps its day.
+            try ranks?.publish(connection, exportDate: state.outcome.exportDate)
+            try connection.execute("DROP TABLE \(table)")
+            try connection.execute("DELETE FROM \(qualified("epf_progress")) WHERE staging = $1", [staging])
+            try commit(connection)
+            return
+        }
         // The swap, in the same transaction: readers see the old table until the commit, then the new one.
         let retired = "epf_retired_\(schema.name)"
         try connection.execute("DROP TABLE IF EXISTS \(qualified(retired))")

@@ -292,6 +292,17 @@ final class TableLoad {
         let commitClock = PhaseClock()
         defer { state.stop(commitClock, .committing) }
         try transaction.commit(connection)
+        if state.recordsOnly {
+            // An older day of a chart table: its ranks are recorded, its rows dropped; the table keeps its day.
+            try connection.transaction {
+                let historyClock = PhaseClock()
+                try ranks?.publish(connection, exportDate: state.outcome.exportDate)
+                state.stop(historyClock, .priceHistory)
+                try connection.execute("DROP TABLE IF EXISTS \(quoted(staging))")
+                try connection.execute("DELETE FROM epf_progress WHERE staging = \(sqlLiteral(staging))")
+            }
+            return
+        }
         // The swap: one short transaction.
         let retired = "epf_retired_\(schema.name)"
         try connection.transaction {
