@@ -229,14 +229,15 @@ func ranks(_ arguments: [String]) throws {
     guard let newest = recorded.last else { throw BenchError.io("no recorded day") }
     let since = recorded[max(0, recorded.count - days)]
     func timed<T>(_ body: () throws -> T) rethrows -> (T, Double) {
-        var best = Double.infinity
-        var result: T?
-        for _ in 0..<reps {
-            let started = monotonicSeconds()
-            result = try body()
+        var started = monotonicSeconds()
+        let result = try body()
+        var best = monotonicSeconds() - started
+        for _ in 1..<reps {
+            started = monotonicSeconds()
+            _ = try body()
             best = min(best, monotonicSeconds() - started)
         }
-        return (result!, best * 1000)
+        return (result, best * 1000)
     }
     for id in ids {
         let (points, ms) = try timed { try history.history(of: id, since: since) }
