@@ -26,6 +26,8 @@ package final class QueryEngine {
     package let sql: SQLQueries
     /// The app charts of the popularity feed.
     package let charts: ChartQueries
+    /// An app's ranks in the charts, today's and each recorded day's.
+    package let ranks: RankQueries
 
     /// The database path the engine reads.
     package var databasePath: String { session.databasePath }
@@ -43,6 +45,7 @@ package final class QueryEngine {
         apple = AppleQueries(session: session, lookups: lookups, search: search)
         sql = SQLQueries(session: session)
         charts = ChartQueries(session: session, lookups: lookups)
+        ranks = RankQueries(session: session)
     }
 
     /// Whether the database holds a table (as of the last change seen).

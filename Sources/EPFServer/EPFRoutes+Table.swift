@@ -19,6 +19,9 @@ extension EPFRoutes {
         Route("/v1/genres", name: "genres") { routes, _ in try routes.genres() },
         Route("/v1/status", name: "status", cacheable: false, bounded: true) { routes, _ in try routes.status() },
         Route("/v1/changes", name: "changes", bounded: true) { routes, request in try routes.changes(request.http) },
+        Route("/v1/apps/{id}/ranks", name: "app_ranks") { routes, request in
+            try routes.ranks(request.captures[0], request.http)
+        },
         Route("/v1/charts/{cc}/{chart}", name: "charts") { routes, request in
             try routes.charts(request.captures[0], request.captures[1], request.http)
         },

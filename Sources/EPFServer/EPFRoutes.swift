@@ -186,7 +186,7 @@ package final class EPFRoutes: HTTPResponder {
         return HTTPResponse(status: 200, body: body, lastModified: defaultLastModified, cache: cache)
     }
 
-    private static func positiveID(_ text: String, name: String = "id") throws -> Int64 {
+    static func positiveID(_ text: String, name: String = "id") throws -> Int64 {
         guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
               let id = Int64(text), id > 0 else {
             throw RouteError.badParameter(name, "must be a positive integer Apple ID, got '\(text.prefix(40))'")

@@ -57,6 +57,10 @@ extension ChartsCommand {
     }
 }
 
+extension RanksCommand {
+    static var declaredOptions: [any DeclaredOption] { [country, chart, genre, since, json, CommonOptions.database] }
+}
+
 extension StorefrontsCommand {
     static var declaredOptions: [any DeclaredOption] { [json, CommonOptions.database] }
 }

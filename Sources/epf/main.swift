@@ -14,6 +14,7 @@ nonisolated(unsafe) let commands: [Command.Type] = [
     PricesCommand.self,
     GenresCommand.self,
     ChartsCommand.self,
+    RanksCommand.self,
     StorefrontsCommand.self,
     SQLCommand.self,
     ExportCommand.self,

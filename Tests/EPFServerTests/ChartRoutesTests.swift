@@ -100,7 +100,30 @@ struct ChartRoutesTests {
         #expect(games["genreName"] as? String == "Games")
     }
 
+    /// An app's ranks without rank history: today's, the places the chart tables give it.
+    @Test func anAppsRanksToday() throws {
+        let catalogue = try ChartCatalogue.shared.get()
+        let server = try ChartCatalogue.routes()
+        let top = try #require(try catalogue.ids("paid_application_popularity_per_genre", limit: 1).first)
+        let answer = try server.get("/v1/apps/\(top)/ranks?country=us&chart=paid")
+        #expect(answer.status == 200, "\(answer.text.prefix(300))")
+        let object = try answer.json()
+        #expect(object["history"] as? Bool == false)
+        let charts = try #require(object["charts"] as? [[String: Any]])
+        let overall = charts.first { $0["genreId"] as? Int == 36 }
+        #expect(overall?["rank"] as? Int == 1 && overall?["firstSeen"] as? String == "2026-01-05", "\(charts)")
+        #expect(charts.allSatisfy { $0["chart"] as? String == "paid" && $0["days"] == nil })
+        // Every chart, storefront and genre: the us free overall chart's top app is in it too.
+        let free = try #require(try catalogue.ids("free_application_popularity_per_genre", limit: 1).first)
+        let all = try #require(try server.get("/v1/apps/\(free)/ranks").json()["charts"] as? [[String: Any]])
+        #expect(all.contains { $0["chart"] as? String == "free" && $0["country"] as? String == "us"
+                    && $0["genreId"] as? Int == 36 && $0["rank"] as? Int == 1 }, "\(all)")
+    }
+
     @Test(arguments: [
+        ("/v1/apps/1/ranks", 404), ("/v1/apps/x/ranks", 400), ("/v1/apps/1/ranks?chart=top", 400),
+        ("/v1/apps/1/ranks?since=2026-01-01", 400), ("/v1/apps/1/ranks?history=2", 400),
+        ("/v1/apps/1/ranks?history=1&since=yesterday", 400), ("/v1/apps/1/ranks?genre=x", 400),
         ("/v1/charts/us/top?limit=3", 404), ("/v1/charts/us/free?limit=0", 400), ("/v1/charts/us/free?limit=201", 400),
         ("/v1/charts/us/free?date=2026-01-05", 400), ("/v1/charts/zz/free", 400), ("/v1/charts/us/free?genre=x", 400),
         ("/api/v2/us/apps/top-grossing/10/apps.json", 404), ("/api/v2/us/apps/top-free/0/apps.json", 400),

@@ -36,6 +36,26 @@ import Testing
         #expect(lines.first?.hasPrefix("us  free  36 App Store: top 3 of ") == true, "\(text.stdout)")
         #expect(lines.count == 5 && lines[1].hasPrefix("RANK"), "\(text.stdout)")
 
+        // The top app's ranks without rank history: today's, from the chart tables, the same places.
+        let top = try #require(ids.first)
+        let ranks = try runEPF(["ranks", String(top), "--country", "us", "--chart", "paid-ipad", "--json",
+                                "--db", database], in: work.path)
+        #expect(ranks.status == 0, "\(ranks.stderr)")
+        let ranked = try JSONSerialization.jsonObject(with: Data(ranks.stdout.utf8)) as? [String: Any]
+        let places = ranked?["charts"] as? [[String: Any]] ?? []
+        #expect(ranked?["history"] as? Bool == false)
+        #expect(places.contains { $0["genreId"] as? Int == 36 && $0["rank"] as? Int == 1 }, "\(ranks.stdout)")
+        #expect(places.allSatisfy { $0["country"] as? String == "us" && $0["chart"] as? String == "paid-ipad" })
+        let rankText = try runEPF(["ranks", String(top), "--country", "us", "--genre", "36", "--db", database],
+                                  in: work.path)
+        #expect(rankText.stdout.contains("the charts of 2026-01-05"), "\(rankText.stdout)")
+        #expect(rankText.stdout.split(separator: "\n").contains { $0.hasPrefix("us  paid-ipad  36 App Store") },
+                "\(rankText.stdout)")
+        let unknown = try runEPF(["ranks", "1", "--db", database], in: work.path)
+        #expect(unknown.status == 1 && unknown.stderr.contains("not found"), "\(unknown.stderr)")
+        let badChart = try runEPF(["ranks", String(top), "--chart", "fre", "--db", database], in: work.path)
+        #expect(badChart.status == 64 && badChart.stderr.contains("did you mean 'free'"), "\(badChart.stderr)")
+
         for (arguments, words) in [(["--date", "2026-01-05"], "rank history"), (["--chart", "top"], "--chart"),
                                    (["--country", "zz"], "zz"), ([String](), "--country is required")] {
             let country = arguments.contains("--country") ? [] : ["--country", "us"]

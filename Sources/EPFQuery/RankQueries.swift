@@ -1,0 +1,116 @@
+import EPFFormat
+import EPFSQLite
+import JSONText
+
+/// An app's ranks in the charts: today's from the chart tables, or each day's from the rank history.
+package final class RankQueries: SessionReading {
+    let session: ReadSession
+
+    /// The chart words `--chart` and `chart=` accept for an app's ranks, in the order answers list them, with the
+    /// table of today's chart: v5's four tables, and v3's one chart of every app (`all`, ranked as shipped).
+    package static let charts: [(word: String, table: String)] =
+        ChartKind.allCases.map { ($0.rawValue, $0.v5Table) } + [("all", "application_popularity_per_genre")]
+    /// Days of history an answer covers when no `since` is given: the last 90 recorded.
+    package static let defaultDays = 90
+
+    init(session: ReadSession) { self.session = session }
+
+    /// The chart words, for usage messages.
+    package static var chartWords: [String] { charts.map(\.word) }
+
+    /// `id`'s ranks in every chart, storefront and genre it is in, optionally only in `country`'s storefront, one
+    /// `chart` (a word of `charts`) and one `genre`. Today's ranks come from the chart tables (one day, the tables'
+    /// export date).
+    ///
+    /// Throws `QueryError.badArgument` naming `country` or `chart` for a value it does not know.
+    package func current(id: Int64, country: String?, chart: String?, genre: Int64?) throws -> AppRanks {
+        let wanted = try Self.charts(chart)
+        return try reading { () throws -> AppRanks in
+            let storefront = try country.map { try self.storefront(ofCountry: $0) }
+            var series: [AppRankSeries] = []
+            for (word, table) in wanted where tables.contains(table) {
+                var sql = "SELECT storefront_id, genre_id, application_rank, export_date FROM \(table) "
+                    + "WHERE application_id = ?1"
+                var bindings: [SQLValue] = [.integer(id)]
+                if let storefront {
+                    bindings.append(.integer(storefront))
+                    sql += " AND storefront_id = ?\(bindings.count)"
+                }
+                if let genre {
+                    bindings.append(.integer(genre))
+                    sql += " AND genre_id = ?\(bindings.count)"
+                }
+                var rows: [(storefront: Int64, genre: Int64, rank: Int, day: Int64)] = []
+                try forEachRow(sql, bindings) { (row: CachedStatement) throws -> Bool in
+                    let statement = row.statement
+                    guard let storefront = statement.int64(at: 0), let genre = statement.int64(at: 1),
+                          let rank = statement.int64(at: 2), let day = statement.int64(at: 3) else { return true }
+                    rows.append((storefront, genre, Int(rank), day))
+                    return true
+                }
+                for row in rows {
+                    let place = try self.place(chart: word, storefront: row.storefront, genre: row.genre)
+                    series.append(AppRankSeries(place: place, genreName: try smallTables().genres[row.genre]?.name,
+                                                recordedDays: [row.day], ranks: [row.day: row.rank]))
+                }
+            }
+            return AppRanks(id: id, title: try title(of: id), fromHistory: false, since: nil,
+                            series: Self.ordered(series))
+        }
+    }
+
+    /// `id`'s ranks (see `current`) from exports dated `since` (`YYYY-MM-DD`, UTC) on: each recorded day's when the
+    /// database holds rank history, else today's (none when today is before `since`). Throws
+    /// `QueryError.badArgument` naming `since`, `country` or `chart` for a bad value.
+    package func ranks(id: Int64, country: String?, chart: String?, genre: Int64?, since: String?) throws
+        -> AppRanks {
+        let first = try since.map { try ChangeQueries.changesSince($0, kind: nil) }
+        let today = try current(id: id, country: country, chart: chart, genre: genre)
+        guard let first else { return today }
+        return AppRanks(id: id, title: today.title, fromHistory: false, since: first,
+                        series: today.series.filter { ($0.recordedDays.last ?? 0) >= first })
+    }
+
+    /// The tables of `chart` (a chart word), or of every chart when nil. Throws `QueryError.badArgument` naming
+    /// `chart` for a word it does not know.
+    static func charts(_ chart: String?) throws -> [(word: String, table: String)] {
+        guard let chart else { return charts }
+        guard let known = charts.first(where: { $0.word == chart.lowercased() }) else {
+            throw QueryError.badArgument(name: "chart", message: "unknown chart '\(chart.prefix(40))'; use "
+                                         + chartWords.joined(separator: ", "))
+        }
+        return [known]
+    }
+
+    /// Series in the order answers list them: by country, chart (as `charts` lists them), genre.
+    static func ordered(_ series: [AppRankSeries]) -> [AppRankSeries] {
+        let order = Dictionary(uniqueKeysWithValues: charts.enumerated().map { ($0.element.word, $0.offset) })
+        return series.sorted { a, b in
+            let left = (a.place.country ?? "~", order[a.place.chart] ?? 99, a.place.genreId, a.place.storefrontId)
+            let right = (b.place.country ?? "~", order[b.place.chart] ?? 99, b.place.genreId,
+                         b.place.storefrontId)
+            return left < right
+        }
+    }
+
+    /// The place of a chart with the storefront's country. Call inside `reading`.
+    func place(chart: String, storefront: Int64, genre: Int64) throws -> RankedChartPlace {
+        let country = try smallTables().storefronts[storefront]?.country
+            ?? AppleStorefronts.entry(id: Int(storefront))?.linkCode
+        return RankedChartPlace(chart: chart, storefrontId: storefront, country: country, genreId: genre)
+    }
+
+    /// The app's title in the catalogue, nil when the catalogue lacks it. Call inside `reading`.
+    func title(of id: Int64) throws -> String? {
+        guard tables.contains("application") else { return nil }
+        return try firstRow("SELECT title FROM application WHERE application_id = ?1", id: id) { $0.statement.text(at: 0) }
+    }
+
+    /// The storefront of `country` (alpha-2 or alpha-3, any case): from the data's storefront table, else Apple's
+    /// list. Throws `QueryError.badArgument` naming `country` when neither knows it. Call inside `reading`.
+    func storefront(ofCountry country: String) throws -> Int64 {
+        if let code = try normalizedCountry(country), let id = try storefrontID(country: code) { return id }
+        if let id = AppleStorefronts.id(forCountryCode: country) { return Int64(id) }
+        throw QueryError.badArgument(name: "country", message: "unknown storefront '\(country.prefix(40))'")
+    }
+}
