@@ -1,8 +1,9 @@
 import EPFQuery
 import HTTPTransport
 
-/// `GET /v1/charts/{cc}/{chart}?genre=&limit=`: a storefront's chart as the last popularity feed imported ranks it
-/// (`ChartQueries.chart`); `date=` needs rank history, which is not recorded yet.
+/// `GET /v1/charts/{cc}/{chart}?genre=&date=&limit=`: a storefront's chart as the last popularity feed imported ranks
+/// it, or as the rank history recorded it on `date`, with each entry's move since the recorded day before
+/// (`ChartQueries.chart`).
 extension EPFRoutes {
     /// Entries per chart when `limit` is not given.
     static let defaultChartLimit = 100
@@ -12,14 +13,11 @@ extension EPFRoutes {
             throw RouteError(status: 404, message: "no chart '\(chartName.prefix(40))'; use free, paid, free-ipad "
                              + "or paid-ipad")
         }
-        if request.parameter("date") != nil {
-            throw RouteError.badParameter("date", "a past day's chart needs rank history, which epf does not "
-                                          + "record yet; without date the chart is that of the last feed imported")
-        }
         let genre = try Self.number(request, "genre", in: 0...Int(Int32.max)) ?? Int(ChartQueries.allApps)
         let limit = try Self.number(request, "limit", in: 1...ChartQueries.maximumLimit) ?? Self.defaultChartLimit
+        let date = try Self.optional(request, "date")
         let chart = try chartAnswer {
-            try $0.charts.chart(country: country, kind: kind, genre: Int64(genre), limit: limit)
+            try $0.charts.chart(country: country, kind: kind, genre: Int64(genre), limit: limit, date: date)
         }
         return json(chart.json)
     }

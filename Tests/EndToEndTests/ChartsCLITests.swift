@@ -4,7 +4,7 @@ import Testing
 
 /// End to end: `epf charts` over v5's four charts and v3's one, and the day's charts in an incremental.
 @Suite struct ChartsCLITests {
-    @Test func aV5ChartInItsRankOrderAndTheUsageOfWhatNeedsHistory() throws {
+    @Test func aV5ChartInItsRankOrderAndAnAppsRanksToday() throws {
         let work = try WorkDirectory(prefix: "epf-charts-cli")
         let feed = try ImportCLITests.generate(work, name: "v5", apps: 300, extra: [
             "--layout", "v5", "--only", "application,genre,storefront,application_price,free_application_popularity_"
@@ -56,7 +56,10 @@ import Testing
         let badChart = try runEPF(["ranks", String(top), "--chart", "fre", "--db", database], in: work.path)
         #expect(badChart.status == 64 && badChart.stderr.contains("did you mean 'free'"), "\(badChart.stderr)")
 
-        for (arguments, words) in [(["--date", "2026-01-05"], "rank history"), (["--chart", "top"], "--chart"),
+        // Without rank history there is no past day's chart.
+        let past = try runEPF(["charts", "--country", "us", "--date", "2026-01-05", "--db", database], in: work.path)
+        #expect(past.status == 1 && past.stderr.contains("--history ranks"), "\(past.stderr)")
+        for (arguments, words) in [(["--chart", "top"], "--chart"),
                                    (["--country", "zz"], "zz"), ([String](), "--country is required")] {
             let country = arguments.contains("--country") ? [] : ["--country", "us"]
             let refused = try runEPF(["charts"] + (words == "--country is required" ? [] : country) + arguments
