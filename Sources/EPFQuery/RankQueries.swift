@@ -1,5 +1,6 @@
 import EPFFormat
 import EPFSQLite
+import EPFSchema
 import JSONText
 
 /// An app's ranks in the charts: today's from the chart tables, or each day's from the rank history.
@@ -7,9 +8,9 @@ package final class RankQueries: SessionReading {
     let session: ReadSession
 
     /// The chart words `--chart` and `chart=` accept for an app's ranks, in the order answers list them, with the
-    /// table of today's chart: v5's four tables, and v3's one chart of every app (`all`, ranked as shipped).
+    /// table of today's chart: v5's four tables, and v3's one chart of every app (`apps`, ranked as shipped).
     package static let charts: [(word: String, table: String)] =
-        ChartKind.allCases.map { ($0.rawValue, $0.v5Table) } + [("all", "application_popularity_per_genre")]
+        ChartKind.allCases.map { ($0.rawValue, $0.v5Table) } + [("apps", "application_popularity_per_genre")]
     /// Days of history an answer covers when no `since` is given: the last 90 recorded.
     package static let defaultDays = 90
 
@@ -54,21 +55,59 @@ package final class RankQueries: SessionReading {
                                                 recordedDays: [row.day], ranks: [row.day: row.rank]))
                 }
             }
-            return AppRanks(id: id, title: try title(of: id), fromHistory: false, since: nil,
+            return AppRanks(id: id, title: try appTitle(of: id), fromHistory: false, since: nil,
                             series: Self.ordered(series))
         }
     }
 
-    /// `id`'s ranks (see `current`) from exports dated `since` (`YYYY-MM-DD`, UTC) on: each recorded day's when the
-    /// database holds rank history, else today's (none when today is before `since`). Throws
-    /// `QueryError.badArgument` naming `since`, `country` or `chart` for a bad value.
+    /// `id`'s ranks (see `current`) from exports dated `since` (`YYYY-MM-DD`, UTC) on, by default the last
+    /// `defaultDays` recorded: each recorded day's when the database holds rank history (see `recorded`), else
+    /// today's (none when today is before `since`). Throws `QueryError.badArgument` naming `since`, `country` or
+    /// `chart` for a bad value.
     package func ranks(id: Int64, country: String?, chart: String?, genre: Int64?, since: String?) throws
         -> AppRanks {
         let first = try since.map { try ChangeQueries.changesSince($0, kind: nil) }
+        let wanted = try Self.charts(chart)
+        if let recorded = try reading({ () throws -> AppRanks? in
+            guard let history = RankHistoryRead(connection, tables: tables) else { return nil }
+            return try self.recorded(id: id, history: history, country: country, charts: wanted, genre: genre,
+                                     since: first)
+        }) {
+            return recorded
+        }
         let today = try current(id: id, country: country, chart: chart, genre: genre)
         guard let first else { return today }
         return AppRanks(id: id, title: today.title, fromHistory: false, since: first,
                         series: today.series.filter { ($0.recordedDays.last ?? 0) >= first })
+    }
+
+    /// Each recorded day's ranks of `id` in `charts` (narrowed to `country` and `genre`) from `since` on, else the
+    /// last `defaultDays` recorded; nil when the history holds no day. One reading of the app's spans and of each
+    /// chart table's days, whatever the number of days (`RankHistoryRead.history`). Call inside `reading`.
+    func recorded(id: Int64, history: RankHistoryRead, country: String?, charts: [(word: String, table: String)],
+                  genre: Int64?, since: Int64?) throws -> AppRanks? {
+        let days = try history.recordedDays()
+        guard !days.isEmpty else { return nil }
+        let from = since ?? days.suffix(Self.defaultDays).first ?? 0
+        let storefront = try country.map { try self.storefront(ofCountry: $0) }
+        let wanted = charts.compactMap { RankChart(table: $0.table) }
+        let points = try history.history(of: id, since: from, chart: wanted.count == 1 ? wanted[0] : nil,
+                                         storefront: storefront, genre: genre)
+        var ranks: [RankChartKey: [Int64: Int]] = [:]
+        for point in points where wanted.contains(point.key.chart) {
+            ranks[point.key, default: [:]][point.day] = min(point.rank, ranks[point.key]?[point.day] ?? Int.max)
+        }
+        var daysOf: [RankChart: [Int64]] = [:]
+        var series: [AppRankSeries] = []
+        for (key, byDay) in ranks {
+            if daysOf[key.chart] == nil { daysOf[key.chart] = try history.recordedDays(chart: key.chart, since: from) }
+            let word = Self.charts.first { $0.table == key.chart.table }?.word ?? key.chart.rawValue
+            series.append(AppRankSeries(place: try place(chart: word, storefront: key.storefrontID, genre: key.genreID),
+                                        genreName: try smallTables().genres[key.genreID]?.name,
+                                        recordedDays: daysOf[key.chart] ?? [], ranks: byDay))
+        }
+        return AppRanks(id: id, title: try appTitle(of: id), fromHistory: true, since: from,
+                        series: Self.ordered(series))
     }
 
     /// The tables of `chart` (a chart word), or of every chart when nil. Throws `QueryError.badArgument` naming
@@ -100,11 +139,6 @@ package final class RankQueries: SessionReading {
         return RankedChartPlace(chart: chart, storefrontId: storefront, country: country, genreId: genre)
     }
 
-    /// The app's title in the catalogue, nil when the catalogue lacks it. Call inside `reading`.
-    func title(of id: Int64) throws -> String? {
-        guard tables.contains("application") else { return nil }
-        return try firstRow("SELECT title FROM application WHERE application_id = ?1", id: id) { $0.statement.text(at: 0) }
-    }
 
     /// The storefront of `country` (alpha-2 or alpha-3, any case): from the data's storefront table, else Apple's
     /// list. Throws `QueryError.badArgument` naming `country` when neither knows it. Call inside `reading`.
@@ -112,5 +146,15 @@ package final class RankQueries: SessionReading {
         if let code = try normalizedCountry(country), let id = try storefrontID(country: code) { return id }
         if let id = AppleStorefronts.id(forCountryCode: country) { return Int64(id) }
         throw QueryError.badArgument(name: "country", message: "unknown storefront '\(country.prefix(40))'")
+    }
+}
+
+extension SessionReading {
+    /// An app's title in the catalogue, nil when the catalogue lacks it. Call inside `reading`.
+    func appTitle(of id: Int64) throws -> String? {
+        guard tables.contains("application") else { return nil }
+        return try firstRow("SELECT title FROM application WHERE application_id = ?1", id: id) {
+            $0.statement.text(at: 0)
+        }
     }
 }

@@ -3,7 +3,7 @@ import JSONText
 
 /// One chart an app can be ranked in: the chart, the storefront and the genre.
 package struct RankedChartPlace: Hashable, Sendable {
-    /// `free`, `paid`, `free-ipad`, `paid-ipad` (v5's four tables), or `all`: v3's one chart of every app, ranked as
+    /// `free`, `paid`, `free-ipad`, `paid-ipad` (v5's four tables), or `apps`: v3's one chart of every app, ranked as
     /// the feed ships it (not split by price).
     package let chart: String
     /// EPF storefront id.

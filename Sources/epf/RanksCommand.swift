@@ -7,18 +7,19 @@ enum RanksCommand: Command {
     static let name = "ranks"
     static let summary = "An app's ranks in the charts, today and over the recorded days"
     static let help = """
-    USAGE: epf ranks ID_OR_LINK [--country CC] [--chart free|paid|free-ipad|paid-ipad|all] [--genre ID]
+    USAGE: epf ranks ID_OR_LINK [--country CC] [--chart free|paid|free-ipad|paid-ipad|apps] [--genre ID]
                      [--since YYYY-MM-DD] [--json] [--db FILE]
 
     Where the app stands in every chart, storefront and genre that ranks it. Without rank history, today's
     ranks: those of the chart tables the last popularity feed imported. With rank history (imports run with
     --history ranks), each recorded day's from --since on (default: the last 90 days recorded), and per chart
     a summary: the rank on the last day, the best rank and its day, the days in the top 10 and the top 100,
-    the first and the last day seen. A day whose popularity was not imported is "no data", never "not in the
+    the first and the last day seen. The day table follows (from the first day the app was in each chart; "out"
+    on a recorded day it was not). A day whose popularity was not imported is "no data", never "not in the
     chart": the day table skips it and the chart draws it as a gap. On a terminal (without NO_COLOR) a chart
     follows, one line per chart: a block per day, the taller the better the rank, "·" where the app was out.
 
-    Charts: v5's four (free, paid, free-ipad, paid-ipad) and v3's one chart of every app, "all", ranked as
+    Charts: v5's four (free, paid, free-ipad, paid-ipad) and v3's one chart of every app, "apps", ranked as
     the feed ships it (epf charts splits it by price; epf ranks does not).
 
     OPTIONS:
@@ -33,7 +34,7 @@ enum RanksCommand: Command {
     """
 
     static let country = TextOption("country", "CC", "Only this storefront (us, gbr).")
-    static let chart = TextOption("chart", "free|paid|free-ipad|paid-ipad|all", "Only this chart.",
+    static let chart = TextOption("chart", "free|paid|free-ipad|paid-ipad|apps", "Only this chart.",
                                   choices: RankQueries.chartWords)
     static let genre = TextOption("genre", "ID", "Only this genre (36, the App Store itself, is the overall chart).")
     static let since = TextOption("since", "DATE", "With rank history: only days from DATE (UTC) on.",
@@ -128,7 +129,8 @@ struct RankListing {
         var rows: [[String]] = []
         for series in answer.series {
             var previous: Int?
-            for day in series.recordedDays {
+            // From the first day the app was in the chart: the days before would all say "out".
+            for day in series.recordedDays where day >= series.firstSeen ?? Int64.max {
                 let rank = series.ranks[day]
                 rows.append([Self.date(day), series.place.country ?? String(series.place.storefrontId),
                              series.place.chart, Self.genre(series), rank.map(String.init) ?? "out",
@@ -157,7 +159,7 @@ struct RankListing {
         case (nil, nil): return ""
         case (nil, _?): return "new"
         case (_?, nil): return "left"
-        case (let old?, let new?): return new < old ? "up \(old - new)" : new > old ? "down \(new - old)" : "same"
+        case (let old?, let new?): return ChartMove(from: old, to: new).text
         }
     }
 }
