@@ -8,6 +8,7 @@ enum ChangesCommand: Command {
     static let summary = "List the ids removed, added or updated by the exports since a date"
     static let help = """
     USAGE: epf changes --since YYYY-MM-DD [--kind KIND] [--country CC] [--drops] [--json | --csv] [--db FILE]
+           epf changes --since YYYY-MM-DD --kind rank --country CC [--chart C] [--genre ID] [--top N] [--moved N]
 
     EPF never says that an item left the store: it is only missing from the next full export. epf compares
     each full export of application, collection, song, video and artist with the table it replaces and
@@ -17,6 +18,12 @@ enum ChangesCommand: Command {
     --kind price lists the price changes instead (recorded by imports run with --history prices): every
     storefront's price that changed, appeared or disappeared, with the old and new price; --country keeps one
     storefront, --drops only the prices that went down. The feed price-drop alerts need.
+
+    --kind rank lists what changed in one chart (recorded by imports run with --history ranks): --country's
+    storefront (required), --chart (default free) and --genre (default 36, the overall chart). Each recorded
+    day from --since on is compared with the chart's recorded day before: the apps that entered the top N
+    (--top; default every place), left it, or moved within it by --moved places or more (default 5). A day
+    without data is skipped, never read as an empty chart.
 
     OPTIONS:
     \(optionsHelp(declaredOptions))
@@ -28,14 +35,24 @@ enum ChangesCommand: Command {
       epf changes --since 2026-01-06
       epf changes --since 2026-01-12 --kind app --csv > changes.csv
       epf changes --since 2026-01-06 --kind price --country us --drops
+      epf changes --since 2026-01-06 --kind rank --country us --top 10
     """
 
     static let since = TextOption("since", "DATE", "List the changes of exports dated DATE (UTC) or later. Required.")
     static let kind = TextOption("kind", "KIND", "Only one kind: app, collection (albums and books), song, video "
-                                    + "or artist; or price, the price changes. software, album and book are "
-                                    + "accepted too.",
-                                 choices: Vocabulary.changeKinds + ["price"])
-    static let country = TextOption("country", "CC", "With --kind price: only this storefront (us, gbr).")
+                                    + "or artist; or price, the price changes; or rank, a chart's changes. software, "
+                                    + "album and book are accepted too.",
+                                 choices: Vocabulary.changeKinds + ["price", "rank"])
+    static let country = TextOption("country", "CC", "With --kind price: only this storefront (us, gbr); with --kind "
+                                        + "rank: the chart's storefront (required).")
+    static let chart = TextOption("chart", "free|paid|free-ipad|paid-ipad", "With --kind rank: which chart.",
+                                  shownDefault: "free")
+    static let genre = IntOption("genre", "ID", default: Int(ChartQueries.allApps), range: 0...Int(Int32.max),
+                                 "With --kind rank: the chart's genre (36 is the overall chart).")
+    static let top = TextOption("top", "N", "With --kind rank: only the top N places (1 to 200): entered, left, "
+                                    + "moved within them.", shownDefault: "every place")
+    static let moved = IntOption("moved", default: ChartQueries.defaultMoved, range: 1...ChartQueries.maximumLimit,
+                                 "With --kind rank: list apps that moved by at least N places.")
     static let drops = Flag("drops", "With --kind price: only prices that went down.")
     static let json = CommonOptions.json("One JSON array of {\"id\", \"kind\", \"change\", \"exportDate\"} objects "
                                              + "(price changes add storefrontId, country, currency, oldPrice, "
@@ -48,12 +65,33 @@ enum ChangesCommand: Command {
         let kind = try arguments.read(Self.kind).map(Vocabulary.changeKind)
         let country = try arguments.read(Self.country)
         let drops = arguments.read(Self.drops)
+        let chart = try arguments.read(Self.chart)
+        let genre = try arguments.optionalInt(Self.genre)
+        let top = try arguments.optionalInt(Self.top, range: 1...ChartQueries.maximumLimit)
+        let moved = try arguments.optionalInt(Self.moved)
         let json = arguments.read(Self.json)
         let csv = arguments.read(Self.csv)
         let positionals = try arguments.finish()
         guard positionals.isEmpty else { throw UsageError("unexpected argument '\(positionals[0])'") }
         guard !(csv && json) else { throw UsageError("choose one of --csv and --json") }
         guard let since else { throw UsageError("--since DATE is required (YYYY-MM-DD)") }
+        let rankOptions = [("--chart", chart != nil), ("--genre", genre != nil), ("--top", top != nil),
+                           ("--moved", moved != nil)]
+        if kind == "rank" {
+            guard !drops else { throw UsageError("--drops goes with --kind price") }
+            guard let country else { throw UsageError("--kind rank needs --country (the chart's storefront, e.g. us)") }
+            let name = chart ?? "free"
+            guard let chartKind = ChartKind(rawValue: name) else {
+                let words = ChartKind.allCases.map(\.rawValue)
+                throw UsageError("--chart must be one of \(words.joined(separator: ", ")), got '\(name)'"
+                                 + Nearest.hint(for: name.lowercased(), among: words))
+            }
+            return try RankChangesListing.run(since: since, country: country, chart: chartKind,
+                                              genre: Int64(genre ?? Int(ChartQueries.allApps)), top: top,
+                                              moved: moved ?? ChartQueries.defaultMoved, json: json, csv: csv,
+                                              path: path)
+        }
+        if let given = rankOptions.first(where: \.1) { throw UsageError("\(given.0) goes with --kind rank") }
         if kind == "price" {
             return try PriceChangesListing.run(since: since, country: country, drops: drops, json: json, csv: csv,
                                                path: path)
@@ -154,6 +192,40 @@ enum PriceChangesListing {
             let page = try engine.changes.pricePage(since: since, country: country, drops: drops,
                                                     limit: ChangeQueries.maximumChangesPage, cursor: cursor)
             return (page.changes, page.nextCursor)
+        }
+        return .ok
+    }
+}
+
+/// `epf changes --kind rank`: one chart's changes from day to day since a date, all pages, as a table, JSON or CSV.
+enum RankChangesListing {
+    static func run(since: String, country: String, chart: ChartKind, genre: Int64, top: Int?, moved: Int,
+                    json: Bool, csv: Bool, path: String) throws -> ExitCode {
+        _ = try QueryCLI.run { try ChangeQueries.changesSince(since, kind: nil) }
+        let rank = { (rank: Int?) in rank.map(String.init) ?? "" }
+        let listing = ChangeListing<RankChange>(
+            csvHeader: ["export_date", "previous_date", "change", "id", "chart", "country", "genre_id", "old_rank",
+                        "new_rank", "title"],
+            tableHeader: ["EXPORT", "CHANGE", "ID", "OLD", "NEW", "TITLE"], rightAligned: [2, 3, 4], json: \.json
+        ) { change in
+            [EPFValues.isoDate(milliseconds: change.exportDate), EPFValues.isoDate(milliseconds: change.previousDate),
+             change.change, String(change.id), change.chart, change.country, String(change.genreId),
+             rank(change.oldRank), rank(change.newRank), change.title ?? ""]
+        } tableFields: { change in
+            [EPFValues.isoDate(milliseconds: change.exportDate), change.text, String(change.id),
+             change.oldRank.map(String.init) ?? "-", change.newRank.map(String.init) ?? "-",
+             TerminalText.oneLine(change.title ?? "")]
+        }
+        do {
+            try listing.write(json: json, csv: csv, path: path) { engine, cursor in
+                let page = try engine.charts.rankPage(since: since, country: country, kind: chart, genre: genre,
+                                                      top: top, moved: moved, limit: ChangeQueries.maximumChangesPage,
+                                                      cursor: cursor)
+                return (page.changes, page.nextCursor)
+            }
+        } catch let error as ChartUnavailable {
+            printError("epf changes: \(error.description)")
+            return .notFound
         }
         return .ok
     }

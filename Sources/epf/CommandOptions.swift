@@ -35,7 +35,7 @@ extension LookupCommand {
 
 extension ChangesCommand {
     static var declaredOptions: [any DeclaredOption] {
-        [since, kind, country, drops, json, csv, CommonOptions.database]
+        [since, kind, country, drops, chart, genre, top, moved, json, csv, CommonOptions.database]
     }
 }
 

@@ -119,6 +119,21 @@ extension Arguments {
         return try option.value(text)
     }
 
+    /// Removes and returns the option's value, nil when it is not given (its default is the caller's to apply).
+    mutating func optionalInt(_ option: IntOption) throws -> Int? {
+        try self.option(option.help.name).map { try option.value($0) }
+    }
+
+    /// Removes and returns a text option's value as a whole number within `range`, nil when it is not given.
+    mutating func optionalInt(_ option: TextOption, range: ClosedRange<Int>) throws -> Int? {
+        guard let text = try self.option(option.help.name) else { return nil }
+        guard let number = Int(text), range.contains(number) else {
+            throw UsageError("--\(option.help.name) must be a whole number from \(range.lowerBound) to "
+                             + "\(range.upperBound), got '\(text)'")
+        }
+        return number
+    }
+
     /// Removes and returns the option's value, or its default (nil when it has none).
     mutating func read(_ option: TextOption) throws -> String? {
         try self.option(option.help.name) ?? option.defaultValue

@@ -16,15 +16,15 @@ enum Vocabulary {
         return kind
     }
 
-    /// The `--kind` of `changes` in epf's words: app, collection, song, video, artist or price; aliases
+    /// The `--kind` of `changes` in epf's words: app, collection, song, video, artist, price or rank; aliases
     /// (software, application, album, book, ebook) mapped to them.
     static func changeKind(_ text: String) throws -> String {
         let word = text.lowercased()
-        if changeKinds.contains(word) || word == "price" { return word }
+        if changeKinds.contains(word) || word == "price" || word == "rank" { return word }
         if let kind = EntityKind(word: word) {
             return kind == .album || kind == .ebook ? "collection" : kind.word
         }
-        let words = changeKinds + ["price"]
+        let words = changeKinds + ["price", "rank"]
         throw UsageError("--kind must be one of \(words.joined(separator: ", ")), got '\(text)'"
                          + Nearest.hint(for: word, among: words))
     }
