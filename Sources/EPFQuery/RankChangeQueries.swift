@@ -36,8 +36,8 @@ package struct RankChange: Sendable, Equatable {
     package var json: JSONValue {
         .object([
             ("id", .int(id)), ("kind", .string("app")), ("change", .string(change)),
-            ("exportDate", .string(EPFValues.isoDate(milliseconds: exportDate))),
-            ("previousDate", .string(EPFValues.isoDate(milliseconds: previousDate))), ("chart", .string(chart)),
+            ("exportDate", .string(EPFValues.isoTimestamp(milliseconds: exportDate))),
+            ("previousDate", .string(EPFValues.isoTimestamp(milliseconds: previousDate))), ("chart", .string(chart)),
             ("country", .string(country)), ("storefrontId", .int(storefrontId)), ("genreId", .int(genreId)),
             ("oldRank", oldRank.map { .int(Int64($0)) } ?? .null),
             ("newRank", newRank.map { .int(Int64($0)) } ?? .null),

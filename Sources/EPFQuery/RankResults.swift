@@ -54,7 +54,9 @@ package struct AppRankSeries: Sendable {
     /// "daysInTop100", "firstSeen", "lastSeen", "daysRecorded"}` and, with `days`, `"days": [{"date", "rank"}]`
     /// (rank null: recorded, not in the chart).
     package func json(days: Bool) -> JSONValue {
-        let date = { (day: Int64?) -> JSONValue in day.map { .string(EPFValues.isoDate(milliseconds: $0)) } ?? .null }
+        let date = { (day: Int64?) -> JSONValue in
+            day.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null
+        }
         var pairs: [(String, JSONValue)] = [
             ("chart", .string(place.chart)), ("country", place.country.map { .string($0) } ?? .null),
             ("storefrontId", .int(place.storefrontId)), ("genreId", .int(place.genreId)),
@@ -99,7 +101,7 @@ package struct AppRanks: Sendable {
     package func json(days: Bool) -> JSONValue {
         .object([
             ("id", .int(id)), ("trackName", title.map { .string($0) } ?? .null), ("history", .bool(fromHistory)),
-            ("since", since.map { .string(EPFValues.isoDate(milliseconds: $0)) } ?? .null),
+            ("since", since.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null),
             ("resultCount", .int(Int64(series.count))), ("charts", .array(series.map { $0.json(days: days) })),
         ])
     }

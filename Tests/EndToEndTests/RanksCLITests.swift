@@ -66,6 +66,9 @@ final class RankDaysFixture: @unchecked Sendable {
     }
 }
 
+/// A day as every `--json` writes it: the ISO 8601 instant of its midnight UTC.
+func instant(_ day: String) -> String { day + "T00:00:00Z" }
+
 struct RankDaysFixtureError: Error, CustomStringConvertible {
     let description: String
 }
@@ -78,8 +81,8 @@ struct RankDaysFixtureError: Error, CustomStringConvertible {
         // 2026-01-09 moves since 2026-01-07: the day before is missing, so the recorded day before is two back.
         for (day, before) in [("2026-01-06", "2026-01-05"), ("2026-01-09", "2026-01-07")] {
             let chart = try fixture.json(["charts", "--country", "us", "--date", day, "--limit", "200"])
-            #expect(chart["exportDate"] as? String == day)
-            #expect(chart["movesSince"] as? String == before)
+            #expect(chart["exportDate"] as? String == instant(day))
+            #expect(chart["movesSince"] as? String == instant(before))
             let results = chart["results"] as? [[String: Any]] ?? []
             #expect(results.compactMap { $0["trackId"] as? Int64 } == fixture.snapshots[day], "\(day)")
             for result in results {
@@ -96,7 +99,8 @@ struct RankDaysFixtureError: Error, CustomStringConvertible {
         let first = try fixture.json(["charts", "--country", "us", "--date", "2026-01-05", "--limit", "3"])
         #expect(first["movesSince"] is NSNull && (first["results"] as? [[String: Any]])?.first?["move"] == nil)
         let today = try fixture.json(["charts", "--country", "us", "--limit", "3"])
-        #expect(today["movesSince"] as? String == "2026-01-07" && today["exportDate"] as? String == "2026-01-09")
+        #expect(today["movesSince"] as? String == instant("2026-01-07"))
+        #expect(today["exportDate"] as? String == instant("2026-01-09"))
         let text = try fixture.run(["charts", "--country", "us", "--date", "2026-01-06", "--limit", "3"])
         #expect(text.stdout.contains("as of 2026-01-06, moves since 2026-01-05"), "\(text.stdout)")
         #expect(text.stdout.split(separator: "\n").dropFirst().first?.hasPrefix("RANK  MOVE") == true, "\(text.stdout)")
@@ -122,7 +126,7 @@ struct RankDaysFixtureError: Error, CustomStringConvertible {
         #expect(charts.count == 1, "\(charts)")
         let series = try #require(charts.first)
         let days = series["days"] as? [[String: Any]] ?? []
-        #expect(days.compactMap { $0["date"] as? String } == RankDaysFixture.days)
+        #expect(days.compactMap { $0["date"] as? String } == RankDaysFixture.days.map(instant))
         let ranks = RankDaysFixture.days.map { fixture.rank(of: id, on: $0) }
         #expect(days.map { $0["rank"] as? Int } == ranks)
         let known = ranks.compactMap { $0 }
@@ -130,12 +134,12 @@ struct RankDaysFixtureError: Error, CustomStringConvertible {
         #expect(series["rank"] as? Int == ranks.last ?? nil)
         #expect(series["daysInTop10"] as? Int == known.filter { $0 <= 10 }.count)
         #expect(series["daysInTop100"] as? Int == known.filter { $0 <= 100 }.count)
-        #expect(series["firstSeen"] as? String == "2026-01-05")
+        #expect(series["firstSeen"] as? String == instant("2026-01-05"))
         // --since narrows the days; the text lists each recorded day (none for the missing 2026-01-08).
         let since = try fixture.json(["ranks", String(id), "--country", "us", "--chart", "free", "--genre", "36",
                                       "--since", "2026-01-07"])
         let narrowed = ((since["charts"] as? [[String: Any]])?.first?["days"] as? [[String: Any]]) ?? []
-        #expect(narrowed.compactMap { $0["date"] as? String } == ["2026-01-07", "2026-01-09"])
+        #expect(narrowed.compactMap { $0["date"] as? String } == ["2026-01-07", "2026-01-09"].map(instant))
         let text = try fixture.run(["ranks", String(id), "--country", "us", "--chart", "free", "--genre", "36"])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.contains("4 days recorded, 2026-01-05 to 2026-01-09"), "\(text.stdout)")
@@ -171,7 +175,7 @@ struct RankDaysFixtureError: Error, CustomStringConvertible {
             }
         }
         let actual = listed.map { change in
-            "\(change["exportDate"] as? String ?? "") \(change["change"] as? String ?? "") "
+            "\((change["exportDate"] as? String ?? "").prefix(10)) \(change["change"] as? String ?? "") "
                 + "\(change["id"] as? Int64 ?? 0) \((change["oldRank"] as? Int).map(String.init) ?? "-") "
                 + ((change["newRank"] as? Int).map(String.init) ?? "-")
         }
@@ -194,14 +198,14 @@ struct RankDaysFixtureError: Error, CustomStringConvertible {
         #expect(ranks.status == 200)
         let series = ((ranks.json as? [String: Any])?["charts"] as? [[String: Any]])?.first
         let days = series?["days"] as? [[String: Any]] ?? []
-        #expect(days.compactMap { $0["date"] as? String } == Array(RankDaysFixture.days.dropFirst()))
+        #expect(days.compactMap { $0["date"] as? String } == RankDaysFixture.days.dropFirst().map(instant))
         let expected = RankDaysFixture.days.dropFirst().map { fixture.rank(of: id, on: $0) }
         #expect(days.map { $0["rank"] as? Int } == expected)
         let chart = try served.get("/v1/charts/us/free?date=2026-01-07&limit=5")
         let results = (chart.json as? [String: Any])?["results"] as? [[String: Any]] ?? []
         let top = Array((fixture.snapshots["2026-01-07"] ?? []).prefix(5))
         #expect(results.compactMap { $0["trackId"] as? Int64 } == top)
-        #expect((chart.json as? [String: Any])?["movesSince"] as? String == "2026-01-06")
+        #expect((chart.json as? [String: Any])?["movesSince"] as? String == instant("2026-01-06"))
         #expect(try served.get("/v1/charts/us/free?date=2026-01-08").status == 404)
         // Paged two at a time, the changes are the CLI's.
         let cli = try fixture.run(["changes", "--since", "2026-01-06", "--kind", "rank", "--country", "us", "--top",
