@@ -21,34 +21,20 @@ package final class RankQueries: SessionReading {
 
     /// `id`'s ranks in every chart, storefront and genre it is in, optionally only in `country`'s storefront, one
     /// `chart` (a word of `charts`) and one `genre`. Today's ranks come from the chart tables (one day, the tables'
-    /// export date).
+    /// export date): from the rank history when it recorded that day (its spans find the app's charts at once),
+    /// else by reading the tables, which have no index on the app.
     ///
     /// Throws `QueryError.badArgument` naming `country` or `chart` for a value it does not know.
     package func current(id: Int64, country: String?, chart: String?, genre: Int64?) throws -> AppRanks {
         let wanted = try Self.charts(chart)
         return try reading { () throws -> AppRanks in
             let storefront = try country.map { try self.storefront(ofCountry: $0) }
+            let history = RankHistoryRead(connection, tables: tables)
             var series: [AppRankSeries] = []
             for (word, table) in wanted where tables.contains(table) {
-                var sql = "SELECT storefront_id, genre_id, application_rank, export_date FROM \(table) "
-                    + "WHERE application_id = ?1"
-                var bindings: [SQLValue] = [.integer(id)]
-                if let storefront {
-                    bindings.append(.integer(storefront))
-                    sql += " AND storefront_id = ?\(bindings.count)"
-                }
-                if let genre {
-                    bindings.append(.integer(genre))
-                    sql += " AND genre_id = ?\(bindings.count)"
-                }
-                var rows: [(storefront: Int64, genre: Int64, rank: Int, day: Int64)] = []
-                try forEachRow(sql, bindings) { (row: CachedStatement) throws -> Bool in
-                    let statement = row.statement
-                    guard let storefront = statement.int64(at: 0), let genre = statement.int64(at: 1),
-                          let rank = statement.int64(at: 2), let day = statement.int64(at: 3) else { return true }
-                    rows.append((storefront, genre, Int(rank), day))
-                    return true
-                }
+                let rows = try recordedToday(id: id, table: table, history: history, storefront: storefront,
+                                             genre: genre)
+                    ?? tableRows(id: id, table: table, storefront: storefront, genre: genre)
                 for row in rows {
                     let place = try self.place(chart: word, storefront: row.storefront, genre: row.genre)
                     series.append(AppRankSeries(place: place, genreName: try smallTables().genres[row.genre]?.name,
@@ -58,6 +44,48 @@ package final class RankQueries: SessionReading {
             return AppRanks(id: id, title: try appTitle(of: id), fromHistory: false, since: nil,
                             series: Self.ordered(series))
         }
+    }
+
+    typealias TodayRow = (storefront: Int64, genre: Int64, rank: Int, day: Int64)
+
+    /// The app's rows of `table` read from the rank history, when it recorded the table's day; else nil. Call
+    /// inside `reading`.
+    private func recordedToday(id: Int64, table: String, history: RankHistoryRead?, storefront: Int64?,
+                               genre: Int64?) throws -> [TodayRow]? {
+        guard let history, let chart = RankChart(table: table),
+              let day = try firstRow("SELECT export_date FROM \(table) LIMIT 1", [], { $0.statement.int64(at: 0) }),
+              try history.isRecorded(day, chart: chart) else { return nil }
+        var best: [RankChartKey: Int] = [:]
+        for point in try history.history(of: id, since: day, chart: chart, storefront: storefront, genre: genre)
+        where point.day == day {
+            best[point.key] = min(point.rank, best[point.key] ?? Int.max)
+        }
+        return best.map { ($0.key.storefrontID, $0.key.genreID, $0.value, day) }
+    }
+
+    /// The app's rows of `table`, read from the table (every row when no storefront narrows it). Call inside
+    /// `reading`.
+    private func tableRows(id: Int64, table: String, storefront: Int64?, genre: Int64?) throws -> [TodayRow] {
+        var sql = "SELECT storefront_id, genre_id, application_rank, export_date FROM \(table) "
+            + "WHERE application_id = ?1"
+        var bindings: [SQLValue] = [.integer(id)]
+        if let storefront {
+            bindings.append(.integer(storefront))
+            sql += " AND storefront_id = ?\(bindings.count)"
+        }
+        if let genre {
+            bindings.append(.integer(genre))
+            sql += " AND genre_id = ?\(bindings.count)"
+        }
+        var rows: [TodayRow] = []
+        try forEachRow(sql, bindings) { (row: CachedStatement) throws -> Bool in
+            let statement = row.statement
+            guard let storefront = statement.int64(at: 0), let genre = statement.int64(at: 1),
+                  let rank = statement.int64(at: 2), let day = statement.int64(at: 3) else { return true }
+            rows.append((storefront, genre, Int(rank), day))
+            return true
+        }
+        return rows
     }
 
     /// `id`'s ranks (see `current`) from exports dated `since` (`YYYY-MM-DD`, UTC) on, by default the last

@@ -201,6 +201,11 @@ struct RankDaysFixtureError: Error, CustomStringConvertible {
         #expect(days.compactMap { $0["date"] as? String } == RankDaysFixture.days.dropFirst().map(instant))
         let expected = RankDaysFixture.days.dropFirst().map { fixture.rank(of: id, on: $0) }
         #expect(days.map { $0["rank"] as? Int } == expected)
+        // Without history=1, today's ranks: read from the history's spans, as the chart table has them.
+        let today = try served.get("/v1/apps/\(id)/ranks?country=us&chart=free")
+        let places = (today.json as? [String: Any])?["charts"] as? [[String: Any]] ?? []
+        #expect(places.first { $0["genreId"] as? Int == 36 }?["rank"] as? Int == fixture.rank(of: id, on: "2026-01-09"))
+        #expect(places.allSatisfy { $0["days"] == nil && $0["firstSeen"] as? String == instant("2026-01-09") })
         let chart = try served.get("/v1/charts/us/free?date=2026-01-07&limit=5")
         let results = (chart.json as? [String: Any])?["results"] as? [[String: Any]] ?? []
         let top = Array((fixture.snapshots["2026-01-07"] ?? []).prefix(5))
