@@ -48,7 +48,8 @@ let package = Package(
         // Records -> rows in SQLite: the store behind EPFImport's protocols, its bookkeeping, its DDL and price
         // history layout. Its second room, PostgreSQL/, is a module of its own (EPFPostgresStore) so that what reads
         // the database (EPFQuery, EPFServer, EPFFetch) does not depend on libpq.
-        .target(name: "EPFStore", dependencies: ["EPFFormat", "EPFImport", "EPFSchema", "EPFSQLite"],
+        .target(name: "EPFStore",
+                dependencies: ["EPFConcurrency", "EPFFormat", "EPFImport", "EPFSchema", "EPFSQLite", "JSONText"],
                 exclude: ["PostgreSQL"]),
         // The same loads into PostgreSQL, behind EPFImport's shared import loop (ImportPass); only epf links it.
         .target(name: "EPFPostgresStore",

@@ -19,12 +19,13 @@ package final class WorkerThread: Sendable {
         }
     }
 
-    /// What the new thread runs; passed to it as a retained pointer, released when the closure returns.
-    private final class Start: Sendable {
+    /// What the new thread runs; passed to it as a retained pointer (never shared: the starting thread lets go of
+    /// it), released when the closure returns.
+    private final class Start {
         let name: String
-        let body: @Sendable () -> Void
+        let body: () -> Void
 
-        init(name: String, body: @escaping @Sendable () -> Void) {
+        init(name: String, body: @escaping () -> Void) {
             self.name = name
             self.body = body
         }
@@ -36,8 +37,10 @@ package final class WorkerThread: Sendable {
     private let joined = Mutex(false)
 
     /// Starts a thread named `name` running `body`, with a stack of `stackSize` bytes (nil: the system's default).
-    /// Throws `StartFailure` when the system refuses another thread.
-    package init(name: String, stackSize: Int? = 1 << 20, _ body: @escaping @Sendable () -> Void)
+    /// `body` is sent to the thread: what it captures that is not `Sendable` (a stream, a decoder made for the
+    /// thread) the caller gives up, as the compiler checks. Throws `StartFailure` when the system refuses another
+    /// thread.
+    package init(name: String, stackSize: Int? = 1 << 20, _ body: sending @escaping () -> Void)
         throws(StartFailure) {
         self.name = name
         var attributes = pthread_attr_t()

@@ -112,6 +112,8 @@ struct Bzip2DecodeFailure: Error {
 }
 
 /// A decoded block, whole or (when larger than the limit) its first part plus the decoder to finish it.
+/// Sendable unchecked: made by the worker that decoded it, then handed to the reading thread through the job's
+/// monitor; immutable but for the decoder in `rest`, which only the reading thread drives from then on.
 final class Bzip2BlockOutput: @unchecked Sendable {
     let pointer: UnsafeMutableRawPointer
     let count: Int

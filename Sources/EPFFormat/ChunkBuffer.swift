@@ -1,6 +1,6 @@
 /// A buffer of decoded bytes handed between a reader and its background thread through a `BlockingQueue`.
 ///
-/// `@unchecked Sendable`: a raw pointer, owned by one side at a time; whoever takes it from a queue frees it.
+/// Sendable unchecked: a raw pointer, owned by one side at a time; whoever takes it from a queue frees it.
 struct ChunkBuffer: @unchecked Sendable {
     /// The buffer's first byte.
     let base: UnsafeMutableRawPointer

@@ -7,7 +7,7 @@ import Foundation
 /// A chunk is clean when all its bytes are well-formed UTF-8 (sequences across chunk boundaries included) and
 /// none is NUL. Records touching a chunk that is not clean are checked one by one as before, so reports stay
 /// exact; this only moves the common case off the critical path.
-package final class ChunkValidation: @unchecked Sendable {  // `regions` is a Mutex; other fields have one thread each.
+package final class ChunkValidation: Sendable {
     /// The regions in stream order, each covering the bytes up to `end`, and where the consumer's unread ones start.
     private struct Regions {
         var list: [(end: Int64, clean: Bool)] = []
@@ -15,22 +15,26 @@ package final class ChunkValidation: @unchecked Sendable {  // `regions` is a Mu
         var firstStart: Int64 = 0
     }
 
+    /// What the producer carries from one chunk to the next: a sequence cut at the chunk's end, the bytes so far.
+    /// Only the reading thread takes its lock, once per chunk.
+    private struct Produced {
+        var carry: [UInt8] = []
+        var bytes: Int64 = 0
+    }
+
     private let regions = Mutex(Regions())
-    // Producer-only state.
-    private var carry: [UInt8] = []
-    private var produced: Int64 = 0
-    // Consumer-only state: a span known clean.
-    private var knownCleanStart: Int64 = 0
-    private var knownCleanEnd: Int64 = 0
+    private let produced = Mutex(Produced())
 
     /// A fresh tracker for one stream.
     package init() {}
 
     /// Producer side: checks the next chunk of the stream.
     func analyze(_ base: UnsafeRawPointer, count: Int) {
-        let clean = UTF8Validator.chunkIsClean(base, count: count, carry: &carry)
-        produced += Int64(count)
-        let end = produced
+        let (end, clean) = produced.withLock { produced in
+            let clean = UTF8Validator.chunkIsClean(base, count: count, carry: &produced.carry)
+            produced.bytes += Int64(count)
+            return (produced.bytes, clean)
+        }
         regions.withLock { $0.list.append((end, clean)) }
     }
 
@@ -38,17 +42,23 @@ package final class ChunkValidation: @unchecked Sendable {  // `regions` is a Mu
     func skip(count: Int) {
         // A sequence cut at the end of the previous chunk is not followed up: the next checked chunk then starts
         // with continuation bytes and is (conservatively) not clean.
-        carry = []
-        produced += Int64(count)
-        let end = produced
+        let end = produced.withLock { produced in
+            produced.carry = []
+            produced.bytes += Int64(count)
+            return produced.bytes
+        }
         regions.withLock { $0.list.append((end, false)) }
     }
 
     /// Consumer side: whether the stream bytes `start..<end` are known clean. Queries must come in increasing
     /// order of `start`.
-    func isClean(start: Int64, end: Int64) -> Bool {
-        if start >= knownCleanStart && end <= knownCleanEnd { return true }
-        let cleanUpTo: Int64? = regions.withLock { regions in
+    func isClean(start: Int64, end: Int64) -> Bool { cleanEnd(start: start, end: end) != nil }
+
+    /// Consumer side: where the clean regions that cover `start..<end` end (so the records up to there need no
+    /// further question, `Cursor`), nil when the bytes are not known clean. Queries must come in increasing order
+    /// of `start`.
+    func cleanEnd(start: Int64, end: Int64) -> Int64? {
+        regions.withLock { regions in
             // Forget regions that end before this record.
             while regions.first < regions.list.count && regions.list[regions.first].end <= start {
                 regions.firstStart = regions.list[regions.first].end
@@ -71,10 +81,23 @@ package final class ChunkValidation: @unchecked Sendable {  // `regions` is a Mu
             }
             return nil
         }
-        guard let cleanUpTo else { return false }
-        knownCleanStart = start
-        knownCleanEnd = cleanUpTo
-        return true
+    }
+
+    /// The consumer's own memory of a span known clean, so that most records are answered without the lock:
+    /// kept by the parsing thread (a local of its loop), never shared.
+    struct Cursor {
+        private var knownCleanStart: Int64 = 0
+        private var knownCleanEnd: Int64 = 0
+
+        /// Whether the stream bytes `start..<end` are known clean; queries in increasing order of `start`.
+        @inline(__always)
+        mutating func isClean(_ validation: ChunkValidation, start: Int64, end: Int64) -> Bool {
+            if start >= knownCleanStart && end <= knownCleanEnd { return true }
+            guard let cleanUpTo = validation.cleanEnd(start: start, end: end) else { return false }
+            knownCleanStart = start
+            knownCleanEnd = cleanUpTo
+            return true
+        }
     }
 }
 

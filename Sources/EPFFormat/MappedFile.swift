@@ -10,6 +10,8 @@ import Foundation
 ///
 /// The file must not shrink while mapped: reading a page past the new end raises SIGBUS. Feed files are written
 /// once and then read, so the tools that map them (`epf inspect`) accept that.
+///
+/// Sendable unchecked: the mapping is read-only and immutable while the value lives; threads only read it.
 final class MappedFile: @unchecked Sendable {
     /// The path, for messages.
     let path: String

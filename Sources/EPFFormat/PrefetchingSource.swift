@@ -15,7 +15,7 @@ package final class PrefetchingSource: ByteSource {
 
     /// The inner source on its way to the thread.
     ///
-    /// `@unchecked Sendable`: from then on only the thread reads through it (others may read a `CountingSource`'s
+    /// Sendable unchecked: from then on only the thread reads through it (others may read a `CountingSource`'s
     /// atomic count in it).
     private struct Handover: @unchecked Sendable {
         let source: ByteSource
@@ -48,11 +48,11 @@ package final class PrefetchingSource: ByteSource {
         self.free = free
         self.validation = validation
         let handover = Handover(source: inner)
+        let fill: @Sendable () -> Void = {
+            Self.fill(from: handover.source, chunkSize: chunkSize, free: free, filled: filled, validation: validation)
+        }
         do {
-            worker = try WorkerThread(name: "epf-prefetch") {
-                Self.fill(from: handover.source, chunkSize: chunkSize, free: free, filled: filled,
-                          validation: validation)
-            }
+            worker = try WorkerThread(name: "epf-prefetch", fill)
         } catch {
             worker = nil
             failure = EPFError.io(path: "(prefetch thread)", call: "pthread_create", errno: error.code)

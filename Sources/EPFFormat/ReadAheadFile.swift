@@ -35,7 +35,7 @@ package final class ReadAheadFile: ByteSource {
     /// What opening the file gave: the sidecar's digest when one was checked, the counted compressed bytes (for
     /// progress) and the compressed size.
     ///
-    /// `@unchecked Sendable`: made on the thread, which alone reads through `raw`; others read only its atomic count.
+    /// Sendable unchecked: made on the thread, which alone reads through `raw`; others read only its atomic count.
     package struct Opened: @unchecked Sendable {
         /// The verified MD5, when there was a sidecar.
         package let digest: String?

@@ -272,6 +272,7 @@ package final class EPFTableReader {
         let expectedFields = header.columns.count
         let separator: Int32 = header.flavor == .flat ? 0x09 : 0x01
         let validate = options.validate
+        var cleanSpans = ChunkValidation.Cursor()
         var number = 0
         var current = pending
         pending = nil
@@ -323,7 +324,7 @@ package final class EPFTableReader {
                     knownClean = windows.isClean(start: start, end: start + length)
                 } else if let (tracker, streamOffset) = chunkValidation {
                     let start = streamOffset + record.offset
-                    knownClean = tracker.isClean(start: start, end: start + Int64(length))
+                    knownClean = cleanSpans.isClean(tracker, start: start, end: start + Int64(length))
                 }
                 // One pass for the common clean record; which problems a dirty one has, separately.
                 if !knownClean && !UTF8Validator.isCleanText(recordBase, count: length) {

@@ -1,3 +1,4 @@
+import EPFFormat
 import Foundation
 
 /// Errors of the import as a whole (per-table data problems are outcomes, not errors).
@@ -27,6 +28,17 @@ package enum ImportError: Error, CustomStringConvertible, Equatable {
             return "\(path): no EPF table files found (plain, .gz, .bz2 or .tbz)"
         case .badOption(let message), .noSpace(_, let message):
             return message
+        }
+    }
+}
+
+extension ImportError {
+    /// Checks an import's inputs before anything is opened: every path exists (`missingInput`), and a directory
+    /// holds at least one table file (`noTables`: a download that left it empty, a wrong path).
+    package static func checkInputs(_ paths: [String]) throws {
+        for path in paths {
+            guard FileManager.default.fileExists(atPath: path) else { throw ImportError.missingInput(path: path) }
+            if let files = try? FeedInput.files(at: path), files.isEmpty { throw ImportError.noTables(path: path) }
         }
     }
 }

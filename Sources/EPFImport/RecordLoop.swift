@@ -29,6 +29,9 @@ extension TableLoading {
         let checkpointEvery = max(1, state.options.checkpointRecords)
         let checkpointing = state.mode == .full && writing
         let exportDateColumn = exportDateColumn
+        // Read once here, not per row: the load is generic across the module boundary (unspecialized), where reading
+        // `state` copies the whole value; only this loop sets the export date while it runs.
+        var exportDateMissing = state.outcome.exportDate == nil
         let rowFilter = state.rowFilter
         let rejects = state.rejects
         let sampled = insertTiming == .sampled
@@ -60,8 +63,10 @@ extension TableLoading {
                 state.outcome.resumedRecords += 1
                 return
             }
-            if state.outcome.exportDate == nil, let column = exportDateColumn, record.issues.isEmpty {
-                state.outcome.exportDate = EPFValues.integer(record.field(column))
+            if exportDateMissing, let column = exportDateColumn, record.issues.isEmpty {
+                let exportDate = EPFValues.integer(record.field(column))
+                state.outcome.exportDate = exportDate
+                exportDateMissing = exportDate == nil
             }
             if let rowFilter, record.issues.isEmpty, !rowFilter.keeps(record) {
                 state.outcome.leftOut += 1

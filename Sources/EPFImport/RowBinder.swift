@@ -16,8 +16,10 @@ package struct RejectReason: Sendable, Equatable {
 
 /// Where `RowBinder` puts a record's values, in column order (parameter `index` is column `index - 1`): a SQLite
 /// statement's parameters, or a row of PostgreSQL's binary COPY. Decimals and dates arrive as text (the decimal
-/// as given, the date in its canonical `YYYY-MM-DDTHH:MM:SSZ` form).
-package protocol RowSink {
+/// as given, the date in its canonical `YYYY-MM-DDTHH:MM:SSZ` form). A class: `bind` runs generically across the
+/// module boundary (the stores cannot specialize it), where an optional reference costs no value-witness calls
+/// per field.
+package protocol RowSink: AnyObject {
     func bindNull(at index: Int32) throws
     func bind(_ value: Int64, at index: Int32) throws
     func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws

@@ -53,10 +53,11 @@ private final class CompressionWorker: Sendable {
     private let thread: WorkerThread
 
     init(level: Int32, name: String) throws {
-        let stream = StreamOfOneThread(try GzipCompressor(level: level))
+        // The zlib stream is the thread's alone: sent to it with the closure.
+        let gzip = try GzipCompressor(level: level)
         let pages = self.pages
         thread = try WorkerThread(name: name) {
-            while let job = pages.pop() { job.page.fulfil(Result { try stream.gzip.compress(job.body) }) }
+            while let job = pages.pop() { job.page.fulfil(Result { try gzip.compress(job.body) }) }
         }
     }
 
@@ -64,16 +65,6 @@ private final class CompressionWorker: Sendable {
     func finish() {
         pages.close()
         thread.join()
-    }
-}
-
-/// A zlib stream that only one worker thread uses. `@unchecked Sendable`: it is handed to that thread when the
-/// thread starts and nothing else touches it afterwards.
-private final class StreamOfOneThread: @unchecked Sendable {
-    let gzip: GzipCompressor
-
-    init(_ gzip: GzipCompressor) {
-        self.gzip = gzip
     }
 }
 

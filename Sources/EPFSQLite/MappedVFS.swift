@@ -51,7 +51,7 @@ private struct MappedFileState {
 
 /// The VFS and I/O method tables, built and registered once. They live for the life of the process, as
 /// SQLite requires of a registered VFS.
-private final class Registration: @unchecked Sendable {
+private final class Registration: Sendable {
     let registered: Bool
 
     init() {

@@ -68,16 +68,17 @@ package enum HTTPServerError: Error, CustomStringConvertible, Sendable {
 /// An HTTP/1.1 server: one listening socket shared by N worker threads, each running an epoll loop.
 ///
 /// Thread-safe: `start`, `shutdown` and `waitUntilStopped` may be called from any thread.
-package final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; makeResponder runs once, in start().
+package final class HTTPServer: Sendable {
     /// The settings it was created with.
     package let configuration: HTTPServerConfiguration
     /// Request and connection metrics, shared with whoever renders `/metrics`.
     package let metrics: ServerMetrics
-    private let makeResponder: (Int) throws -> any HTTPResponder
+    private let makeResponder: @Sendable (Int) throws -> any HTTPResponder
     /// The server's mutable state, behind `state`.
     private struct State {
         var listener: Int32 = -1
-        var workers: [Worker] = []
+        /// How to wake each worker's event loop (the workers themselves belong to their threads).
+        var wakes: [WakeSignal] = []
         var threads: [pthread_t] = []
         var boundPort = 0
         var started = false
@@ -89,7 +90,7 @@ package final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; m
 
     /// Creates a server; `makeResponder(i)` is called once per worker thread by `start()`.
     package init(configuration: HTTPServerConfiguration, metrics: ServerMetrics = ServerMetrics(),
-                makeResponder: @escaping (Int) throws -> any HTTPResponder) {
+                makeResponder: @escaping @Sendable (Int) throws -> any HTTPResponder) {
         self.configuration = configuration
         self.metrics = metrics
         self.makeResponder = makeResponder
@@ -129,7 +130,7 @@ package final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; m
                 guard rc == 0 else {
                     Unmanaged<Worker>.fromOpaque(context).release()
                     stopFlag.set()
-                    for worker in created { worker.wake() }
+                    for worker in created { worker.wakeSignal.wake() }
                     for thread in spawned { pthread_join(thread, nil) }
                     throw HTTPServerError.system(SystemError(call: "pthread_create", code: rc))
                 }
@@ -137,7 +138,7 @@ package final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; m
             }
             state.withLock { state in
                 state.listener = socket
-                state.workers = created
+                state.wakes = created.map(\.wakeSignal)
                 state.threads = spawned
                 state.boundPort = port
             }
@@ -153,7 +154,7 @@ package final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; m
     /// Returns at once; call `waitUntilStopped()` to wait. Safe to call more than once.
     package func shutdown() {
         stopFlag.set()
-        for worker in state.withLock({ $0.workers }) { worker.wake() }
+        for wake in state.withLock({ $0.wakes }) { wake.wake() }
     }
 
     /// Blocks until every worker thread has exited, then closes the listening socket.
@@ -167,7 +168,7 @@ package final class HTTPServer: @unchecked Sendable {  // State is in a Mutex; m
         state.withLock { state in
             if state.listener >= 0 { close(state.listener) }
             state.listener = -1
-            state.workers = []
+            state.wakes = []
         }
     }
 

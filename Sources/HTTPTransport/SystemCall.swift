@@ -72,7 +72,8 @@ enum LinuxCalls {
     ) -> Int32
     typealias EventFD = @convention(c) (UInt32, Int32) -> Int32
 
-    struct Table: @unchecked Sendable {  // C function pointers: immutable after lookup, safe to share.
+    /// C function pointers, which capture nothing: shared by every worker.
+    struct Table: Sendable {
         let epollCreate1: EpollCreate1
         let epollCtl: EpollCtl
         let epollWait: EpollWait

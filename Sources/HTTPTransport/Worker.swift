@@ -37,14 +37,39 @@ final class Connection {
     var isLingering: Bool { lingerDeadline != 0 }
 }
 
-/// One event-loop thread: its own epoll set, connections, responder and caches.
-///
-/// `@unchecked Sendable` because it is created on the starting thread and then used only by its own thread;
-/// the one cross-thread entry is `wake()`, a write to an eventfd.
-final class Worker: @unchecked Sendable {
+/// Interrupts a worker's `epoll_wait` from any thread: an eventfd, closed when the last holder lets go.
+final class WakeSignal: Sendable {
+    /// The eventfd, in the worker's epoll set.
+    let fd: Int32
+
+    init(calls: LinuxCalls.Table) throws(SystemError) {
+        fd = try systemCall("eventfd") { calls.eventfd(0, LinuxCalls.eventfdNonblock | LinuxCalls.eventfdCloexec) }
+    }
+
+    deinit { close(fd) }
+
+    /// Wakes the worker so it notices `shutdown()`.
+    func wake() {
+        var one: UInt64 = 1
+        // A full counter (EAGAIN) already wakes the loop; nothing else can fail on a valid eventfd.
+        _ = try? nonBlockingCall("write") { write(fd, &one, 8) }
+    }
+
+    /// Consumes the wake-ups (the worker's side).
+    func drain() {
+        var value: UInt64 = 0
+        _ = try? nonBlockingCall("read") { read(fd, &value, 8) }
+    }
+}
+
+/// One event-loop thread: its own epoll set, connections, responder and caches. Made on the starting thread and
+/// then used only by its own (handed over by `pthread_create`, not shared); other threads reach it only through
+/// its `wakeSignal`.
+final class Worker {
     let index: Int
     private let listener: Int32
-    private let wakeFD: Int32
+    /// Wakes this worker's loop; the server keeps it to call from `shutdown()`.
+    let wakeSignal: WakeSignal
     private let epoll: EPoll
     private let calls: LinuxCalls.Table
     private unowned let server: HTTPServer
@@ -76,11 +101,8 @@ final class Worker: @unchecked Sendable {
         do {
             calls = try LinuxCalls.resolved()
             epoll = try EPoll()
-            let calls = calls
-            wakeFD = try systemCall("eventfd") {
-                calls.eventfd(0, LinuxCalls.eventfdNonblock | LinuxCalls.eventfdCloexec)
-            }
-            try epoll.add(wakeFD, LinuxCalls.epollIn)
+            wakeSignal = try WakeSignal(calls: calls)
+            try epoll.add(wakeSignal.fd, LinuxCalls.epollIn)
             // EPOLLEXCLUSIVE: one idle worker is woken per new connection, not all of them.
             try epoll.add(listener, LinuxCalls.epollIn | (1 << 28))
         } catch {
@@ -91,14 +113,6 @@ final class Worker: @unchecked Sendable {
 
     deinit {
         scratch.deallocate()
-        close(wakeFD)
-    }
-
-    /// Interrupts `epoll_wait` so the worker notices `shutdown()`. Safe from any thread.
-    func wake() {
-        var one: UInt64 = 1
-        // A full counter (EAGAIN) already wakes the loop; nothing else can fail on a valid eventfd.
-        _ = try? nonBlockingCall("write") { write(wakeFD, &one, 8) }
     }
 
     /// The event loop; returns after `shutdown()` once connections are drained.
@@ -117,9 +131,8 @@ final class Worker: @unchecked Sendable {
             now = monotonicNanoseconds()
             for slot in 0..<count {
                 let event = epoll.event(at: slot)
-                if event.fd == wakeFD {
-                    var value: UInt64 = 0
-                    _ = try? nonBlockingCall("read") { read(wakeFD, &value, 8) }
+                if event.fd == wakeSignal.fd {
+                    wakeSignal.drain()
                 } else if event.fd == listener {
                     if !stopping { acceptConnections() }
                 } else if let connection = connections[event.fd] {

@@ -223,6 +223,9 @@ package struct JSONWriter: ~Copyable {
     /// A copy of the bytes written.
     package func bytes() -> [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
+    /// Forgets the bytes written, keeping the room they took.
+    package mutating func removeAll() { count = 0 }
+
     /// Calls `body` with the bytes written.
     package func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try body(UnsafeBufferPointer(start: base, count: count))
@@ -300,7 +303,9 @@ package struct JSONWriter: ~Copyable {
         text.withUTF8 { appendString(utf8: $0) }
     }
 
-    private mutating func appendString(utf8: UnsafeBufferPointer<UInt8>) {
+    /// A JSON string literal of UTF-8 bytes, escaped as `appendString(_:)` escapes (bytes that are not UTF-8 go
+    /// out as they came).
+    package mutating func appendString(utf8: UnsafeBufferPointer<UInt8>) {
         append(UInt8(ascii: "\""))
         guard let source = utf8.baseAddress else {
             append(UInt8(ascii: "\""))

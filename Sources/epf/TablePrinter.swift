@@ -49,7 +49,8 @@ enum TerminalText {
 
 /// How tables meet the terminal: `--wide` (a global option) shows every column even when the lines are wider.
 enum TableLayout {
-    /// Set by `--wide`: no columns dropped or shortened to fit the terminal.
+    /// Set by `--wide`: no columns dropped or shortened to fit the terminal. Unchecked: set once on the main thread
+    /// while the arguments are parsed, before any table is printed, and read there.
     nonisolated(unsafe) static var wide = false
 }
 

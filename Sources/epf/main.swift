@@ -1,7 +1,8 @@
 import EPFFormat
 import Foundation
 
-/// Every subcommand, in the order `epf --help` lists them.
+/// Every subcommand, in the order `epf --help` lists them. Unchecked: a constant, read on the main thread only
+/// (metatypes of `Command` are not `Sendable`).
 nonisolated(unsafe) let commands: [Command.Type] = [
     InspectCommand.self,
     ImportCommand.self,

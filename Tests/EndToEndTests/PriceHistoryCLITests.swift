@@ -174,4 +174,40 @@ import Testing
         let json = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
         #expect(json?["priceHistory"] as? Bool == true)
     }
+
+    /// The texts of a change a full's merge finds are stored as JSON strings by the project's one JSON writer:
+    /// quotes, backslashes, control characters, U+2028 and U+2029 (escaped, as JavaScript needs) and characters
+    /// outside the BMP come back as they were, from the stored history and from `epf prices --history --json`
+    /// (which shows currencies in capitals: the text has no small letters).
+    @Test func textsThatNeedJSONEscapesRoundTrip() throws {
+        let work = try WorkDirectory()
+        let odd = "Q\"\\\u{2028}\u{2029}\t\u{07}\u{0B}\u{1F}/😀É"
+        try work.write("feed/pricing20260105/application_price",
+                       NumericPricesCLITests.priceFile([["7", "0.990", "USD", "143441"]]))
+        try work.write("feed/pricing20260106/application_price",
+                       NumericPricesCLITests.priceFile([["7", "1.990", odd, "143441"]], exportDate: "1767657600000"))
+        let database = work.file("epf.sqlite")
+        for (day, extra) in [("20260105", ["--history", "prices"]), ("20260106", [])] {
+            let run = try runEPF(["import", work.file("feed/pricing\(day)"), "--db", database, "--quiet"] + extra,
+                                 in: work.path)
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        #expect(try connection.query("SELECT currency_code FROM application_price") == [[.text(odd)]])
+        // Stored: the separators escaped, never raw (a JavaScript string literal breaks on them).
+        let stored = try connection.query("SELECT entries FROM epf_price_changes")
+        guard case .text(let entries)? = stored.first?.first else {
+            Issue.record("no packed history row: \(stored)")
+            return
+        }
+        #expect(entries.contains("\\u2028\\u2029") && !entries.contains("\u{2028}"), "\(entries)")
+        #expect(try connection.query("SELECT change, old_price, new_price, currency FROM epf_price_history")
+                    == [[.text("changed"), .text("0.99"), .text("1.99"), .text(odd)]])
+        // Listed: the same text through the CLI's JSON.
+        let cli = try runEPF(["prices", "7", "--history", "--json", "--db", database], in: work.path)
+        #expect(cli.status == 0, "\(cli.stderr)")
+        let listed = try JSONSerialization.jsonObject(with: Data(cli.stdout.utf8)) as? [String: Any]
+        let changes = listed?["changes"] as? [[String: Any]] ?? []
+        #expect(changes.count == 1 && changes.first?["currency"] as? String == odd, "\(cli.stdout)")
+    }
 }

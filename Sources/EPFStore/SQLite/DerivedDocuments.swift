@@ -1,4 +1,5 @@
 import Dispatch
+import EPFConcurrency
 import EPFSchema
 import EPFSQLite
 import Foundation
@@ -130,16 +131,21 @@ enum DerivedDocuments {
 
 /// Batches of ids handed to maker threads, and their documents handed back to the writer in order.
 /// At most `window` batches are made ahead of the writer, so memory stays bounded.
-private final class DocumentPipeline: @unchecked Sendable {
+private final class DocumentPipeline: Sendable {
     typealias Documents = [(id: Int64, body: [UInt8])]
 
-    private let condition = NSCondition()
+    /// What the makers and the writer share: the next batch to hand out, the batches written, the documents made
+    /// and not yet written, whether the writer gave up.
+    private struct Progress: Sendable {
+        var next = 0
+        var written = 0
+        var results: [Int: Result<Documents, any Error>] = [:]
+        var cancelled = false
+    }
+
     private let batches: [[Int64]]
     private let window: Int
-    private var next = 0
-    private var written = 0
-    private var results: [Int: Result<Documents, Error>] = [:]
-    private var cancelled = false
+    private let progress = Monitor(Progress())
 
     init(batches: [[Int64]], window: Int) {
         self.batches = batches
@@ -164,37 +170,31 @@ private final class DocumentPipeline: @unchecked Sendable {
 
     /// The next batch to build, waiting while the writer is `window` batches behind; nil when done.
     private func take() -> Int? {
-        condition.lock()
-        defer { condition.unlock() }
-        while !cancelled && next < batches.count && next - written >= window { condition.wait() }
-        guard !cancelled, next < batches.count else { return nil }
-        next += 1
-        return next - 1
+        let count = batches.count, window = window
+        return progress.wait(until: { $0.cancelled || $0.next >= count || $0.next - $0.written < window }) { state in
+            guard !state.cancelled, state.next < count else { return nil }
+            state.next += 1
+            return state.next - 1
+        }
     }
 
-    private func store(_ index: Int, _ result: Result<Documents, Error>) {
-        condition.lock()
-        results[index] = result
-        condition.broadcast()
-        condition.unlock()
+    private func store(_ index: Int, _ result: Result<Documents, any Error>) {
+        progress.withLock { $0.results[index] = result }
     }
 
     /// The documents of batch `index`, waiting until a maker has made them; rethrows a maker's error.
     func result(_ index: Int) throws -> Documents {
-        condition.lock()
-        defer { condition.unlock() }
-        while results[index] == nil && !cancelled { condition.wait() }
-        guard let result = results.removeValue(forKey: index) else { throw CancellationError() }
-        written = index + 1
-        condition.broadcast()
+        let result = progress.wait(until: { $0.results[index] != nil || $0.cancelled }) { state in
+            let result = state.results.removeValue(forKey: index)
+            if result != nil { state.written = index + 1 }
+            return result
+        }
+        guard let result else { throw CancellationError() }
         return try result.get()
     }
 
     /// Stops handing out batches (the writer finished or failed).
     func cancel() {
-        condition.lock()
-        cancelled = true
-        condition.broadcast()
-        condition.unlock()
+        progress.withLock { $0.cancelled = true }
     }
 }

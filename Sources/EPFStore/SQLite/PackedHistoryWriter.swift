@@ -1,5 +1,6 @@
 import EPFSchema
 import EPFSQLite
+import JSONText
 
 /// Writes changes to SQLite's price history (`Layout.packedTable`): the changes of one item, added one
 /// after another, go into one row (a JSON array of entries, built here as bytes), written when the next item
@@ -25,6 +26,8 @@ final class PackedHistoryWriter: PriceTextSink {
     @exclusivity(unchecked) private var entryStarts: [Int] = []
     @exclusivity(unchecked) private var storefronts: [Int64] = []
     @exclusivity(unchecked) private var texts = 0
+    /// Where a text is escaped (by the project's one JSON writer) before it joins `entries`.
+    @exclusivity(unchecked) private var escaped = JSONWriter(capacity: 256)
 
     init(_ connection: SQLiteConnection, date: Int64, kind: String, sequence: PriceHistorySequence) throws {
         self.connection = connection
@@ -66,7 +69,9 @@ final class PackedHistoryWriter: PriceTextSink {
     func appendText(_ text: UnsafeRawBufferPointer?) {
         entries.append(UInt8(ascii: ","))
         if let text {
-            JSONBytes.appendString(text, to: &entries)
+            escaped.removeAll()
+            escaped.appendString(utf8: text.assumingMemoryBound(to: UInt8.self))
+            escaped.withBytes { entries.append(contentsOf: $0) }
         } else {
             entries.append(contentsOf: [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")])
         }
@@ -135,28 +140,4 @@ final class PackedHistoryWriter: PriceTextSink {
 /// Where the texts of a change go (the old price, the new price, the currency, in that order; nil for NULL).
 protocol PriceTextSink: AnyObject {
     func appendText(_ text: UnsafeRawBufferPointer?)
-}
-
-/// JSON text as bytes.
-enum JSONBytes {
-    /// Appends `text` as a JSON string: `"` and `\` escaped, control characters as `\u00XX`, every other byte as
-    /// it is (SQLite's JSON functions give the same bytes back).
-    static func appendString(_ text: UnsafeRawBufferPointer, to output: inout [UInt8]) {
-        output.append(UInt8(ascii: "\""))
-        var plainFrom = 0
-        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
-        for (index, byte) in text.enumerated() where byte < 0x20 || byte == quote || byte == backslash {
-            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: text[plainFrom..<index]))
-            if byte < 0x20 {
-                let hex = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                           hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            } else {
-                output.append(contentsOf: [UInt8(ascii: "\\"), byte])
-            }
-            plainFrom = index + 1
-        }
-        output.append(contentsOf: UnsafeRawBufferPointer(rebasing: text[plainFrom...]))
-        output.append(UInt8(ascii: "\""))
-    }
 }
