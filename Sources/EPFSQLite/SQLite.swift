@@ -8,7 +8,7 @@ import Foundation
 @usableFromInline let sqliteStatic: sqlite3_destructor_type? = nil
 
 /// An error from the SQLite C library, carrying its result code, message and the SQL it ran.
-package struct SQLiteError: Error, CustomStringConvertible, Sendable {
+public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// The extended SQLite result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT_UNIQUE`, ...).
     package let code: Int32
     /// SQLite's own message (`sqlite3_errmsg`).
@@ -21,7 +21,7 @@ package struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// The database file, when the error came from a connection: named in the errors a user can act on.
     package var path: String?
 
-    package var description: String {
+    public var description: String {
         var text = "SQLite error \(code): \(message)"
         if let sql { text += " - while executing \(sql.prefix(200))" }
         guard let path else { return text }
@@ -76,14 +76,14 @@ package enum SQLValue: Equatable, Sendable {
 }
 
 /// The storage class of one value of a result row (SQLite's fundamental datatypes).
-package enum SQLStorageClass: Sendable {
+public enum SQLStorageClass: Sendable {
     case integer, real, text, blob, null
 }
 
 /// One SQLite connection. Not `Sendable`: a connection and its statements belong to one thread.
 ///
 /// The corresponding C object is `sqlite3*`; `deinit` calls `sqlite3_close_v2`.
-package final class SQLiteConnection {
+public final class SQLiteConnection {
     /// How the database file is opened.
     package enum Mode: Sendable {
         /// `SQLITE_OPEN_READONLY`: every write is refused by SQLite itself.
@@ -212,7 +212,7 @@ package final class SQLiteConnection {
     }
 
     /// The rowid of the last row inserted through this connection (`sqlite3_last_insert_rowid`).
-    @inlinable package var lastInsertRowid: Int64 { sqlite3_last_insert_rowid(handle) }
+    @inlinable public var lastInsertRowid: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Whether the connection can only read (`sqlite3_db_readonly`).
     package var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
@@ -272,14 +272,15 @@ package final class SQLiteConnection {
 }
 
 /// A compiled statement. The corresponding C object is `sqlite3_stmt*`; `deinit` calls `sqlite3_finalize`.
-package final class SQLiteStatement {
+public final class SQLiteStatement {
     // The calls made once per row are @inlinable (with what they touch @usableFromInline): the import binds and
     // steps rows from EPFStore, and a call across the module boundary per value cost about 1% of an import's
-    // instructions (benchmarks/instructions).
+    // instructions (benchmarks/instructions). They, their types and what they read are `public`, not `package`:
+    // Swift 6.3 inlines `@inlinable package` declarations only inside their own module.
     @usableFromInline let handle: OpaquePointer
     @usableFromInline let connection: SQLiteConnection
     /// The SQL text, for error messages.
-    package let sql: String
+    public let sql: String
 
     init(connection: SQLiteConnection, sql: String) throws {
         var statement: OpaquePointer?
@@ -309,7 +310,7 @@ package final class SQLiteStatement {
 
     /// Advances; true when a row is available, false when done. Throws on any error.
     @discardableResult
-    @inlinable package func step() throws -> Bool {
+    @inlinable public func step() throws -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -324,7 +325,7 @@ package final class SQLiteStatement {
     /// Runs a statement that returns no rows (an INSERT, UPDATE or DELETE) once, then resets it and clears its
     /// bindings, on success and on error, so that no parameter keeps pointing at memory bound without a copy
     /// (`bindTextNoCopy`, `bindBlobNoCopy`) after the caller has moved on.
-    @inlinable package func runOnce() throws {
+    @inlinable public func runOnce() throws {
         defer {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
@@ -333,7 +334,7 @@ package final class SQLiteStatement {
     }
 
     /// Resets the statement so it can run again; bindings are kept.
-    @inlinable package func reset() {
+    @inlinable public func reset() {
         sqlite3_reset(handle)
     }
 
@@ -370,12 +371,12 @@ package final class SQLiteStatement {
     }
 
     /// Binds NULL.
-    @inlinable package func bindNull(at index: Int32) throws {
+    @inlinable public func bindNull(at index: Int32) throws {
         try check(sqlite3_bind_null(handle, index))
     }
 
     /// Binds a 64-bit integer.
-    @inlinable package func bind(_ value: Int64, at index: Int32) throws {
+    @inlinable public func bind(_ value: Int64, at index: Int32) throws {
         try check(sqlite3_bind_int64(handle, index, value))
     }
 
@@ -386,13 +387,13 @@ package final class SQLiteStatement {
     }
 
     /// Binds UTF-8 bytes without copying: they must stay valid until the statement has run (see `runOnce()`).
-    @inlinable package func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws {
+    @inlinable public func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws {
         try check(sqlite3_bind_text64(handle, index, bytes.assumingMemoryBound(to: CChar.self), UInt64(count),
                                       sqliteStatic, UInt8(SQLITE_UTF8)))
     }
 
     /// Binds bytes as a blob without copying: they must stay valid until the statement has run (see `runOnce()`).
-    @inlinable package func bindBlobNoCopy(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+    @inlinable public func bindBlobNoCopy(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws {
         try check(sqlite3_bind_blob64(handle, index, bytes.baseAddress, UInt64(bytes.count), sqliteStatic))
     }
 
@@ -453,18 +454,18 @@ package final class SQLiteStatement {
     // Column reads for loops over millions of rows (a merge of two tables): inlinable, and no String made.
 
     /// Whether a column of the current row is NULL.
-    @inlinable package func columnIsNull(_ index: Int32) -> Bool {
+    @inlinable public func columnIsNull(_ index: Int32) -> Bool {
         sqlite3_column_type(handle, index) == SQLITE_NULL
     }
 
     /// Whether a column of the current row is stored as a number (INTEGER or REAL).
-    @inlinable package func columnIsNumber(_ index: Int32) -> Bool {
+    @inlinable public func columnIsNumber(_ index: Int32) -> Bool {
         let type = sqlite3_column_type(handle, index)
         return type == SQLITE_FLOAT || type == SQLITE_INTEGER
     }
 
     /// The storage class of a column of the current row. The corresponding C call is `sqlite3_column_type`.
-    @inlinable package func columnStorage(_ index: Int32) -> SQLStorageClass {
+    @inlinable public func columnStorage(_ index: Int32) -> SQLStorageClass {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER: return .integer
         case SQLITE_FLOAT: return .real
@@ -475,20 +476,20 @@ package final class SQLiteStatement {
     }
 
     /// A column of the current row as Int64 (0 when NULL: ask `columnIsNull` first).
-    @inlinable package func columnInt64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+    @inlinable public func columnInt64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
 
     /// A column of the current row as a double (text that reads as a number converted; 0 when NULL).
-    @inlinable package func columnDouble(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
+    @inlinable public func columnDouble(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
 
     /// The UTF-8 bytes of a column of the current row, nil when NULL. The bytes are SQLite's: valid only until
     /// the statement steps or is reset.
-    @inlinable package func columnText(_ index: Int32) -> UnsafeRawBufferPointer? {
+    @inlinable public func columnText(_ index: Int32) -> UnsafeRawBufferPointer? {
         guard let pointer = sqlite3_column_text(handle, index) else { return nil }
         return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, index)))
     }
 
     /// Binds text bytes (copied by SQLite), or NULL for nil.
-    @inlinable package func bind(text bytes: UnsafeRawBufferPointer?, at index: Int32) throws {
+    @inlinable public func bind(text bytes: UnsafeRawBufferPointer?, at index: Int32) throws {
         guard let bytes, let base = bytes.baseAddress else {
             if bytes == nil { return try bindNull(at: index) }
             return try check(sqlite3_bind_text64(handle, index, "", 0, sqliteTransient, UInt8(SQLITE_UTF8)))
