@@ -129,7 +129,9 @@ package struct RankHistoryPoint: Hashable, Sendable {
 ///   whether the day's lists are keyframes the other days are coded against, how many charts and entries it holds;
 /// - `listsTable` (`chart`, `storefront_id`, `genre_id`, `export_date`, `base_date`, `depth`, `list`): one row per
 ///   chart per day, `list` its ids in rank order coded by `RankListCodec`: a keyframe (`base_date` NULL) or a delta
-///   against the same chart's keyframe of `base_date`; `depth` the number of entries;
+///   against the same chart's list of `base_date` (the recorded day before, itself a keyframe or a delta: a list
+///   decodes through its chain back to a keyframe, `RankListChain`, at most `keyframeSpan` before it); `depth` the
+///   number of entries;
 /// - `spansTable` (`id`, `chart`, `storefront_id`, `genre_id`, `entered_day`, `left_day`): the spans of days an
 ///   item was in a chart, in whole UTC days since 1970 (`spanDay`; `left_day` exclusive, NULL while it still is),
 ///   written as items enter and leave: an item's history reads only the charts it was in. A span may be wider than
@@ -146,6 +148,11 @@ package struct RankHistoryRead {
 
     /// Milliseconds in a span's day.
     package static let dayLength: Int64 = 86_400_000
+
+    /// A day's lists are deltas while a keyframe day lies at most this long before it (two weeks), so a list's
+    /// chain holds at most the days since: a chart on a day is at most 14 rows side by side. Against a week, the
+    /// first 42 generated days took 1.61 bytes of lists an entry instead of 1.87, as a keyframe costs about 5.
+    package static let keyframeSpan: Int64 = 14 * dayLength
 
     /// The span day of a day an item entered (rounded down: spans are never narrower than the presence).
     package static func spanDay(entered milliseconds: Int64) -> Int64 {
@@ -219,9 +226,9 @@ package struct RankHistoryRead {
     /// Throws `RankListCodec.Malformed` for a damaged list.
     package func chart(_ key: RankChartKey, on day: Int64) throws -> [RankedEntry]? {
         guard try isRecorded(day, chart: key.chart) else { return nil }
-        guard let row = try listRow(key, on: day) else { return [] }
-        let base = try row.baseDate.map { try keyframeIDs(key, on: $0) }
-        return try row.list.withUnsafeBytes { bytes in try RankListCodec.decode(bytes, base: base) }
+        let statement = try listStatement()
+        var lists = RankListChain(name: name(key)) { date in try listRow(statement, key, on: date) }
+        return try lists.entries(on: day) ?? []
     }
 
     /// The number of entries of chart `key` on `day`: nil when the day is not recorded for the chart table, 0
@@ -290,30 +297,33 @@ package struct RankHistoryRead {
             """)
         var points: [RankHistoryPoint] = []
         for range in ranges {
-            try rows.bind(bindings(range.key) + [.integer(range.from), .integer(range.to)])
+            // From a keyframe span before the first day asked, where the chains of the days asked begin: each
+            // day's place of the item is then its base day's, read one row before.
+            let start = range.from >= Int64.min + Self.keyframeSpan ? range.from - Self.keyframeSpan : Int64.min
+            try rows.bind(bindings(range.key) + [.integer(start), .integer(range.to)])
             defer { rows.reset() }
-            // Where the item stands in each base (keyframe) met: its position (nil: not there) and the base's size.
-            var bases: [Int64: (position: Int?, count: Int)] = [:]
+            var places: [Int64: Place] = [:]
             while try rows.step() {
                 guard let day = rows.int64(at: 0) else { continue }
-                let baseDate = rows.int64(at: 1)
-                var base: (position: Int?, count: Int) = (nil, 0)
-                if let baseDate {
-                    if let known = bases[baseDate] {
+                var base = Place(index: nil, count: 0)
+                if let baseDate = rows.int64(at: 1) {
+                    if let known = places[baseDate] {
                         base = known
+                    } else if day < range.from {
+                        continue
                     } else {
-                        let ids = try keyframeIDs(range.key, on: baseDate)
-                        base = (ids.firstIndex(of: id), ids.count)
-                        bases[baseDate] = base
+                        base = try place(of: id, key: range.key, on: baseDate, known: &places)
                     }
-                } else {
-                    let ids = try rows.withBlob(at: 2) { bytes in try RankListCodec.keyframeIDs(bytes) } ?? []
-                    bases[day] = (ids.firstIndex(of: id), ids.count)
                 }
-                let rank = try rows.withBlob(at: 2) { bytes in
-                    try RankListCodec.rank(of: id, in: bytes, basePosition: base.position, baseCount: base.count)
-                } ?? nil
-                if let rank { points.append(RankHistoryPoint(day: day, key: range.key, rank: rank)) }
+                let found = try rows.withBlob(at: 2) { bytes in
+                    (count: try RankListCodec.count(bytes),
+                     at: try RankListCodec.locate(id, in: bytes, basePosition: base.index, baseCount: base.count))
+                }
+                guard let found else { continue }
+                places[day] = Place(index: found.at?.index, count: found.count)
+                if day >= range.from, let rank = found.at?.rank {
+                    points.append(RankHistoryPoint(day: day, key: range.key, rank: rank))
+                }
             }
         }
         points.sort { ($0.day, $0.key) < ($1.day, $1.key) }
@@ -326,12 +336,18 @@ package struct RankHistoryRead {
         [.integer(key.chart.code), .integer(key.storefrontID), .integer(key.genreID)]
     }
 
-    private func listRow(_ key: RankChartKey, on day: Int64) throws -> (baseDate: Int64?, list: [UInt8])? {
-        let statement = try connection.prepare("""
+    /// The statement `listRow` reads with.
+    private func listStatement() throws -> SQLiteStatement {
+        try connection.prepare("""
             SELECT base_date, list FROM \(Self.listsTable)
             WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date = ?4
             """)
+    }
+
+    private func listRow(_ statement: SQLiteStatement, _ key: RankChartKey,
+                         on day: Int64) throws -> RankListChain.Row? {
         try statement.bind(bindings(key) + [.integer(day)])
+        defer { statement.reset() }
         guard try statement.step() else { return nil }
         guard case .blob(let list) = statement.value(at: 1) else {
             throw RankListCodec.Malformed(description: "the \(key.chart.rawValue) chart of storefront "
@@ -340,13 +356,49 @@ package struct RankHistoryRead {
         return (statement.int64(at: 0), list)
     }
 
-    /// The ids of the keyframe of `key` on `day` (a delta's base).
-    private func keyframeIDs(_ key: RankChartKey, on day: Int64) throws -> [Int64] {
-        guard let row = try listRow(key, on: day) else {
-            throw RankListCodec.Malformed(description: "the \(key.chart.rawValue) chart of storefront "
-                                          + "\(key.storefrontID), genre \(key.genreID) names a base on \(day) "
-                                          + "that is not recorded")
+    /// Where an item stands in a chart's list of a day: its index (nil: not there) and the list's size, what a
+    /// delta coded against that list needs to find the item's slot.
+    private struct Place {
+        let index: Int?
+        let count: Int
+    }
+
+    /// The item's place in `key`'s list of `day`, read through the day's chain back to a place known or a keyframe
+    /// (for a chain that begins before the rows read); each place found is added to `known`.
+    private func place(of id: Int64, key: RankChartKey, on day: Int64, known: inout [Int64: Place]) throws -> Place {
+        var chain: [(day: Int64, list: [UInt8])] = []
+        var base = Place(index: nil, count: 0)
+        var current = day
+        let statement = try listStatement()
+        while true {
+            guard let row = try listRow(statement, key, on: current) else {
+                throw RankListCodec.Malformed(description: "\(name(key)) names a base on \(current) that is not "
+                                              + "recorded")
+            }
+            chain.append((current, row.list))
+            guard let baseDate = row.baseDate else { break }
+            if let place = known[baseDate] {
+                base = place
+                break
+            }
+            guard baseDate < current, chain.count < 10_000 else {
+                throw RankListCodec.Malformed(description: "\(name(key)) on \(current) names a base on \(baseDate) "
+                                              + "that is not an earlier day of a chain")
+            }
+            current = baseDate
         }
-        return try row.list.withUnsafeBytes { bytes in try RankListCodec.keyframeIDs(bytes) }
+        for link in chain.reversed() {
+            let at = base
+            base = try link.list.withUnsafeBytes { bytes in
+                Place(index: try RankListCodec.locate(id, in: bytes, basePosition: at.index, baseCount: at.count)?.index,
+                      count: try RankListCodec.count(bytes))
+            }
+            known[link.day] = base
+        }
+        return base
+    }
+
+    private func name(_ key: RankChartKey) -> String {
+        "the \(key.chart.rawValue) chart of storefront \(key.storefrontID), genre \(key.genreID)"
     }
 }

@@ -1,5 +1,6 @@
 /// The bytes of one chart on one day in the rank history (`RankHistoryRead.listsTable`'s `list`): the chart's ids
-/// in rank order, either whole (a keyframe) or as a delta against the same chart's list on a keyframe day.
+/// in rank order, either whole (a keyframe) or as a delta against the same chart's list on an earlier day (its base:
+/// a keyframe or itself a delta; `RankListChain` follows the bases back to a keyframe).
 ///
 /// Layout, every number an unsigned LEB128 varint unless said:
 /// - a flags byte: bit 0 set when the list is a delta, bit 1 when explicit ranks follow the ids;
@@ -7,7 +8,8 @@
 /// - a keyframe: the `n` ids;
 /// - a delta: the base's size `b`, then `b` slots of `w` bytes each, little-endian, `w` the bytes `n` needs (one
 ///   for a chart of up to 254 entries): slot `p` holds 1 + the index in this list of the base's entry `p`, 0 when
-///   it is not in it; then the escapes, the entries not in the base: their number, then each one's index and id.
+///   it is not in it; then the escapes, the entries not in the base: their number, then each one's index (as the
+///   gap from the previous escape's index, the first from 0: escapes are in index order) and id.
 ///   A base's entry costs a byte whatever its move, and an item's rank is read from its slot without decoding
 ///   the rest (an item's history reads one byte a day);
 /// - explicit ranks, only when the ranks are not 1...n in order (duplicates, gaps, a chart that does not start at
@@ -76,9 +78,11 @@ package enum RankListCodec {
             }
         }
         appendVarint(UInt64(escapes.count), to: &bytes)
+        var previous = 0
         for escape in escapes {
-            appendVarint(UInt64(escape.index), to: &bytes)
+            appendVarint(UInt64(escape.index - previous), to: &bytes)
             appendVarint(UInt64(bitPattern: escape.id), to: &bytes)
+            previous = escape.index
         }
         if ranks { appendRanks(entries, to: &bytes) }
         return bytes
@@ -198,8 +202,9 @@ package enum RankListCodec {
                 placed[slot - 1] = base[position]
             }
             let escapes = try reader.count()
+            var index: UInt64 = 0
             for _ in 0..<escapes {
-                let index = try reader.varint()
+                index = try reader.escapeIndex(after: index)
                 let id = Int64(bitPattern: try reader.varint())
                 guard index < UInt64(count), placed[Int(index)] == nil else {
                     throw Malformed(description: "a delta's escape names entry \(index) of \(count), or one twice")
@@ -234,11 +239,25 @@ package enum RankListCodec {
         return ids
     }
 
-    /// The rank of `id` in a list, nil when the list does not hold it, reading no further than it must: in a
-    /// delta, `basePosition` is where `id` stands in the base (nil when the base lacks it: then only escapes can
-    /// name it), and its slot says where it is in the list.
+    /// The rank of `id` in a list, nil when the list does not hold it (`locate`'s rank).
     package static func rank(of id: Int64, in bytes: UnsafeRawBufferPointer, basePosition target: Int?,
                              baseCount: Int) throws(Malformed) -> Int? {
+        try locate(id, in: bytes, basePosition: target, baseCount: baseCount)?.rank
+    }
+
+    /// The number of entries of a list, read from its header.
+    package static func count(_ bytes: UnsafeRawBufferPointer) throws(Malformed) -> Int {
+        var reader = Reader(bytes: bytes)
+        _ = try reader.byte()
+        return try reader.count()
+    }
+
+    /// Where `id` stands in a list (its index, from 0) and its rank, nil when the list does not hold it, reading
+    /// no further than it must: in a delta, `basePosition` is where `id` stands in the base (nil when the base
+    /// lacks it: then only escapes can name it), and its slot says where it is in the list. The index is the
+    /// item's base position in a delta coded against this list.
+    package static func locate(_ id: Int64, in bytes: UnsafeRawBufferPointer, basePosition target: Int?,
+                               baseCount: Int) throws(Malformed) -> (index: Int, rank: Int)? {
         var reader = Reader(bytes: bytes)
         let flags = try reader.byte()
         let count = try reader.count()
@@ -251,10 +270,10 @@ package enum RankListCodec {
                 }
             }
             guard let found else { return nil }
-            guard flags & ranksFlag != 0 else { return found + 1 }
+            guard flags & ranksFlag != 0 else { return (found, found + 1) }
             // Explicit ranks follow the ids: skip the rest of them, then read the rank at `found`.
             try reader.skipVarints(count - found - 1 + found)
-            return Int(unzigzag(try reader.varint()))
+            return (found, Int(unzigzag(try reader.varint())))
         }
         let slots = try reader.slots(entries: count, base: baseCount)
         if let target {
@@ -265,12 +284,13 @@ package enum RankListCodec {
             guard slot != 0 else { return nil }
             guard slot <= count else { throw Malformed(description: "a delta's slot names entry \(slot) of \(count)") }
             found = slot - 1
-            guard flags & ranksFlag != 0 else { return slot }
+            guard flags & ranksFlag != 0 else { return (slot - 1, slot) }
         }
         // Escapes: an item not in the base, or (explicit ranks) the way to them.
         let escapes = try reader.count()
+        var index: UInt64 = 0
         for _ in 0..<escapes {
-            let index = try reader.varint()
+            index = try reader.escapeIndex(after: index)
             if Int64(bitPattern: try reader.varint()) == id, found == nil {
                 guard index < UInt64(count) else {
                     throw Malformed(description: "a delta's escape names entry \(index) of \(count)")
@@ -279,9 +299,9 @@ package enum RankListCodec {
             }
         }
         guard let found else { return nil }
-        guard flags & ranksFlag != 0 else { return found + 1 }
+        guard flags & ranksFlag != 0 else { return (found, found + 1) }
         try reader.skipVarints(found)
-        return Int(unzigzag(try reader.varint()))
+        return (found, Int(unzigzag(try reader.varint())))
     }
 
     /// A delta's slots: where they start and how wide each is.
@@ -345,6 +365,14 @@ package enum RankListCodec {
             }
             defer { offset += base * width }
             return Slots(start: offset, width: width)
+        }
+
+        /// The index of an escape: `previous` plus the gap read (the first escape's gap is from 0).
+        @inline(__always)
+        mutating func escapeIndex(after previous: UInt64) throws(Malformed) -> UInt64 {
+            let (index, overflow) = previous.addingReportingOverflow(try varint())
+            guard !overflow else { throw Malformed(description: "a delta's escape index overflows") }
+            return index
         }
 
         mutating func skipVarints(_ count: Int) throws(Malformed) {

@@ -7,11 +7,12 @@ import Foundation
 /// place): every storefront and genre's chart as the table holds it, ranks as they are (duplicates, gaps), rows
 /// without a rank, storefront, genre or id left out.
 ///
-/// - A day's lists are keyframes when no keyframe day of the chart lies in the week before it (or it was one and
-///   is recorded again), else deltas against that keyframe day's list of the same chart, or keyframes where the
-///   delta is not smaller (or that chart has no keyframe that day).
-/// - A day recorded again replaces itself: its old lists go, and when it was a keyframe day the lists coded
-///   against it are decoded first and coded again against the new one.
+/// - A day's lists are keyframes when no keyframe day of the chart lies in the `keyframeSpan` before it (or it was
+///   one and is recorded again), else deltas against the same chart's list on the recorded day before it (a
+///   keyframe or a delta, so a list decodes through a chain of at most the days since its keyframe day), or
+///   keyframes where the delta is not smaller (or that chart has no list that day).
+/// - A day recorded again replaces itself: its old lists go, and the lists coded against it are decoded first and
+///   coded again against the new ones.
 /// - A day older than days already recorded lands in its place: no other day's list changes.
 /// - Spans (`RankHistoryRead.spansTable`): an item in the day's chart that was not in the chart the day before
 ///   (or in the day's old chart, when recorded again) gets a span from the day, open when the day is the newest,
@@ -26,13 +27,18 @@ final class RankDayRecorder {
     private let day: Int64
     /// Whether the day was recorded before (it replaces itself).
     private var replacing = false
-    /// The day's keyframe day: the day itself, or an earlier keyframe day of the week before.
+    /// The day's keyframe day: the day itself, or an earlier keyframe day of the `keyframeSpan` before.
     private var keyframeDay: Int64 = 0
+    /// The first day of the chains the recording decodes: the keyframe day of the day before (or of the day).
+    private var chainStart: Int64 = 0
+    /// The day's new lists by chart, kept when the day replaces itself (lists coded against it are coded again).
+    private var newLists: [RankChartKey: [Int64]] = [:]
     /// The recorded days just before and after the day.
     private var previousDay: Int64?
     private var nextDay: Int64?
 
     private var listRow: SQLiteStatement
+    private let chainRows: SQLiteStatement
     private let insertList: SQLiteStatement
     private let openSpan: SQLiteStatement
     private let reopenSpan: SQLiteStatement
@@ -50,6 +56,10 @@ final class RankDayRecorder {
         listRow = try connection.prepare("""
             SELECT base_date, list FROM \(Layout.lists)
             WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date = ?4
+            """)
+        chainRows = try connection.prepare("""
+            SELECT export_date, base_date, list FROM \(Layout.lists)
+            WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date >= ?4 AND export_date <= ?5
             """)
         insertList = try connection.prepare("""
             INSERT OR REPLACE INTO \(Layout.lists)
@@ -79,7 +89,7 @@ final class RankDayRecorder {
     /// Records the day from `source`, a table with the chart table's columns.
     func record(from source: String) throws {
         try settleDays()
-        let dependents = replacing && keyframeDay == day ? try decodeDependents() : []
+        let dependents = replacing ? try decodeDependents() : []
         let referenceDay = replacing ? day : previousDay
         // The table in its own order (a scan: sorting it in SQL cost more than the rest of the recording), each
         // storefront and genre's rows gathered, then each chart sorted by rank and id.
@@ -142,6 +152,10 @@ final class RankDayRecorder {
                 WHERE chart = ?1 AND keyframe = 1 AND export_date < ?2 AND export_date > ?2 - ?3
                 """, [code, at, .integer(Layout.keyframeSpan)]) ?? day
         }
+        let last = previousDay ?? day
+        chainStart = try integer("""
+            SELECT max(export_date) FROM \(Layout.days) WHERE chart = ?1 AND keyframe = 1 AND export_date <= ?2
+            """, [code, .integer(last)]) ?? last
     }
 
     private func integer(_ sql: String, _ bindings: [SQLValue]) throws -> Int64? {
@@ -152,27 +166,44 @@ final class RankDayRecorder {
     // MARK: One chart
 
     private func recordChart(_ key: RankChartKey, _ group: [RankedEntry], referenceDay: Int64?) throws {
-        var base: [Int64]?
-        if keyframeDay != day, let keyframe = try row(key, on: keyframeDay), keyframe.baseDate == nil {
-            base = try keyframe.list.withUnsafeBytes { bytes in try RankListCodec.keyframeIDs(bytes) }
-        }
-        let known = base.map { (day: keyframeDay, ids: $0) }
-        let reference = try referenceDay.flatMap { try decodedChart(key, on: $0, keyframe: known) } ?? []
-        try write(key, on: day, group, base: base)
+        var lists = try chain(key)
+        let base = keyframeDay == day ? nil : try previousDay.flatMap { try lists.entries(on: $0) }
+        let reference = try referenceDay.flatMap { try lists.entries(on: $0) } ?? []
+        let ids = group.map(\.id)
+        try write(key, on: day, group, base: base.map { (previousDay ?? day, $0.map(\.id)) })
+        if replacing { newLists[key] = ids }
         charts += 1
         entries += group.count
-        updateSpans(key, now: group.map(\.id), before: reference.map(\.id))
+        updateSpans(key, now: ids, before: reference.map(\.id))
     }
 
-    /// Writes the list of `key` on `date`: a delta against `base` when there is one and it is smaller.
-    private func write(_ key: RankChartKey, on date: Int64, _ group: [RankedEntry], base: [Int64]?) throws {
+    /// The chart's lists from `chainStart` to the day, read in one scan (the rest are read as needed).
+    private func chain(_ key: RankChartKey) throws -> RankListChain {
+        var lists = RankListChain(name: name(key)) { [self] date in try row(key, on: date) }
+        try chainRows.bind([.integer(key.chart.code), .integer(key.storefrontID), .integer(key.genreID),
+                            .integer(min(chainStart, day)), .integer(day)])
+        defer { chainRows.reset() }
+        while try chainRows.step() {
+            guard let date = chainRows.int64(at: 0), case .blob(let list) = chainRows.value(at: 2) else { continue }
+            lists.add((chainRows.int64(at: 1), list), on: date)
+        }
+        return lists
+    }
+
+    private func name(_ key: RankChartKey) -> String {
+        "the \(key.chart.rawValue) chart of storefront \(key.storefrontID), genre \(key.genreID)"
+    }
+
+    /// Writes the list of `key` on `date`: a delta against `base` (a day's ids) when there is one and it is smaller.
+    private func write(_ key: RankChartKey, on date: Int64, _ group: [RankedEntry],
+                       base: (day: Int64, ids: [Int64])?) throws {
         var list: [UInt8] = []
         var baseDate: Int64?
         if let base {
-            let delta = RankListCodec.delta(group, base: RankListCodec.BaseIndex(base))
+            let delta = RankListCodec.delta(group, base: RankListCodec.BaseIndex(base.ids))
             if delta.count < RankListCodec.keyframeSize(group) {
                 list = delta
-                baseDate = keyframeDay
+                baseDate = base.day
             }
         }
         if baseDate == nil { list = RankListCodec.keyframe(group) }
@@ -278,15 +309,17 @@ final class RankDayRecorder {
         }
     }
 
-    // MARK: Lists coded against a keyframe day recorded again
+    // MARK: Lists coded against a day recorded again
 
-    /// A list of a later day coded against the day's old keyframe, decoded.
+    /// A list of a later day coded against the day's old list, decoded.
     private struct Dependent {
         let key: RankChartKey
         let day: Int64
         let entries: [RankedEntry]
     }
 
+    /// The lists coded against the day (a delta's base is at most `keyframeSpan` before it), decoded through the
+    /// day's old lists.
     private func decodeDependents() throws -> [Dependent] {
         let rows = try connection.prepare("""
             SELECT storefront_id, genre_id, export_date FROM \(Layout.lists) INDEXED BY \(Layout.dayIndex)
@@ -303,44 +336,27 @@ final class RankDayRecorder {
         }
     }
 
-    /// Codes a dependent again, against the day's new keyframe of its chart (a keyframe itself when there is none).
+    /// Codes a dependent again, against the day's new list of its chart (a keyframe itself when there is none).
     private func recode(_ dependent: Dependent) throws {
-        var base: [Int64]?
-        if let keyframe = try row(dependent.key, on: day), keyframe.baseDate == nil {
-            base = try keyframe.list.withUnsafeBytes { bytes in try RankListCodec.keyframeIDs(bytes) }
-        }
-        try write(dependent.key, on: dependent.day, dependent.entries, base: base)
+        try write(dependent.key, on: dependent.day, dependent.entries,
+                  base: newLists[dependent.key].map { (day, $0) })
     }
 
     // MARK: Reading stored lists
 
-    private func row(_ key: RankChartKey, on date: Int64) throws -> (baseDate: Int64?, list: [UInt8])? {
+    private func row(_ key: RankChartKey, on date: Int64) throws -> RankListChain.Row? {
         try listRow.bind([.integer(key.chart.code), .integer(key.storefrontID), .integer(key.genreID), .integer(date)])
         defer { listRow.reset() }
         guard try listRow.step() else { return nil }
         guard case .blob(let list) = listRow.value(at: 1) else {
-            throw RankListCodec.Malformed(description: "the \(chart.rawValue) chart of storefront \(key.storefrontID), "
-                                          + "genre \(key.genreID) on \(date) holds no list")
+            throw RankListCodec.Malformed(description: "\(name(key)) on \(date) holds no list")
         }
         return (listRow.int64(at: 0), list)
     }
 
     /// The stored chart of `key` on `date`, nil when there is no list.
-    /// `keyframe`, when given, is the chart's keyframe of that day, already read.
-    private func decodedChart(_ key: RankChartKey, on date: Int64,
-                              keyframe known: (day: Int64, ids: [Int64])? = nil) throws -> [RankedEntry]? {
-        guard let stored = try row(key, on: date) else { return nil }
-        var base: [Int64]?
-        if let baseDate = stored.baseDate, let known, known.day == baseDate {
-            base = known.ids
-        } else if let baseDate = stored.baseDate {
-            guard let keyframe = try row(key, on: baseDate) else {
-                throw RankListCodec.Malformed(description: "the \(chart.rawValue) chart of storefront "
-                                              + "\(key.storefrontID), genre \(key.genreID) on \(date) names a "
-                                              + "base on \(baseDate) that is not recorded")
-            }
-            base = try keyframe.list.withUnsafeBytes { bytes in try RankListCodec.keyframeIDs(bytes) }
-        }
-        return try stored.list.withUnsafeBytes { bytes in try RankListCodec.decode(bytes, base: base) }
+    private func decodedChart(_ key: RankChartKey, on date: Int64) throws -> [RankedEntry]? {
+        var lists = RankListChain(name: name(key)) { [self] date in try row(key, on: date) }
+        return try lists.entries(on: date)
     }
 }

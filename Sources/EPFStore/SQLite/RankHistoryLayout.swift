@@ -5,8 +5,9 @@ import EPFSQLite
 /// records ranks, in its transaction.
 ///
 /// Chart-major: one row per (chart table, storefront, genre, day) holding the day's ids in rank order
-/// (`RankListCodec`), so a chart on a date is one or two rows (the day's and its keyframe), and an item's history
-/// reads, for each chart its spans name, the rows of the days asked. `WITHOUT ROWID` tables, clustered on their
+/// (`RankListCodec`), so a chart on a date is the rows of its chain (the day's back to its keyframe's, at most two
+/// weeks of a chart's rows, side by side), and an item's history reads, for each chart its spans name, the rows of
+/// the days asked and of their chains. `WITHOUT ROWID` tables, clustered on their
 /// keys: a chart's days sit together, an item's spans together.
 enum RankHistoryLayout {
     static let days = RankHistoryRead.daysTable
@@ -15,9 +16,8 @@ enum RankHistoryLayout {
     /// The index of a day's rows (the recorder reads and replaces a day's rows by it, `depths` reads it).
     static let dayIndex = "epf_rank_lists_day"
 
-    /// A day's lists are deltas against a keyframe day at most this long before (a week): a delta is coded
-    /// against the keyframe, never against another delta, so a list decodes from at most two rows.
-    static let keyframeSpan: Int64 = 7 * 86_400_000
+    /// A day's lists are deltas (against the day before) while a keyframe day lies at most this long before it.
+    static let keyframeSpan = RankHistoryRead.keyframeSpan
 
     static let schema = """
         CREATE TABLE IF NOT EXISTS \(days) (
