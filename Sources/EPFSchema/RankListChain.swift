@@ -13,7 +13,8 @@ package struct RankListChain {
     private let name: String
     private let fetch: (Int64) throws -> Row?
     private var rows: [Int64: Row] = [:]
-    private var decoded: [Int64: [RankedEntry]] = [:]
+    /// The ids of the lists decoded, by day.
+    private var decoded: [Int64: [Int64]] = [:]
 
     /// A chain reading the lists it lacks with `fetch` (the chart's row of a day, nil when there is none).
     package init(name: String, fetch: @escaping (Int64) throws -> Row?) {
@@ -29,6 +30,19 @@ package struct RankListChain {
     /// The chart's entries on `day`, nil when it has no list that day.
     /// Throws `RankListCodec.Malformed` when a base is missing, not earlier than its delta, or a list is damaged.
     package mutating func entries(on day: Int64) throws -> [RankedEntry]? {
+        guard let row = try rows[day] ?? fetch(day) else { return nil }
+        let base = try row.baseDate.map { base in
+            guard let ids = try ids(on: base) else {
+                throw RankListCodec.Malformed(description: "\(name) on \(day) names a base on \(base) "
+                                              + "that is not recorded")
+            }
+            return ids
+        }
+        return try row.list.withUnsafeBytes { bytes in try RankListCodec.decode(bytes, base: base) }
+    }
+
+    /// The chart's ids on `day` in rank order, nil when it has no list that day; throws as `entries(on:)`.
+    package mutating func ids(on day: Int64) throws -> [Int64]? {
         if let known = decoded[day] { return known }
         var chain: [(day: Int64, row: Row)] = []
         var current = day
@@ -46,12 +60,12 @@ package struct RankListChain {
             }
             current = base
         }
-        var entries: [RankedEntry] = []
+        var ids: [Int64] = []
         for link in chain.reversed() {
-            let base = link.row.baseDate.flatMap { decoded[$0] }.map { $0.map(\.id) }
-            entries = try link.row.list.withUnsafeBytes { bytes in try RankListCodec.decode(bytes, base: base) }
-            decoded[link.day] = entries
+            let base = link.row.baseDate.flatMap { decoded[$0] }
+            ids = try link.row.list.withUnsafeBytes { bytes in try RankListCodec.ids(bytes, base: base) }
+            decoded[link.day] = ids
         }
-        return entries
+        return ids
     }
 }

@@ -183,48 +183,63 @@ package enum RankListCodec {
     /// The entries of a list; `base` is the keyframe's ids (ignored for a keyframe, required for a delta).
     package static func decode(_ bytes: UnsafeRawBufferPointer, base: [Int64]?) throws(Malformed) -> [RankedEntry] {
         var reader = Reader(bytes: bytes)
-        let flags = try reader.byte()
-        let count = try reader.count()
-        var ids: [Int64] = []
-        if flags & deltaFlag == 0 {
-            ids.reserveCapacity(count)
-            for _ in 0..<count { ids.append(Int64(bitPattern: try reader.varint())) }
-        } else {
-            guard let base else { throw Malformed(description: "a delta list decoded without its base") }
-            let slots = try reader.slots(entries: count, base: base.count)
-            var placed = [Int64?](repeating: nil, count: count)
-            for position in 0..<base.count {
-                let slot = slots.value(at: position, in: bytes)
-                guard slot != 0 else { continue }
-                guard slot <= count, placed[slot - 1] == nil else {
-                    throw Malformed(description: "a delta's slot names entry \(slot) of \(count), or one twice")
-                }
-                placed[slot - 1] = base[position]
-            }
-            let escapes = try reader.count()
-            var index: UInt64 = 0
-            for _ in 0..<escapes {
-                index = try reader.escapeIndex(after: index)
-                let id = Int64(bitPattern: try reader.varint())
-                guard index < UInt64(count), placed[Int(index)] == nil else {
-                    throw Malformed(description: "a delta's escape names entry \(index) of \(count), or one twice")
-                }
-                placed[Int(index)] = id
-            }
-            ids.reserveCapacity(count)
-            for id in placed {
-                guard let id else { throw Malformed(description: "a delta leaves an entry of \(count) empty") }
-                ids.append(id)
-            }
-        }
+        let (flags, ids) = try readIDs(&reader, base: base)
         var entries: [RankedEntry] = []
-        entries.reserveCapacity(count)
+        entries.reserveCapacity(ids.count)
         if flags & ranksFlag != 0 {
             for id in ids { entries.append(RankedEntry(rank: Int(unzigzag(try reader.varint())), id: id)) }
         } else {
             for (index, id) in ids.enumerated() { entries.append(RankedEntry(rank: index + 1, id: id)) }
         }
         return entries
+    }
+
+    /// The ids of a list in order, without its ranks (what a delta coded against it needs); `base` as `decode`.
+    package static func ids(_ bytes: UnsafeRawBufferPointer, base: [Int64]?) throws(Malformed) -> [Int64] {
+        var reader = Reader(bytes: bytes)
+        return try readIDs(&reader, base: base).ids
+    }
+
+    /// Reads a list's flags and ids, leaving `reader` at its explicit ranks.
+    private static func readIDs(_ reader: inout Reader,
+                                base: [Int64]?) throws(Malformed) -> (flags: UInt8, ids: [Int64]) {
+        let flags = try reader.byte()
+        let count = try reader.count()
+        if flags & deltaFlag == 0 {
+            var ids: [Int64] = []
+            ids.reserveCapacity(count)
+            for _ in 0..<count { ids.append(Int64(bitPattern: try reader.varint())) }
+            return (flags, ids)
+        }
+        guard let base else { throw Malformed(description: "a delta list decoded without its base") }
+        let slots = try reader.slots(entries: count, base: base.count)
+        var ids = [Int64](repeating: 0, count: count)
+        var placed = [Bool](repeating: false, count: count)
+        var filled = 0
+        for position in 0..<base.count {
+            let slot = slots.value(at: position, in: reader.bytes)
+            guard slot != 0 else { continue }
+            guard slot <= count, !placed[slot - 1] else {
+                throw Malformed(description: "a delta's slot names entry \(slot) of \(count), or one twice")
+            }
+            placed[slot - 1] = true
+            ids[slot - 1] = base[position]
+            filled += 1
+        }
+        let escapes = try reader.count()
+        var index: UInt64 = 0
+        for _ in 0..<escapes {
+            index = try reader.escapeIndex(after: index)
+            let id = Int64(bitPattern: try reader.varint())
+            guard index < UInt64(count), !placed[Int(index)] else {
+                throw Malformed(description: "a delta's escape names entry \(index) of \(count), or one twice")
+            }
+            placed[Int(index)] = true
+            ids[Int(index)] = id
+            filled += 1
+        }
+        guard filled == count else { throw Malformed(description: "a delta leaves an entry of \(count) empty") }
+        return (flags, ids)
     }
 
     /// The ids of a keyframe, in order (a delta throws).

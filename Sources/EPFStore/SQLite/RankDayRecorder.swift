@@ -167,14 +167,14 @@ final class RankDayRecorder {
 
     private func recordChart(_ key: RankChartKey, _ group: [RankedEntry], referenceDay: Int64?) throws {
         var lists = try chain(key)
-        let base = keyframeDay == day ? nil : try previousDay.flatMap { try lists.entries(on: $0) }
-        let reference = try referenceDay.flatMap { try lists.entries(on: $0) } ?? []
+        let base = keyframeDay == day ? nil : try previousDay.flatMap { try lists.ids(on: $0) }
+        let reference = try referenceDay.flatMap { try lists.ids(on: $0) } ?? []
         let ids = group.map(\.id)
-        try write(key, on: day, group, base: base.map { (previousDay ?? day, $0.map(\.id)) })
+        try write(key, on: day, group, base: base.map { (previousDay ?? day, $0) })
         if replacing { newLists[key] = ids }
         charts += 1
         entries += group.count
-        updateSpans(key, now: ids, before: reference.map(\.id))
+        updateSpans(key, now: ids, before: reference)
     }
 
     /// The chart's lists from `chainStart` to the day, read in one scan (the rest are read as needed).
