@@ -390,8 +390,8 @@ package struct RankHistoryRead {
         for link in chain.reversed() {
             let at = base
             base = try link.list.withUnsafeBytes { bytes in
-                Place(index: try RankListCodec.locate(id, in: bytes, basePosition: at.index, baseCount: at.count)?.index,
-                      count: try RankListCodec.count(bytes))
+                let found = try RankListCodec.locate(id, in: bytes, basePosition: at.index, baseCount: at.count)
+                return Place(index: found?.index, count: try RankListCodec.count(bytes))
             }
             known[link.day] = base
         }
