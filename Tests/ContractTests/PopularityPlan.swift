@@ -4,15 +4,14 @@ import EPFTestSupport
 /// `popularity<date>` feed, a FULL file in full and incremental folders alike): most exports carry their day's
 /// charts, some none (a day without popularity); some also carry an earlier day's, late (a day never shipped, or one
 /// older than the table's: out of order) or again (the same bytes, or the day shipped anew). Charts are small (a
-/// few storefronts and genres, up to eight entries) with duplicate ranks and gaps, rows in any order now and then,
+/// few storefronts and genres, up to eight entries), move a little each day, and have duplicate ranks and gaps, rows
+/// in any order now and then,
 /// and the dirt any file gets (`ExportPlanner.dress`: keys written twice, junk ranks, rejected rows, wrong counts,
 /// cuts).
 ///
 /// Its own generator (from the sequence's seed), so that adding it left every sequence's other files as they were.
 struct PopularityPlanner {
     private var planner: ExportPlanner
-    /// The apps the charts draw from; a few are replaced each day.
-    private var pool: [Int64] = []
     private var nextApp: Int64 = 500_000_001
     /// The chart files written so far, by day number.
     private var written: [Int: PlannedFile] = [:]
@@ -34,11 +33,14 @@ struct PopularityPlanner {
         for index in exports.indices {
             let today = Self.number(exports[index].exportDate)
             var feeds: [PlannedFeed] = []
-            if index > 0 && planner.chance(0.3) {
-                // A day before today: never shipped (late, maybe older than the table's day) or shipped before.
-                let late = 4 + planner.random.below(today - 4)
+            if index > 0 && planner.chance(0.35) {
+                // A day before today: mostly one shipped before (again: a keyframe day recorded anew re-bases the
+                // days coded against it), else any (late: never shipped, maybe older than the table's day).
+                let shipped = written.keys.filter { $0 < today }.sorted()
+                let late = !shipped.isEmpty && planner.chance(0.7) ? shipped[planner.random.below(shipped.count)]
+                    : 4 + planner.random.below(today - 4)
                 var file: PlannedFile
-                if let before = written[late], planner.chance(0.5) {
+                if let before = written[late], planner.chance(0.4) {
                     file = before
                 } else {
                     file = chartFile(day: late)
@@ -63,27 +65,57 @@ struct PopularityPlanner {
         }
     }
 
-    /// One day's charts: one to three storefronts, one or two genres each, up to eight entries a chart.
+    /// The charts as they stand, each evolved a little by every day written (so that most days are coded as deltas
+    /// against their week's keyframe, as real days are).
+    private var standing: [RankKey: [Int64]] = [:]
+    /// Apps that left a chart, which may come back (an item back within four weeks reopens its span).
+    private var gone: [Int64] = []
+
+    /// One day's charts: one to three storefronts with one or two genres at first, up to eight entries a chart; each
+    /// day most ranks stay or move a place, an entry leaves or a new one enters now and then, a chart is absent for
+    /// the day or a new one starts.
     private mutating func chartFile(day number: Int) -> PlannedFile {
-        if pool.isEmpty {
-            pool = (0..<12).map { _ in newApp() }
+        if standing.isEmpty {
+            for storefront in planner.pick(ExportPlanner.storefronts, 1 + planner.random.below(3)) {
+                for genre in planner.pick(Self.genres, 1 + planner.random.below(2)) {
+                    standing[RankKey(storefront: storefront, genre: genre)] = (0..<(2 + planner.random.below(7)))
+                        .map { _ in newApp() }
+                }
+            }
         } else {
-            pool = pool.map { planner.chance(0.15) ? newApp() : $0 }
+            if planner.chance(0.1) {
+                let key = RankKey(storefront: ExportPlanner.storefronts[planner.random.below(6)],
+                                  genre: Self.genres[planner.random.below(Self.genres.count)])
+                if standing[key] == nil { standing[key] = (0..<(1 + planner.random.below(4))).map { _ in newApp() } }
+            }
+            for key in standing.keys.sorted() {
+                guard var ids = standing[key] else { continue }
+                if ids.count > 1 && planner.chance(0.4) {
+                    let place = planner.random.below(ids.count - 1)
+                    ids.swapAt(place, place + 1)
+                }
+                if !ids.isEmpty && planner.chance(0.2) { gone.append(ids.remove(at: planner.random.below(ids.count))) }
+                if ids.count < 8 && planner.chance(0.3) {
+                    // A new app, or one that left a chart coming back.
+                    let app = gone.isEmpty || planner.chance(0.5)
+                        ? newApp() : gone.remove(at: planner.random.below(gone.count))
+                    if !ids.contains(app) { ids.insert(app, at: planner.random.below(ids.count + 1)) }
+                }
+                standing[key] = ids
+            }
         }
         let table = ContractTables.popularity
         let date = Self.day(number).exportDate
         var rows: [PlannedRow] = []
-        for storefront in planner.pick(ExportPlanner.storefronts, 1 + planner.random.below(3)).sorted() {
-            for genre in planner.pick(Self.genres, 1 + planner.random.below(2)).sorted() {
-                var rank = 0
-                for app in planner.pick(pool, planner.random.below(9)) {
-                    // Duplicate ranks and gaps, as Apple's files have them.
-                    if rank == 0 || !planner.chance(0.1) { rank += planner.chance(0.1) ? 2 : 1 }
-                    var row = planner.row(table, key: ["\(storefront)", "\(genre)", "\(app)"], date: date)
-                    row.fields[4] = Array("\(rank)".utf8)
-                    row.stored?[4] = "\(rank)"
-                    rows.append(row)
-                }
+        for (key, ids) in standing.sorted(by: { $0.key < $1.key }) where !planner.chance(0.08) {
+            var rank = 0
+            for app in ids {
+                // Duplicate ranks and gaps, as Apple's files have them.
+                if rank == 0 || !planner.chance(0.1) { rank += planner.chance(0.1) ? 2 : 1 }
+                var row = planner.row(table, key: ["\(key.storefront)", "\(key.genre)", "\(app)"], date: date)
+                row.fields[4] = Array("\(rank)".utf8)
+                row.stored?[4] = "\(rank)"
+                rows.append(row)
             }
         }
         // Now and then not in chart order (the recorder gathers each chart's rows wherever they are).

@@ -55,9 +55,9 @@ struct SelectionPlanner {
         // database that existed before), sometimes turned off and on again.
         let historyFrom = chance(0.67) ? (chance(0.6) ? 0 : random.below(max(1, count))) : count
         var recording = false
-        // Half the sequences record ranks (`--history ranks`, with prices when those are on): from the first import
+        // Two sequences of three record ranks (`--history ranks`, with prices when those are on): from the first import
         // or a later one, sometimes turned off and on again.
-        let ranksFrom = rankRandom.below(2) == 0 ? (rankRandom.below(10) < 6 ? 0 : rankRandom.below(max(1, count)))
+        let ranksFrom = rankRandom.below(3) < 2 ? (rankRandom.below(10) < 6 ? 0 : rankRandom.below(max(1, count)))
             : count
         var ranking = false
         return (0..<count).map { number in
