@@ -65,8 +65,8 @@ struct PopularityPlanner {
         }
     }
 
-    /// The charts as they stand, each evolved a little by every day written (so that most days are coded as deltas
-    /// against their week's keyframe, as real days are).
+    /// The charts as they stand, each evolved a little by every day written (so that most days are coded as deltas,
+    /// as real days are).
     private var standing: [RankKey: [Int64]] = [:]
     /// Apps that left a chart, which may come back (an item back within four weeks reopens its span).
     private var gone: [Int64] = []
