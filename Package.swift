@@ -116,7 +116,8 @@ let package = Package(
         .testTarget(name: "EPFGeneratorTests", dependencies: ["EPFGenerator", "EPFFormat", "EPFTestSupport"]),
         .testTarget(name: "EPFFetchTests", dependencies: ["EPFFetch", "EPFTestSupport"]),
         // The import contract as a randomized, model-checked matrix on both stores (runs the built epf).
-        .testTarget(name: "ContractTests", dependencies: ["EPFSQLite", "EPFTestSupport", "EPFStore", "EPFPostgres"]),
+        .testTarget(name: "ContractTests",
+                    dependencies: ["EPFSQLite", "EPFTestSupport", "EPFStore", "EPFPostgres", "EPFSchema"]),
         // Against a throwaway PostgreSQL cluster the tests start themselves (Debian package postgresql).
         .testTarget(name: "PostgresTests",
                     dependencies: ["EPFPostgresStore", "EPFImport", "EPFSchema", "EPFSQLite", "EPFPostgres",

@@ -98,7 +98,9 @@ enum ContractPostgres {
     /// Runs one sequence; nil when every export left both stores as the model says, else what broke.
     static func run(seed: UInt64, postgres: String) throws -> String? {
         var planner = ExportPlanner(seed: seed)
-        let exports = planner.sequence()
+        var exports = planner.sequence()
+        var charts = PopularityPlanner(seed: seed)
+        charts.addCharts(to: &exports)
         var selectionPlanner = SelectionPlanner(seed: seed)
         let requests = selectionPlanner.requests(count: exports.count)
         let scratch = try TemporaryDirectory(prefix: "epf-contract")
@@ -124,6 +126,7 @@ enum ContractPostgres {
             problems += Self.reportProblems(sqlite, expected, store: "SQLite")
             problems += try Self.rowProblems(SQLiteReader(path: database), model, store: "SQLite")
             problems += try Self.historyProblems(SQLiteReader(path: database), model, store: "SQLite")
+            problems += try RankChecks.sqliteProblems(database: database, model, seed: seed)
             problems += try Self.changeProblems(database: database, model, in: scratch.path)
             problems += try Self.lookupProblems(database: database, model, seed: seed, in: scratch.path)
 
@@ -142,6 +145,7 @@ enum ContractPostgres {
             let pgReader = try PostgresReader(url: postgres, schema: schema)
             problems += try Self.rowProblems(pgReader, model, store: "PostgreSQL")
             problems += try Self.historyProblems(pgReader, model, store: "PostgreSQL")
+            problems += try RankChecks.postgresProblems(pgReader, model)
 
             if !problems.isEmpty {
                 let history = zip(exports, requests).prefix(export.number).map { export, request in
@@ -180,7 +184,8 @@ enum ContractPostgres {
         }
         var seen: Set<String> = []
         for outcome in outcomes {
-            guard let table = outcome["table"] as? String, let status = outcome["status"] as? String else { continue }
+            guard let name = outcome["table"] as? String, let status = outcome["status"] as? String else { continue }
+            let table = ExpectedImport.key(table: name, day: outcome["feedDate"] as? String)
             seen.insert(table)
             let message = (outcome["message"] as? String).map { ": \($0.prefix(300))" } ?? ""
             if let counts = expected.applied[table] {
@@ -197,6 +202,10 @@ enum ContractPostgres {
                 }
             } else if expected.refused.contains(table) {
                 if status == "applied" { problems.append("\(store): \(table) applied, the model says refused") }
+            } else if expected.unchanged.contains(table) {
+                if status != "unchanged" {
+                    problems.append("\(store): \(table) \(status), the model says unchanged\(message)")
+                }
             } else {
                 problems.append("\(store): \(table) \(status), but the export has no such file")
             }
@@ -233,7 +242,9 @@ enum ContractPostgres {
                                + "\(run.stderr.prefix(600))"]
         }
         for outcome in outcomes {
-            guard let table = outcome["table"] as? String, expected.applied[table] != nil else { continue }
+            guard let name = outcome["table"] as? String,
+                  case let table = ExpectedImport.key(table: name, day: outcome["feedDate"] as? String),
+                  expected.applied[table] != nil else { continue }
             if outcome["status"] as? String != "validated" {
                 problems.append("\(store): the dry run says \(table) \(outcome["status"] ?? "?"), the model applies it")
             } else if outcome["leftOut"] as? Int != expected.leftOut[table] ?? 0 {
@@ -248,7 +259,7 @@ enum ContractPostgres {
 
     static func rowProblems(_ reader: some StoreReader, _ model: ContractModel, store: String) throws -> [String] {
         var problems: [String] = []
-        for spec in ContractTables.all {
+        for spec in ContractTables.compared {
             let table = model.tables[spec.name] ?? ContractModel.Table()
             let actual: [[String?]]?
             do {

@@ -23,6 +23,15 @@ struct ExpectedImport {
     var leftOut: [String: Int] = [:]
     /// The import asks for another selection than the database's, which holds tables: refused whole (exit 64).
     var selectionRefused = false
+    /// Tables the import must leave as they are (`unchanged`, or not reported when their input is skipped whole):
+    /// a chart of a day older than the table's, or the same file again.
+    var unchanged: Set<String> = []
+
+    /// The key of a table file in `applied`, `refused`, `unchanged` and `leftOut`: its name, and for a chart (an
+    /// import may hold two days of one) its feed's day, `application_popularity_per_genre 20260107`.
+    static func key(table: String, day: String?) -> String {
+        table.hasSuffix("_popularity_per_genre") ? "\(table) \(day ?? "?")" : table
+    }
 }
 
 /// The database an export sequence must leave, computed from the documented contract (docs/import.md), not from the
@@ -59,6 +68,14 @@ struct ContractModel {
     /// Whether imports record price history (`--history prices`, remembered), and what they recorded.
     var recordsHistory = false
     var priceHistory: [String] = []
+    /// Whether imports record rank history (`--history ranks`, remembered), and the days they recorded: each day's
+    /// charts (storefront, genre) as the table held them after the load, entries ordered by rank, then id.
+    var recordsRanks = false
+    var rankDays: [Int64: [RankKey: [RankEntry]]] = [:]
+    /// Each chart table's last applied full (its day), and the files applied from a directory, by `exportName`
+    /// and size: the ledger's identity of a file, which is not applied again.
+    var chartDays: [String: Int64] = [:]
+    var appliedCharts: Set<String> = []
 
     /// Applies one export imported with `request`'s options and says what its import must report.
     /// Tables in `skipping` are neither applied nor refused (the operations matrix decides those itself); `force`
@@ -78,8 +95,14 @@ struct ContractModel {
             keptLanguages = languages
         }
         if let history = request.history { recordsHistory = history }
+        if let ranks = request.ranks { recordsRanks = ranks }
         for feed in export.feeds {
             for file in feed.files where !skipping.contains(file.table.name) {
+                if file.table.chart {
+                    applyChart(file, feed: feed, day: feed.day ?? export.day,
+                               exportDate: feed.exportDate ?? export.exportDate, expected: &expected)
+                    continue
+                }
                 if feed.wrongMD5 || file.mustFail {
                     expected.refused.insert(file.table.name)
                     continue
@@ -106,6 +129,63 @@ struct ContractModel {
     }
 
     private func key(_ table: TableSpec, _ row: [String?]) -> [String?] { table.key.map { row[$0] } }
+
+    // MARK: - Charts and rank history
+
+    /// A chart file (FULL in any export), per docs/import.md "Rank history" and "Exports out of order": the same
+    /// file again (name and size) is left as it is; a day older than the table's last full is superseded, but with
+    /// ranks recorded it is loaded aside and its day recorded in its place (a file the loader refuses records
+    /// nothing); any other day replaces the table, the same day again included, and is recorded with ranks on.
+    private mutating func applyChart(_ file: PlannedFile, feed: PlannedFeed, day: String, exportDate: Int64,
+                                     expected: inout ExpectedImport) {
+        let name = file.table.name
+        let key = ExpectedImport.key(table: name, day: day)
+        if feed.wrongMD5 {
+            expected.refused.insert(key)
+            return
+        }
+        let identity = feed.archived ? nil : "\(feed.feed)\(day)/\(name) \(file.bytes(full: true).count)"
+        if let identity, appliedCharts.contains(identity) {
+            expected.unchanged.insert(key)
+            return
+        }
+        let kept = file.rows.filter { !leftOut($0, file.table) }
+        let accepted = kept.compactMap(\.stored)
+        if let last = chartDays[name], exportDate < last {
+            if recordsRanks && file.mustFail {
+                expected.refused.insert(key)
+            } else {
+                if recordsRanks { recordRanks(file.table, accepted, day: exportDate) }
+                expected.unchanged.insert(key)
+            }
+            return
+        }
+        if file.mustFail {
+            expected.refused.insert(key)
+            return
+        }
+        expected.leftOut[key] = file.rows.count - kept.count
+        expected.applied[key] = (kept.filter(\.rejected).count,
+                                 kept.filter { !$0.rejected }.map(\.repaired).reduce(0, +))
+        applyFull(file.table, accepted, exportDate: exportDate)
+        chartDays[name] = exportDate
+        if let identity { appliedCharts.insert(identity) }
+        if recordsRanks { recordRanks(file.table, accepted, day: exportDate) }
+    }
+
+    /// Records `day` as the chart table holds `accepted` (a later row of a key winning): each storefront and
+    /// genre's entries with a rank, by rank then id. A day recorded again replaces itself.
+    private mutating func recordRanks(_ spec: TableSpec, _ accepted: [[String?]], day: Int64) {
+        var rows: [[String?]: [String?]] = [:]
+        for row in accepted { rows[key(spec, row)] = row }
+        var charts: [RankKey: [RankEntry]] = [:]
+        for row in rows.values {
+            guard let storefront = row[1].flatMap({ Int64($0) }), let genre = row[2].flatMap({ Int64($0) }),
+                  let id = row[3].flatMap({ Int64($0) }), let rank = row[4].flatMap({ Int64($0) }) else { continue }
+            charts[RankKey(storefront: storefront, genre: genre), default: []].append(RankEntry(rank: rank, id: id))
+        }
+        rankDays[day] = charts.mapValues { $0.sorted() }
+    }
 
     /// Whether the selection leaves the row out (docs/import.md): decided on the value as written, for a row the
     /// reader finds well formed.
@@ -226,4 +306,22 @@ struct ContractModel {
     var presentApps: [Int64] {
         (tables["application"]?.rows.keys.compactMap { $0.first.flatMap { $0.flatMap { Int64($0) } } } ?? []).sorted()
     }
+}
+
+/// One storefront and genre's chart.
+struct RankKey: Hashable, Comparable {
+    let storefront: Int64
+    let genre: Int64
+
+    static func < (left: RankKey, right: RankKey) -> Bool {
+        (left.storefront, left.genre) < (right.storefront, right.genre)
+    }
+}
+
+/// One entry of a recorded chart.
+struct RankEntry: Hashable, Comparable {
+    let rank: Int64
+    let id: Int64
+
+    static func < (left: RankEntry, right: RankEntry) -> Bool { (left.rank, left.id) < (right.rank, right.id) }
 }

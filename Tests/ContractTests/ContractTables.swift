@@ -21,6 +21,8 @@ enum ValueKind {
     case language
     /// An ISO-4217 currency code.
     case currency
+    /// A place in a chart (`application_rank`): a small integer.
+    case rank
 }
 
 struct ColumnSpec {
@@ -40,6 +42,9 @@ struct TableSpec {
     var tracked: Bool { name == "application" }
 
     var keyed: Bool { !key.isEmpty }
+    /// Whether the table is a chart (a popularity table): FULL every day, its full loads recorded by `--history
+    /// ranks`.
+    var chart: Bool { name.hasSuffix("_popularity_per_genre") }
     func index(of column: String) -> Int? { columns.firstIndex { $0.name == column } }
 }
 
@@ -108,6 +113,18 @@ enum ContractTables {
         ColumnSpec(name: "storefront_id", dbType: "INTEGER", kind: .id),
     ], key: [1, 4])
 
+    /// v3's chart table (`popularity<date>`, a FULL file in every export's folder, full or incremental); written by
+    /// `PopularityPlanner`, not `ExportPlanner` (its own generator: the other tables' sequences stay as they were).
+    static let popularity = TableSpec(name: "application_popularity_per_genre", feed: "popularity", columns: [
+        ColumnSpec(name: "export_date", dbType: "BIGINT", kind: .exportDate),
+        ColumnSpec(name: "storefront_id", dbType: "INTEGER", kind: .id),
+        ColumnSpec(name: "genre_id", dbType: "INTEGER", kind: .id),
+        ColumnSpec(name: "application_id", dbType: "INTEGER", kind: .id),
+        ColumnSpec(name: "application_rank", dbType: "INTEGER", kind: .rank),
+    ], key: [1, 2, 3])
+
     static let all = [application, applicationDetail, genreApplication, keyless, applicationPrice]
     static let feeds = ["itunes", "pricing"]
+    /// Every table the contract matrix compares: `all` and the chart.
+    static let compared = all + [popularity]
 }

@@ -31,6 +31,8 @@ struct PlannedFile {
     let table: TableSpec
     var rows: [PlannedRow]
     var dirt: FileDirt = .none
+    /// The file's `#exportMode` when it is not its export's (a chart is FULL in every export).
+    var full: Bool?
     /// Where a cut file ends, as a fraction of its data bytes.
     var cutFraction = 0.5
 
@@ -72,6 +74,10 @@ struct PlannedFile {
 struct PlannedFeed {
     let feed: String
     var files: [PlannedFile]
+    /// The feed's day (`YYYYMMDD`) and its midnight in milliseconds when it is not its export's (a chart of an
+    /// earlier day, shipped late or again).
+    var day: String?
+    var exportDate: Int64?
     var archived = false
     /// The `.md5` sidecar names another digest: every table of the archive must be refused.
     var wrongMD5 = false
@@ -95,7 +101,8 @@ struct PlannedExport {
                 if !dirty.isEmpty { text += ", dirt: \(dirty.joined(separator: " "))" }
                 return text + "]"
             }
-            return "\(feed.feed)\(day)\(feed.archived ? ".tbz" : "")\(feed.wrongMD5 ? " (wrong .md5)" : "") "
+            return "\(feed.feed)\(feed.day ?? day)\(feed.archived ? ".tbz" : "")"
+                + "\(feed.wrongMD5 ? " (wrong .md5)" : "") "
                 + tables.joined(separator: " ")
         }
         return "export \(number) (\(full ? "FULL" : "INCREMENTAL") \(day)): " + files.joined(separator: "; ")
@@ -108,7 +115,7 @@ struct PlannedExport {
 /// The first data row of every file is clean: the importer names a file's export date after its first readable row,
 /// and the changes it records carry that date.
 struct ExportPlanner {
-    private var random: SeededGenerator
+    var random: SeededGenerator
     private var catalogue: [Int64] = []
     private var nextApp: Int64 = 300_000_001
     private var nextNote: Int64 = 1
@@ -202,7 +209,13 @@ struct ExportPlanner {
         default:
             keys = (0..<(full ? 2 + random.below(4) : 1 + random.below(3))).map { _ in [] }
         }
-        var rows = keys.map { row(table, key: $0, date: date) }
+        return dress(table, keys.map { row(table, key: $0, date: date) }, full: full, date: date)
+    }
+
+    /// A file of `rows` with the dirt any file may get: a key written twice, dirty rows (never the first), and now
+    /// and then no rows, a wrong count or a cut.
+    mutating func dress(_ table: TableSpec, _ rows: [PlannedRow], full: Bool, date: Int64) -> PlannedFile {
+        var rows = rows
         // A key written twice: the same key again with fresh values, right after or at the end.
         if table.keyed && !rows.isEmpty && chance(0.3) {
             for _ in 0..<(1 + random.below(2)) {
@@ -237,7 +250,7 @@ struct ExportPlanner {
     }
 
     /// A clean row: the key's values, fresh values elsewhere.
-    private mutating func row(_ table: TableSpec, key: [String], date: Int64) -> PlannedRow {
+    mutating func row(_ table: TableSpec, key: [String], date: Int64) -> PlannedRow {
         var fields: [[UInt8]] = []
         var stored: [String?] = []
         for (index, column) in table.columns.enumerated() {
@@ -267,6 +280,9 @@ struct ExportPlanner {
             return ("\(date)", "\(date)")
         case .id, .integer:
             let value = "\(1 + random.below(900_000_000))"
+            return (value, value)
+        case .rank:
+            let value = "\(1 + random.below(10))"
             return (value, value)
         case .text:
             if chance(0.08) { return ("", nil) }
@@ -311,13 +327,14 @@ struct ExportPlanner {
     }
 
     /// Applies one random kind of dirt that fits the table (and the export's mode) to a row.
-    private mutating func dirty(_ row: inout PlannedRow, table: TableSpec, full: Bool, date: Int64) {
+    mutating func dirty(_ row: inout PlannedRow, table: TableSpec, full: Bool, date: Int64) {
         let textColumns = table.columns.indices.filter {
             !table.key.contains($0) && [.text, .longText, .currency].contains(table.columns[$0].kind)
         }
         let integerKeys = table.key.filter { table.columns[$0].kind == .id }
         let repairable = table.columns.indices.filter {
-            !table.key.contains($0) && [.integer, .date, .decimal, .boolean, .id].contains(table.columns[$0].kind)
+            !table.key.contains($0)
+                && [.integer, .rank, .date, .decimal, .boolean, .id].contains(table.columns[$0].kind)
         }
         let nullable = table.columns.indices.filter { !table.key.contains($0) && $0 != 0 }
         let fitting = RowDirt.allCases.filter { dirt in
@@ -406,11 +423,11 @@ struct ExportPlanner {
 
     // MARK: - Randomness
 
-    private mutating func chance(_ probability: Double) -> Bool {
+    mutating func chance(_ probability: Double) -> Bool {
         Double(random.below(1_000_000)) < probability * 1_000_000
     }
 
-    private mutating func pick<T>(_ values: [T], _ count: Int) -> [T] {
+    mutating func pick<T>(_ values: [T], _ count: Int) -> [T] {
         var pool = values
         var picked: [T] = []
         for _ in 0..<min(count, pool.count) { picked.append(pool.remove(at: random.below(pool.count))) }

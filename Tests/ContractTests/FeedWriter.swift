@@ -12,11 +12,11 @@ enum FeedWriter {
         let directory = root.appendingPathComponent("export\(export.number)")
         var paths: [String] = []
         for feed in export.feeds {
-            let name = "\(feed.feed)\(export.day)"
+            let name = "\(feed.feed)\(feed.day ?? export.day)"
             let feedDirectory = directory.appendingPathComponent(name)
             try FileManager.default.createDirectory(at: feedDirectory, withIntermediateDirectories: true)
             for file in feed.files {
-                try Data(file.bytes(full: export.full))
+                try Data(file.bytes(full: file.full ?? export.full))
                     .write(to: feedDirectory.appendingPathComponent(file.table.name))
             }
             guard feed.archived else {

@@ -17,8 +17,10 @@ struct SelectionRequest {
     var storefronts: GivenSelection<Set<Int64>>?
     /// Lower-case codes, as docs/import.md compares them.
     var languages: GivenSelection<Set<String>>?
-    /// `--history prices` (true) or `--history none` (false); nil: not given.
+    /// Whether `--history` records prices, and ranks; both nil when the option is not given, both set when it is
+    /// (`--history prices,ranks`, `prices`, `ranks` or `none`).
     var history: Bool?
+    var ranks: Bool?
     /// The options as written on the command line.
     var arguments: [String] = []
 }
@@ -31,6 +33,8 @@ struct SelectionRequest {
 /// Its own generator (from the sequence's seed), so that adding it left every sequence's exports as they were.
 struct SelectionPlanner {
     private var random: SeededGenerator
+    /// The rank history's plan, drawn apart so that the other options stayed as they were when it came.
+    private var rankRandom: SeededGenerator
 
     /// The matrix's storefronts (`ExportPlanner.storefronts`) with their ISO codes.
     private static let codes: [Int64: (String, String)] = [
@@ -38,7 +42,10 @@ struct SelectionPlanner {
         143460: ("au", "aus"),
     ]
 
-    init(seed: UInt64) { random = SeededGenerator(seed: seed ^ 0x5E1E_C7ED_0000_0000) }
+    init(seed: UInt64) {
+        random = SeededGenerator(seed: seed ^ 0x5E1E_C7ED_0000_0000)
+        rankRandom = SeededGenerator(seed: seed ^ 0x4A4B_5000_0000_0000)
+    }
 
     /// One request per export of a sequence of `count`.
     mutating func requests(count: Int) -> [SelectionRequest] {
@@ -48,6 +55,11 @@ struct SelectionPlanner {
         // database that existed before), sometimes turned off and on again.
         let historyFrom = chance(0.67) ? (chance(0.6) ? 0 : random.below(max(1, count))) : count
         var recording = false
+        // Two sequences of three record ranks (`--history ranks`, with prices when those are on): from the first import
+        // or a later one, sometimes turned off and on again.
+        let ranksFrom = rankRandom.below(3) < 2 ? (rankRandom.below(10) < 6 ? 0 : rankRandom.below(max(1, count)))
+            : count
+        var ranking = false
         return (0..<count).map { number in
             var request = SelectionRequest()
             if number == historyFrom {
@@ -58,6 +70,20 @@ struct SelectionPlanner {
                 request.history = recording
             } else if recording && chance(0.3) {
                 request.history = true
+            }
+            if number == ranksFrom {
+                request.ranks = true
+                ranking = true
+            } else if number > ranksFrom && rankRandom.below(100) < 12 {
+                ranking.toggle()
+                request.ranks = ranking
+            } else if ranking && rankRandom.below(100) < 30 {
+                request.ranks = true
+            }
+            // `--history` names what is recorded from now on, both kinds: the one not asked about stays as it is.
+            if request.history != nil || request.ranks != nil {
+                request.history = request.history ?? recording
+                request.ranks = request.ranks ?? ranking
             }
             if number > 0 && chance(0.08) {
                 // Another selection than the database's: refused unless the database holds no table yet.
@@ -104,7 +130,10 @@ struct SelectionPlanner {
         case nil:
             break
         }
-        if let history = request.history { arguments += ["--history", history ? "prices" : "none"] }
+        if let history = request.history, let ranks = request.ranks {
+            let words = (history ? ["prices"] : []) + (ranks ? ["ranks"] : [])
+            arguments += ["--history", words.isEmpty ? "none" : words.joined(separator: ",")]
+        }
         return arguments
     }
 

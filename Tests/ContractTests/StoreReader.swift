@@ -62,7 +62,7 @@ struct SQLiteReader: StoreReader {
             try zip(table.columns, row).map { column, value -> String? in
                 let numeric: Bool
                 switch column.kind {
-                case .exportDate, .id, .integer, .boolean: numeric = true
+                case .exportDate, .id, .integer, .rank, .boolean: numeric = true
                 default: numeric = false
                 }
                 let decimal = column.kind == .decimal
