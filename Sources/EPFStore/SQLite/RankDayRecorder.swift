@@ -252,22 +252,20 @@ final class RankDayRecorder {
         let code = chart.code
         let entered = RankHistoryRead.spanDay(entered: day)
         let left = nextDay.map { RankHistoryRead.spanDay(left: $0) }
+        // Reopening and opening a span take the same six parameters: the span's key, the day it entered, the left.
+        func run(_ statement: SQLiteStatement, _ change: SpanChange) throws {
+            try statement.bind(change.id, at: 1)
+            try statement.bind(code, at: 2)
+            try statement.bind(change.storefrontID, at: 3)
+            try statement.bind(change.genreID, at: 4)
+            try statement.bind(entered, at: 5)
+            if let left { try statement.bind(left, at: 6) } else { try statement.bindNull(at: 6) }
+            try statement.runOnce()
+        }
         for change in entering.sorted() {
-            try reopenSpan.bind(change.id, at: 1)
-            try reopenSpan.bind(code, at: 2)
-            try reopenSpan.bind(change.storefrontID, at: 3)
-            try reopenSpan.bind(change.genreID, at: 4)
-            try reopenSpan.bind(entered, at: 5)
-            if let left { try reopenSpan.bind(left, at: 6) } else { try reopenSpan.bindNull(at: 6) }
-            try reopenSpan.runOnce()
+            try run(reopenSpan, change)
             if connection.changes > 0 { continue }
-            try openSpan.bind(change.id, at: 1)
-            try openSpan.bind(code, at: 2)
-            try openSpan.bind(change.storefrontID, at: 3)
-            try openSpan.bind(change.genreID, at: 4)
-            try openSpan.bind(entered, at: 5)
-            if let left { try openSpan.bind(left, at: 6) } else { try openSpan.bindNull(at: 6) }
-            try openSpan.runOnce()
+            try run(openSpan, change)
         }
         let closed = RankHistoryRead.spanDay(left: day)
         for change in leaving.sorted() {
