@@ -31,6 +31,10 @@ package struct ImportFailure: Sendable, Equatable {
         ])
     }
 
+    /// True for a file refused for the order of exports (`ExportOrderRule`): the file is fine, another export must
+    /// come first.
+    package var isOrderRefusal: Bool { reason.hasPrefix(ImportFailures.orderRefusalPrefix) }
+
     /// The line of `epf status`.
     package var line: String {
         let export = [feed, day.map(ExportOrderRule.iso), mode].compactMap { $0 }.joined(separator: " ")
@@ -41,6 +45,9 @@ package struct ImportFailure: Sendable, Equatable {
 
 /// The failures the ledger shows that nothing applied since made up for.
 package enum ImportFailures {
+    /// How the reason of a file refused by `ExportOrderRule` begins.
+    package static let orderRefusalPrefix = "refused: "
+
     /// One ledger row, as read for this.
     package struct Entry: Sendable {
         package var id: Int64

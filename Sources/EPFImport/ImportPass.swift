@@ -153,7 +153,7 @@ package struct ImportPass<Load: TableLoading> {
                             outcome.mode = reader.header.exportMode?.rawValue
                             if case .refused(let reason) = decision {
                                 outcome.status = .failed
-                                outcome.message = "refused: \(reason)"
+                                outcome.message = ImportFailures.orderRefusalPrefix + reason
                                 ledger.record(outcome, file: tableFile, source: source)
                                 ok = false
                             } else if case .superseded(let reason) = decision {
@@ -216,6 +216,12 @@ package struct ImportPass<Load: TableLoading> {
             withExtendedLifetime(prepared) {}
         }
         if stop == nil { finishPending() }
+        if let ledger, !options.dryRun {
+            for index in outcomes.indices where outcomes[index].status == .failed && !outcomes[index].table.isEmpty {
+                // Best effort, as recording the failure is: a store gone away (a dropped connection) leaves it unknown.
+                outcomes[index].heldNothing = (try? ledger.appliedHistory(table: outcomes[index].table))?.isEmpty
+            }
+        }
         report.outcomes += outcomes
         if report.stopped == nil { report.stopped = stop }
         let anyFailed = outcomes.contains { $0.status == .failed }

@@ -110,6 +110,9 @@ package struct TableOutcome: Sendable, Codable {
     package var rejectsFile: String?
     /// Set when the table failed because a write found no room (the import then stops).
     package var noRoom: NoRoom?
+    /// For a failed table: true when the database held nothing of it before (no export of it was ever applied),
+    /// so there was no previous data to keep.
+    package var heldNothing: Bool?
 
     package init(table: String, location: String, status: TableStatus) {
         self.table = table

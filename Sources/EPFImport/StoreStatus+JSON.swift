@@ -6,7 +6,8 @@ extension StoreStatus {
     /// object). Export dates appear twice, as ISO 8601 UTC (`exportDate`) and as EPF's milliseconds
     /// (`exportDateMs`); the top-level `exportDate` is the date the data is complete as of (`dataAsOf`: a table
     /// held back by a failure or an older full holds it back), `newestExportDate` the newest of any table, `mixed`
-    /// whether the tables mix exports, `failures` the files not applied and not made up for since;
+    /// whether the tables mix exports, `failures` the files not applied and not made up for since, `missing` the
+    /// tables (or `<feed> feed`s) those failures name that the database holds nothing of;
     /// `exportDateFallback` stands in for the top-level date when no table has bookkeeping, and
     /// `extra` members are appended. `mixedExports` is null, or names the tables behind the newest full export
     /// and what the next `epf sync` does about them. `selection` holds the storefronts (`id`, `country`) and
@@ -56,6 +57,7 @@ extension StoreStatus {
             ("newestExportDate", date(newest)),
             ("mixed", .bool(mixed)),
             ("failures", .array(failures.map(\.json))),
+            ("missing", .array(missing.map { .string($0) })),
             ("tables", .array(tables)),
             ("derived", .array(derived)),
             ("mixedExports", mixedExports?.json ?? .null),

@@ -97,9 +97,13 @@ package struct StoreStatus: Sendable {
     /// The date the data is complete as of (ms since 1970): the newest export date of any table, unless a failure
     /// or an older full holds a table back, then that table's date (`settleClaims`).
     package var dataAsOf: Int64?
-    /// True when the tables are not all of one export sequence: some come from an older full (`mixedExports`) or
-    /// are held back by a failure.
+    /// True when the tables are not all of one export sequence: some come from an older full (`mixedExports`), are
+    /// held back by a failure, or are `missing`.
     package var mixed = false
+    /// What open failures name that the database holds nothing of: a table never applied (an incremental refused
+    /// for want of its full), or a feed none of whose tables is held (its archive failed); the data is not
+    /// complete as of any date for them.
+    package var missing: [String] = []
 
     /// The newest export date over all tables (ms since 1970).
     package var exportDate: Int64? { tables.compactMap(\.exportDate).max() }
@@ -118,13 +122,22 @@ package struct StoreStatus: Sendable {
             asOf = min(asOf ?? date, date)
         }
         let feeds = failures.contains { $0.table == nil } ? try lastFeeds() : [:]
+        let held = Set(tables.map(\.name))
+        missing = []
         for failure in failures {
+            let affected = ImportFailures.affectedTables(failure, lastFeeds: feeds)
+            if let table = failure.table, !held.contains(table) {
+                if !missing.contains(table) { missing.append(table) }
+            } else if failure.table == nil, let feed = failure.feed, affected.isEmpty {
+                let name = "\(feed) feed"
+                if !missing.contains(name) { missing.append(name) }
+            }
             guard let limit = failure.day.flatMap(ImportFailures.midnight) else { continue }
-            for table in ImportFailures.affectedTables(failure, lastFeeds: feeds) { hold(table, before: limit) }
+            for table in affected { hold(table, before: limit) }
         }
         for entry in mixedExports?.behind ?? [] { hold(entry.table, before: nil) }
         dataAsOf = asOf
-        mixed = mixedExports != nil || heldBack
+        mixed = mixedExports != nil || heldBack || !missing.isEmpty
     }
 
     /// The fulls of tables this status lists (a table dropped since is no longer behind), with a known date.

@@ -287,7 +287,9 @@ enum ImportRunner {
                 printError("note: \(outcome.table) not applied, \(message)")
             }
             if outcome.status == .failed, outcome.noRoom == nil {
-                printError("error: \(outcome.table) NOT applied, previous data kept: \(outcome.message ?? "")")
+                let kept = outcome.heldNothing == true ? "the database holds none of it yet"
+                    : "previous data kept"
+                printError("error: \(outcome.table) NOT applied, \(kept): \(outcome.message ?? "")")
             }
         }
         for derived in report.derived {

@@ -112,15 +112,16 @@ enum ReportJSON {
 
     // MARK: sync --plan
 
-    /// `epf sync --plan --json`: the steps in the order sync applies them, as the text plan lists them.
-    static func syncPlan(_ plan: SyncPlan, root: String) -> JSONValue {
-        let steps = [("full", plan.fullDate, plan.fullPaths)]
-            + plan.incrementals.map { ("incremental", $0.date, $0.paths) }
-        return .object([
+    /// `epf sync --plan --json`: the steps in the order sync applies them, as the text plan lists them, each with
+    /// its `status` in the database (`applied`, `partial` or `pending`) and the input files still `pending`.
+    static func syncPlan(_ plan: SyncPlan, progress: [SyncStepProgress], root: String) -> JSONValue {
+        .object([
             ("root", .string(root)),
-            ("steps", .array(steps.map { mode, date, paths in
-                .object([("mode", .string(mode)), ("date", .string(EPFValues.isoTimestamp(feedDay: date))),
-                         ("paths", strings(paths))])
+            ("steps", .array(zip(plan.steps, progress).map { step, progress in
+                .object([("mode", .string(step.mode == .full ? "full" : "incremental")),
+                         ("date", .string(EPFValues.isoTimestamp(feedDay: step.date))),
+                         ("paths", strings(step.paths)), ("status", .string(progress.state.rawValue)),
+                         ("pending", strings(progress.pending))])
             })),
         ])
     }

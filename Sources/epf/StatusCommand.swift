@@ -72,12 +72,17 @@ enum StatusCommand: Command {
         }
         say("database: \(database) (\(String(format: "%.1f", Double(status.sizeBytes) / 1_000_000)) MB)")
         if let asOf = status.dataAsOf {
-            var line = "data as of: \(EPFValues.isoTimestamp(milliseconds: asOf))"
+            let line = "data as of: \(EPFValues.isoTimestamp(milliseconds: asOf))"
+            var notes: [String] = []
             if let newest = status.exportDate, newest != asOf {
-                line += " (some tables at \(EPFValues.isoTimestamp(milliseconds: newest)); held back by what is "
-                    + "listed below)"
+                notes.append("some tables at \(EPFValues.isoTimestamp(milliseconds: newest)); held back by what is "
+                             + "listed below")
             }
-            say(line)
+            if !status.missing.isEmpty {
+                notes.append("incomplete: nothing held yet of \(status.missing.joined(separator: ", ")); see the failures "
+                             + "below")
+            }
+            say(line + (notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))"))
         }
         say()
         printTable(header: ["table", "rows", "export date", "mode", "updated"], rows: status.tables.map { table in
@@ -103,7 +108,7 @@ enum StatusCommand: Command {
             say("warning: \(status.failures.count) file\(status.failures.count == 1 ? "" : "s") failed and nothing "
                 + "applied since made up for \(status.failures.count == 1 ? "it" : "them"):")
             for failure in status.failures { say(failure.line) }
-            say("Fix the files (epf sync or epf fetch fetches them again) and run the import again.")
+            for advice in failureAdvice(status.failures) { say(advice) }
         }
         if let mixed = status.mixedExports {
             say()
@@ -125,5 +130,21 @@ enum StatusCommand: Command {
             }, rightAligned: [4, 5, 6, 7], priorities: [0, 0, 0, 2, 0, 1, 2, 3, 4])
         }
         return .ok
+    }
+
+    /// What to do about the open failures: a refused export waits for the export its reason names (the files are
+    /// fine); a damaged or unreadable file is fetched again.
+    static func failureAdvice(_ failures: [ImportFailure]) -> [String] {
+        let refused = failures.filter(\.isOrderRefusal).count
+        var advice: [String] = []
+        if refused > 0 {
+            advice.append("Refused for their order (the files are fine): apply the export each reason names first, "
+                          + "then import \(refused == 1 ? "this one" : "these") again (epf sync ROOT applies a mirror "
+                          + "in order).")
+        }
+        if refused < failures.count {
+            advice.append("Fix the other files (epf fetch fetches them again) and run the import again.")
+        }
+        return advice
     }
 }

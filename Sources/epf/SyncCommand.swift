@@ -1,6 +1,7 @@
 import EPFFormat
 import EPFImport
 import EPFPostgres
+import EPFPostgresStore
 import EPFQuery
 import EPFStore
 import Foundation
@@ -27,8 +28,9 @@ enum SyncCommand: Command {
       epf sync feeds --quiet --metrics-file epf-sync.prom
     """
 
-    static let planOnly = Flag("plan", "Only print what would be applied, in order (with --json: {\"root\", "
-                                   + "\"steps\": [{\"mode\", \"date\", \"paths\"}]}).")
+    static let planOnly = Flag("plan", "Only print the steps sync takes, in order, each marked when the database "
+                                   + "already holds it (with --json: {\"root\", \"steps\": [{\"mode\", \"date\", "
+                                   + "\"paths\", \"status\", \"pending\"}]}).")
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let metricsFile = try arguments.read(JobMetrics.fileOption)
@@ -52,19 +54,55 @@ enum SyncCommand: Command {
             // A mirror without a full export, or unreadable, is missing input either way.
             throw CommandFailure(.noInput, error.description)
         }
+        // What the database already holds: --plan leaves it out of what it says sync would apply.
+        let progress = planOnly ? try planProgress(plan, settings: settings)
+            : (try? planProgress(plan, settings: settings)) ?? []
         if planOnly && settings.json {
-            ReportJSON.write(ReportJSON.syncPlan(plan, root: root))
+            ReportJSON.write(ReportJSON.syncPlan(plan, progress: progress, root: root))
             return .ok
         }
         // With --json, stdout holds the report alone (one JSON document).
         if planOnly || !settings.quiet && !settings.json {
-            say("full \(plan.fullDate): \(plan.fullPaths.joined(separator: ", "))")
-            for incremental in plan.incrementals {
-                say("incremental \(incremental.date): \(incremental.paths.joined(separator: ", "))")
+            for (index, step) in plan.steps.enumerated() {
+                let line = "\(step.mode == .full ? "full" : "incremental") \(step.date): "
+                    + step.paths.joined(separator: ", ")
+                say(line + (index < progress.count ? progressNote(progress[index]) : ""))
+            }
+            if planOnly, !progress.isEmpty, progress.allSatisfy({ $0.state == .applied }) {
+                say("nothing to apply: the database holds every step (--force applies them again)")
             }
         }
         if planOnly { return .ok }
         InterruptNotice.install(command: name)
         return try ImportRunner.run(paths: plan.orderedPaths, settings: settings)
+    }
+
+    /// Where each step stands in the database's ledger (nothing applied when there is no database yet).
+    private static func planProgress(_ plan: SyncPlan, settings: ImportRunner.Settings) throws -> [SyncStepProgress] {
+        let ledger: (any ImportLedger)?
+        if PostgresURL.isPostgres(settings.database) {
+            let target = try PostgresCLI.target(url: settings.database, schema: settings.schema)
+            do {
+                ledger = try PostgresImporter(target: target, options: settings.options).existingLedger()
+            } catch let error as PostgresError {
+                throw CommandFailure(.unavailable, "\(error)")
+            }
+        } else {
+            // A database this user cannot read is answered as every command answers it (`forUnexplained`).
+            ledger = try Importer(databasePath: settings.database, options: settings.options).existingLedger()
+        }
+        return try plan.progress(ledger: ledger, force: settings.options.force,
+                                 options: settings.options.readOptions)
+    }
+
+    /// " (already applied)" or " (2 of 5 files already applied)" after a step's line; nothing for a step to apply.
+    private static func progressNote(_ progress: SyncStepProgress) -> String {
+        switch progress.state {
+        case .applied: return " (already applied)"
+        case .pending: return ""
+        case .partial:
+            let applied = progress.files.count - progress.pending.count
+            return " (\(applied) of \(progress.files.count) files already applied)"
+        }
     }
 }

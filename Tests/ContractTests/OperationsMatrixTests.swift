@@ -201,6 +201,10 @@ enum OperationsSettings {
         if status["mixed"] as? Bool != claims.mixed {
             problems.append("\(store): status says mixed \(status["mixed"] ?? "nil"), the model \(claims.mixed)")
         }
+        let missing = (status["missing"] as? [String] ?? []).sorted()
+        if missing != model.missing {
+            problems.append("\(store): status says missing \(missing), the model \(model.missing)")
+        }
         let failures = (status["failures"] as? [[String: Any]] ?? []).map { failure in
             "\(failure["table"] as? String ?? "-")|\(failure["feed"] as? String ?? "?")|"
                 + "\(failure["export"] as? String ?? "?")"

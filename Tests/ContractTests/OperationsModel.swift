@@ -217,10 +217,24 @@ struct OperationsModel {
         return Set(fulls.filter { $0.1.day != newest.1.day || $0.1.root != newest.1.root }.map(\.0))
     }
 
-    /// The date the data is complete as of, and whether the tables mix exports.
+    /// What open failures name that the database holds nothing of: a table, or `<feed> feed` when no table of a
+    /// failed archive's feed is held (docs/import.md, "What status claims"), sorted.
+    var missing: [String] {
+        var names: Set<String> = []
+        for failure in failures {
+            if let table = failure.table {
+                if tables[table]?.date == nil { names.insert(table) }
+            } else if !ContractTables.all.contains(where: { $0.feed == failure.feed && tables[$0.name]?.date != nil }) {
+                names.insert("\(failure.feed) feed")
+            }
+        }
+        return names.sorted()
+    }
+
+    /// The date the data is complete as of, and whether the tables mix exports (or miss a table a failure names).
     var claims: (asOf: Int64?, mixed: Bool) {
         var asOf = newest
-        var held = false
+        var held = !missing.isEmpty
         for failure in failures {
             guard let limit = OperationsModel.midnight(failure.day) else { continue }
             let affected = failure.table.map { [$0] }

@@ -117,6 +117,75 @@ import Testing
         #expect((status["failures"] as? [Any])?.isEmpty == true)
     }
 
+    /// A refused incremental, imported alone, next to a chart that did apply: the tables it names are missing,
+    /// so the data is not complete as of any day, and the advice is the order, not the files.
+    @Test func aRefusedIncrementalAloneLeavesItsTablesMissing() throws {
+        let work = try WorkDirectory(prefix: "epf-order")
+        let database = work.file("r.sqlite")
+        let day = Self.feeds + "/incremental/20260106"
+        let imported = try runEPF(["import", day + "/itunes20260106", day + "/popularity20260106", "--db", database],
+                                  in: work.path)
+        #expect(imported.status == 65)
+        #expect(imported.stderr.contains("error: application NOT applied, the database holds none of it yet"),
+                "\(imported.stderr)")
+        #expect(!imported.stderr.contains("previous data kept"), "\(imported.stderr)")
+        let status = try Self.status(database, in: work.path)
+        #expect(status["mixed"] as? Bool == true)
+        let missing = status["missing"] as? [String] ?? []
+        #expect(missing.contains("application") && !missing.contains("application_popularity_per_genre"),
+                "\(missing)")
+        let text = try runEPF(["status", "--db", database], in: work.path).stdout
+        #expect(text.contains("incomplete: nothing held yet of application,"), "\(text)")
+        #expect(text.contains("Refused for their order (the files are fine)"), "\(text)")
+        #expect(!text.contains("Fix the"), "\(text)")
+
+        // The full first, then the incremental: nothing is missing any more.
+        let full = try runEPF(["import", Self.feeds + "/itunes20260105", "--db", database, "--quiet"], in: work.path)
+        #expect(full.status == 0, "\(full.stderr)")
+        let again = try runEPF(["import", day + "/itunes20260106", "--db", database, "--quiet"], in: work.path)
+        #expect(again.status == 0, "\(again.stderr)")
+        let settled = try Self.status(database, in: work.path)
+        #expect((settled["missing"] as? [String])?.isEmpty == true, "\(settled["missing"] ?? "")")
+        #expect(settled["mixed"] as? Bool == false)
+    }
+
+    /// `sync --plan` says what the database already holds, step by step, as sync would then skip it.
+    @Test func syncPlanLeavesOutWhatTheDatabaseHolds() throws {
+        let work = try WorkDirectory(prefix: "epf-order")
+        let root = try Self.mirror(work, "mirror")
+        let database = work.file("p.sqlite")
+        func plan() throws -> (text: String, steps: [[String: Any]]) {
+            let text = try runEPF(["sync", root, "--plan", "--db", database], in: work.path)
+            #expect(text.status == 0, "\(text.stderr)")
+            let json = try runEPF(["sync", root, "--plan", "--json", "--db", database], in: work.path)
+            let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            return (text.stdout, object?["steps"] as? [[String: Any]] ?? [])
+        }
+        var (text, steps) = try plan()
+        #expect(!text.contains("already applied"), "\(text)")
+        #expect(steps.map { $0["status"] as? String } == ["pending", "pending"], "\(steps)")
+
+        // Part of the full (its pricing feed) imported by hand: the full's step is partly applied.
+        let pricing = try runEPF(["import", root + "/pricing20260105", "--db", database, "--quiet"], in: work.path)
+        #expect(pricing.status == 0, "\(pricing.stderr)")
+        (text, steps) = try plan()
+        #expect(text.contains(" files already applied)"), "\(text)")
+        #expect(steps.first?["status"] as? String == "partial", "\(steps)")
+        let pending = steps.first?["pending"] as? [String] ?? []
+        #expect(!pending.isEmpty && !pending.contains { $0.contains("pricing20260105") }, "\(pending)")
+
+        let synced = try runEPF(["sync", root, "--db", database, "--quiet"], in: work.path)
+        #expect(synced.status == 0, "\(synced.stderr)")
+        (text, steps) = try plan()
+        #expect(text.split(separator: "\n").filter { $0.hasSuffix("(already applied)") }.count == 2, "\(text)")
+        #expect(text.contains("nothing to apply"), "\(text)")
+        #expect(steps.map { $0["status"] as? String } == ["applied", "applied"], "\(steps)")
+        #expect(steps.allSatisfy { ($0["pending"] as? [String])?.isEmpty == true })
+        // --force applies everything again, and its plan says so.
+        let forced = try runEPF(["sync", root, "--plan", "--force", "--db", database], in: work.path)
+        #expect(!forced.stdout.contains("already applied"), "\(forced.stdout)")
+    }
+
     @Test func aMovedMirrorKeepsWhatItApplied() throws {
         let work = try WorkDirectory(prefix: "epf-order")
         let root = try Self.mirror(work, "mirror")

@@ -40,6 +40,16 @@ package final class PostgresImporter {
         return PostgresLedger(connection: connection, target: target)
     }
 
+    /// The schema's ledger, for `epf sync --plan` to leave out what it holds; nil when the schema has no
+    /// bookkeeping yet. Throws `PostgresError` when the server cannot be reached.
+    package func existingLedger() throws -> (any ImportLedger)? {
+        let connection = try target.connect()
+        guard try target.tableExists(connection, "epf_settings"), try target.tableExists(connection, "epf_ledger") else {
+            return nil
+        }
+        return PostgresLedger(connection: connection, target: target)
+    }
+
     /// Runs the import. Throws `ImportError.missingInput` or `.noTables` before doing anything when a path does
     /// not exist or holds no table file, `ImportError.locked` when another import holds the schema's lock,
     /// `PostgresError` when the server cannot be reached. Data problems do not throw: they are failed outcomes in

@@ -50,6 +50,12 @@ package final class Importer {
         return Ledger(connection: connection)
     }
 
+    /// The ledger of the database, read-only, for `epf sync --plan` to leave out what it holds; nil when there is
+    /// no database yet or it has no bookkeeping. Throws `SQLiteError` when the file cannot be read.
+    package func existingLedger() throws -> (any ImportLedger)? {
+        try Self.readOnlyLedger(databasePath)
+    }
+
     /// Runs the import. Throws `ImportError.missingInput` or `.noTables` before doing anything when a path does
     /// not exist or holds no table file, `ImportError.noSpace` (unless `options.spaceCheck` is off) when the
     /// database's filesystem lacks the estimated space (`SpaceCheck`), `ImportError.locked` when another import
