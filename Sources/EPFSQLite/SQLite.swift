@@ -33,6 +33,12 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
                 + "database's directory: run epf import (or epf sync) on it once as its owner, which keeps the file "
                 + "from then on, or let this user write the directory (\(text))"
         }
+        if isInterruptedWrite {
+            return "\(path) holds a first import that was interrupted before it finished (its rollback journal, "
+                + "\((path as NSString).lastPathComponent)-journal, is left beside it), which a reader cannot roll "
+                + "back: run the same epf import (or epf sync) again, which rolls it back and resumes; readers work "
+                + "again from its first commit (\(text))"
+        }
         if isAccessDenied {
             return "cannot open \(path): permission denied: this user may not read the file or its directory "
                 + "(\(text))"
@@ -55,6 +61,10 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// True for `SQLITE_READONLY_CANTINIT` and `SQLITE_READONLY_DIRECTORY` (macros Swift does not import): a
     /// read-only reader of a WAL database whose `-shm` file is missing and cannot be made.
     package var isMissingSharedMemory: Bool { code == SQLITE_READONLY | (5 << 8) || code == SQLITE_READONLY | (6 << 8) }
+    /// True for `SQLITE_READONLY_ROLLBACK` (a macro Swift does not import): a read-only reader found a hot
+    /// rollback journal, left by a writer that died inside a transaction (epf's first import of a new database
+    /// uses the rollback journal, `StoreDatabase.open`). Only a writer can roll it back.
+    package var isInterruptedWrite: Bool { code == SQLITE_READONLY | (3 << 8) }
     /// Either of the two: this user cannot read the database as it is.
     package var isPermissionProblem: Bool { isAccessDenied || isMissingSharedMemory }
     /// True for `SQLITE_NOTADB`: the file is not an SQLite database.

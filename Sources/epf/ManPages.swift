@@ -88,7 +88,7 @@ enum ManPages {
             (65, "Bad data: some tables or files were not applied."), (66, "Missing input."),
             (69, "A server did not answer or deliver after retries."),
             (70, "Internal error: a failure epf did not foresee, or epf serve could not start listening."),
-            (73, "Cannot write (for example, no space left)."), (75, "Locked: another run holds the lock."),
+            (73, "Cannot write (for example, no space left)."), (75, "Locked: another run holds the lock; or a first import was interrupted: run it again."),
             (77, "The feed server refused the credentials."),
         ]
         for (code, text) in statuses { roff += ".TP\n.B \(code)\n\(escape(text))\n" }

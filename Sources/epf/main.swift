@@ -35,7 +35,7 @@ COMMANDS:
 Run 'epf <command> --help' for a command's options and examples. --db, --schema, --json and --quiet may
 come before the command too; --wide (anywhere) shows every column of a table wider than the terminal.
 Exit codes: 0 ok, 1 not found, 64 usage, 65 bad data, 66 missing input, 69 server unavailable,
-70 internal error, 73 cannot write (no space), 75 locked, 77 credentials refused.
+70 internal error, 73 cannot write (no space), 75 locked or a first import interrupted, 77 credentials refused.
 """
 
 func runMain() -> Int32 {

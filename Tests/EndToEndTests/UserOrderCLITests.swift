@@ -186,6 +186,37 @@ import Testing
         #expect(!forced.stdout.contains("already applied"), "\(forced.stdout)")
     }
 
+    /// A first import killed inside a transaction leaves a hot rollback journal, which a read-only reader cannot
+    /// roll back: readers say so (exit 75, run the import again), and the import run again recovers.
+    @Test func aFirstImportKilledMidTransactionIsNamedAndRecovers() throws {
+        let work = try WorkDirectory(prefix: "epf-order")
+        let database = work.file("hot.sqlite")
+        // A writer in rollback-journal mode (as a first import is, StoreDatabase.open) killed before its commit.
+        let script = """
+            import sqlite3, os, signal
+            c = sqlite3.connect('\(database)', isolation_level=None)
+            c.execute('PRAGMA journal_mode=DELETE'); c.execute('PRAGMA cache_size=1')
+            c.execute('CREATE TABLE t(x)'); c.execute('INSERT INTO t VALUES (zeroblob(100000))')
+            c.execute('BEGIN')
+            for i in range(50): c.execute('INSERT INTO t VALUES (zeroblob(10000))')
+            os.kill(os.getpid(), signal.SIGKILL)
+            """
+        try Data(script.utf8).write(to: URL(fileURLWithPath: work.file("kill.py")))
+        _ = try runShell("python3 kill.py", in: work.path)
+        #expect(FileManager.default.fileExists(atPath: database + "-journal"))
+        for command in [["status"], ["sync", Self.feeds, "--plan"]] {
+            let run = try runEPF(command + ["--db", database], in: work.path)
+            #expect(run.status == 75, "\(command): \(run.status) \(run.stderr)")
+            #expect(run.stderr.contains("interrupted before it finished") && run.stderr.contains("run the same epf "
+                                                                                               + "import"),
+                    "\(run.stderr)")
+        }
+        let again = try runEPF(["import", Self.feeds + "/itunes20260105", "--db", database, "--quiet"], in: work.path)
+        #expect(again.status == 0, "\(again.stderr)")
+        let status = try Self.status(database, in: work.path)
+        #expect(status["exportDate"] as? String == "2026-01-05T00:00:00Z")
+    }
+
     @Test func aMovedMirrorKeepsWhatItApplied() throws {
         let work = try WorkDirectory(prefix: "epf-order")
         let root = try Self.mirror(work, "mirror")
