@@ -104,7 +104,8 @@ package enum FeedInput {
         let databaseFiles = ["-wal", "-shm", "-journal", ".lock", ".rejects", ".sqlite3", ".db"]
         if databaseFiles.contains(where: { lower.hasSuffix($0) }) { return true }
         return lower.hasSuffix(".md5") || lower.hasSuffix(".md") || lower.hasSuffix(".json")
-            || lower.hasSuffix(".sqlite") || lower == "readme" || lower.hasSuffix(".log") || lower.hasSuffix(".txt.md5")
+            || lower.hasSuffix(".sqlite") || lower.hasPrefix("readme") || lower.hasSuffix(".log")
+            || lower.hasSuffix(".txt.md5")
     }
 
     /// The sidecar for an archive, if one exists: `<archive>.md5`, or `<archive without extension>.md5`.

@@ -90,12 +90,17 @@ package enum ImportFailures {
 
     /// The failures not made up for, oldest first. A failed file is made up for by a later applied file of the same
     /// table (or, for a file that failed before a table was named, of the same feed, else the same input) that is
-    /// of the same export, or a full export at least as new.
+    /// of the same export, or a full export at least as new; or by any table of a newer full export of its feed,
+    /// which replaces the feed whole (a table the newer full no longer ships, or a stray file, is not waited for).
     package static func open(_ entries: [Entry]) -> [ImportFailure] {
         var open: [ImportFailure] = []
         for (index, failure) in entries.enumerated() where !failure.applied {
             let madeUp = entries[(index + 1)...].contains { later in
                 guard later.applied else { return false }
+                if later.mode == ExportMode.full.rawValue, let feed = failure.feed, later.feed == feed,
+                   let day = failure.day, let laterDay = later.day, laterDay > day {
+                    return true
+                }
                 let same = failure.table.isEmpty
                     ? (failure.feed.map { $0 == later.feed } ?? (later.source == failure.source))
                     : later.table == failure.table

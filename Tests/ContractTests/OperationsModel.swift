@@ -191,6 +191,8 @@ struct OperationsModel {
             }
             tables[name] = state
             failures.removeAll { failure in
+                // A newer full of the feed replaces the feed whole (docs/import.md, "What status claims").
+                if export.full && failure.feed == feed && export.day > failure.day { return true }
                 let same = failure.table.map { $0 == name } ?? (failure.feed == feed)
                 guard same else { return false }
                 if export.full { return export.day >= failure.day }
