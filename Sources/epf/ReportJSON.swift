@@ -113,7 +113,7 @@ enum ReportJSON {
     // MARK: sync --plan
 
     /// `epf sync --plan --json`: the steps in the order sync applies them, as the text plan lists them, each with
-    /// its `status` in the database (`applied`, `partial` or `pending`) and the input files still `pending`.
+    /// its `status` in the database (`applied`, `superseded`, `partial` or `pending`) and the input files still `pending`.
     static func syncPlan(_ plan: SyncPlan, progress: [SyncStepProgress], root: String) -> JSONValue {
         .object([
             ("root", .string(root)),

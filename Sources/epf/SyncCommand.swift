@@ -68,7 +68,7 @@ enum SyncCommand: Command {
                     + step.paths.joined(separator: ", ")
                 say(line + (index < progress.count ? progressNote(progress[index]) : ""))
             }
-            if planOnly, !progress.isEmpty, progress.allSatisfy({ $0.state == .applied }) {
+            if planOnly, !progress.isEmpty, progress.allSatisfy({ $0.pending.isEmpty }) {
                 say("nothing to apply: the database holds every step (--force applies them again)")
             }
         }
@@ -95,14 +95,16 @@ enum SyncCommand: Command {
                                  options: settings.options.readOptions)
     }
 
-    /// " (already applied)" or " (2 of 5 files already applied)" after a step's line; nothing for a step to apply.
+    /// " (already applied)", " (superseded: ...)" or " (2 of 5 files already applied or superseded)" after a
+    /// step's line; nothing for a step sync applies whole.
     private static func progressNote(_ progress: SyncStepProgress) -> String {
         switch progress.state {
         case .applied: return " (already applied)"
+        case .superseded: return " (superseded: the database holds newer data of its tables)"
         case .pending: return ""
         case .partial:
-            let applied = progress.files.count - progress.pending.count
-            return " (\(applied) of \(progress.files.count) files already applied)"
+            let done = progress.files.count - progress.pending.count
+            return " (\(done) of \(progress.files.count) files already applied or superseded)"
         }
     }
 }

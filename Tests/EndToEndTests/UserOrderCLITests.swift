@@ -169,7 +169,7 @@ import Testing
         let pricing = try runEPF(["import", root + "/pricing20260105", "--db", database, "--quiet"], in: work.path)
         #expect(pricing.status == 0, "\(pricing.stderr)")
         (text, steps) = try plan()
-        #expect(text.contains(" files already applied)"), "\(text)")
+        #expect(text.contains(" files already applied or superseded)"), "\(text)")
         #expect(steps.first?["status"] as? String == "partial", "\(steps)")
         let pending = steps.first?["pending"] as? [String] ?? []
         #expect(!pending.isEmpty && !pending.contains { $0.contains("pricing20260105") }, "\(pending)")
@@ -184,6 +184,16 @@ import Testing
         // --force applies everything again, and its plan says so.
         let forced = try runEPF(["sync", root, "--plan", "--force", "--db", database], in: work.path)
         #expect(!forced.stdout.contains("already applied"), "\(forced.stdout)")
+
+        // A newer full imported from elsewhere: the mirror's incremental is superseded (sync reads and skips it,
+        // and the ledger never records it whole), which the plan says, as nothing left to apply.
+        let later = try ImportCLITests.generate(work, name: "later", apps: 100, extra: ["--week", "1"])
+        #expect(try runEPF(["import", later, "--db", database, "--quiet"], in: work.path).status == 0)
+        #expect(try runEPF(["sync", root, "--db", database, "--quiet"], in: work.path).status == 0)
+        (text, steps) = try plan()
+        #expect(text.contains("incremental 20260106: ") && text.contains("(superseded: "), "\(text)")
+        #expect(text.contains("nothing to apply"), "\(text)")
+        #expect(steps.map { $0["status"] as? String } == ["applied", "superseded"], "\(steps)")
     }
 
     /// A first import killed inside a transaction leaves a hot rollback journal, which a read-only reader cannot
@@ -215,6 +225,34 @@ import Testing
         #expect(again.status == 0, "\(again.stderr)")
         let status = try Self.status(database, in: work.path)
         #expect(status["exportDate"] as? String == "2026-01-05T00:00:00Z")
+    }
+
+    /// A readme in a feed folder is not a table; a stray file named like one fails as that table, missing from
+    /// the database until a newer full of its feed replaces the feed whole (a file that is gone cannot be applied
+    /// again, and the newer full does not ship it).
+    @Test func aStrayFileIsMissingUntilANewerFullOfItsFeed() throws {
+        let work = try WorkDirectory(prefix: "epf-order")
+        let root = try Self.mirror(work, "mirror")
+        let folder = root + "/incremental/20260106/itunes20260106/"
+        try Data("notes\n".utf8).write(to: URL(fileURLWithPath: folder + "README.txt"))
+        let database = work.file("s.sqlite")
+        let clean = try runEPF(["sync", root, "--db", database, "--quiet"], in: work.path)
+        #expect(clean.status == 0, "\(clean.stderr)")
+        try Data("notes\n".utf8).write(to: URL(fileURLWithPath: folder + "zz_notes"))
+        let synced = try runEPF(["sync", root, "--db", database, "--quiet"], in: work.path)
+        #expect(synced.status == 65, "\(synced.stderr)")
+        var status = try Self.status(database, in: work.path)
+        let failures = status["failures"] as? [[String: Any]] ?? []
+        #expect(failures.count == 1 && failures.first?["table"] as? String == "zz_notes", "\(failures)")
+        #expect(status["missing"] as? [String] == ["zz_notes"], "\(status["missing"] ?? "")")
+
+        let later = try ImportCLITests.generate(work, name: "later", apps: 100, extra: ["--week", "1"])
+        let imported = try runEPF(["import", later, "--db", database, "--quiet"], in: work.path)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        status = try Self.status(database, in: work.path)
+        #expect((status["failures"] as? [Any])?.isEmpty == true, "\(status["failures"] ?? "")")
+        #expect((status["missing"] as? [Any])?.isEmpty == true, "\(status["missing"] ?? "")")
+        #expect(status["exportDate"] as? String == "2026-01-12T00:00:00Z", "\(status["exportDate"] ?? "")")
     }
 
     @Test func aMovedMirrorKeepsWhatItApplied() throws {
