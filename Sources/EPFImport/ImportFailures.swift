@@ -18,6 +18,17 @@ package struct ImportFailure: Sendable, Equatable {
     package var when: String?
     package var reason: String
 
+    package init(table: String?, location: String, feed: String?, day: String?, mode: String?, when: String?,
+                 reason: String) {
+        self.table = table
+        self.location = location
+        self.feed = feed
+        self.day = day
+        self.mode = mode
+        self.when = when
+        self.reason = reason
+    }
+
     /// The `failures` entry of `epf status --json` and `/v1/status`.
     package var json: JSONValue {
         .object([
@@ -34,6 +45,14 @@ package struct ImportFailure: Sendable, Equatable {
     /// True for a file refused for the order of exports (`ExportOrderRule`): the file is fine, another export must
     /// come first.
     package var isOrderRefusal: Bool { reason.hasPrefix(ImportFailures.orderRefusalPrefix) }
+
+    /// True for a file that failed while the database was written (no room, an I/O error of the disk), not for
+    /// anything in the file: the reason is a store's write error (SQLite's and PostgreSQL's words for them).
+    package var isStorageFailure: Bool {
+        let text = reason.lowercased()
+        return ["disk i/o error", "database or disk is full", "no space left", "could not extend file",
+                "could not write", "disk quota"].contains { text.contains($0) }
+    }
 
     /// The line of `epf status`.
     package var line: String {

@@ -132,18 +132,23 @@ enum StatusCommand: Command {
         return .ok
     }
 
-    /// What to do about the open failures: a refused export waits for the export its reason names (the files are
-    /// fine); a damaged or unreadable file is fetched again.
+    /// What to do about the open failures, by kind: a file refused for its order is fine (its reason says which
+    /// export comes first); one that failed while the database was written needs room or a sound disk; any other
+    /// file is damaged and is fetched again.
     static func failureAdvice(_ failures: [ImportFailure]) -> [String] {
         let refused = failures.filter(\.isOrderRefusal).count
+        let storage = failures.filter { !$0.isOrderRefusal && $0.isStorageFailure }.count
         var advice: [String] = []
         if refused > 0 {
-            advice.append("Refused for their order (the files are fine): apply the export each reason names first, "
-                          + "then import \(refused == 1 ? "this one" : "these") again (epf sync ROOT applies a mirror "
-                          + "in order).")
+            advice.append("Refused for their order (the files are fine): do what each reason says, then import "
+                          + "again (epf sync ROOT applies a mirror in date order).")
         }
-        if refused < failures.count {
-            advice.append("Fix the other files (epf fetch fetches them again) and run the import again.")
+        if storage > 0 {
+            advice.append("Failed while writing the database (not the files' fault): free space or fix the disk, "
+                          + "then run the import again; it resumes.")
+        }
+        if refused + storage < failures.count {
+            advice.append("Fix the damaged files (epf fetch fetches them again) and run the import again.")
         }
         return advice
     }

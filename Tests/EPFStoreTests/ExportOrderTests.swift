@@ -68,6 +68,28 @@ import Testing
         #expect(ImportFailures.open([archive, entry("application", "20260107", "FULL", "applied")]).isEmpty)
         // Tried twice, listed once.
         #expect(ImportFailures.open([failed, entry("application", "20260107", "INCREMENTAL", "failed")]).count == 1)
+        // Any table of a newer full of the feed: the feed is replaced whole (a table it no longer ships is not
+        // waited for); not a full of the same day (its other tables may be applied after the failed one), nor of
+        // another feed.
+        #expect(ImportFailures.open([failed, entry("artist", "20260112", "FULL", "applied")]).isEmpty)
+        #expect(ImportFailures.open([failed, entry("artist", "20260107", "FULL", "applied")]).count == 1)
+        #expect(ImportFailures.open([failed, entry("artist", "20260112", "FULL", "applied", feed: "pricing")])
+            .count == 1)
+    }
+
+    @Test func failuresSayWhetherTheFileOrTheDiskWasAtFault() {
+        func failure(_ reason: String) -> ImportFailure {
+            ImportFailure(table: "application", location: "itunes20260112/application", feed: "itunes",
+                          day: "20260112", mode: "FULL", when: nil, reason: reason)
+        }
+        let order = failure(ImportFailures.orderRefusalPrefix + "an incremental export updates a table ...")
+        #expect(order.isOrderRefusal && !order.isStorageFailure)
+        #expect(failure("SQLite error 778: disk I/O error - while executing COMMIT").isStorageFailure)
+        #expect(failure("SQLite error 13: database or disk is full").isStorageFailure)
+        #expect(failure("PostgreSQL: could not extend file \"base/16384/16385\": No space left on device")
+            .isStorageFailure)
+        let damaged = failure("itunes20260112/application: not an EPF table file: the first line ...")
+        #expect(!damaged.isOrderRefusal && !damaged.isStorageFailure)
     }
 
     @Test func midnightIsTheUTCDay() {

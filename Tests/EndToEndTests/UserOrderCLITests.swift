@@ -96,6 +96,8 @@ import Testing
         let text = try runEPF(["status", "--db", database], in: work.path)
         #expect(text.stdout.contains("data as of: 2026-01-05T00:00:00Z"), "\(text.stdout)")
         #expect(text.stdout.contains("1 file failed"), "\(text.stdout)")
+        #expect(text.stdout.contains("Fix the damaged files") && !text.stdout.contains("Refused for their order"),
+                "\(text.stdout)")
         // The import's summary lists the file as a failed row of its own, in text and in JSON.
         let genre = Self.feeds + "/itunes20260105/genre"
         let direct = try runEPF(["import", broken, genre, "--db", work.file("d.sqlite")], in: work.path)
