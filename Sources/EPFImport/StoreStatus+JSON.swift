@@ -7,7 +7,8 @@ extension StoreStatus {
     /// (`exportDateMs`); the top-level `exportDate` is the date the data is complete as of (`dataAsOf`: a table
     /// held back by a failure or an older full holds it back), `newestExportDate` the newest of any table, `mixed`
     /// whether the tables mix exports, `failures` the files not applied and not made up for since, `missing` the
-    /// tables (or `<feed> feed`s) those failures name that the database holds nothing of;
+    /// tables (or `<feed> feed`s) those failures name that the database holds nothing of, `incrementalOnly` the
+    /// tables loaded from incrementals alone (with `--force`, no full);
     /// `exportDateFallback` stands in for the top-level date when no table has bookkeeping, and
     /// `extra` members are appended. `mixedExports` is null, or names the tables behind the newest full export
     /// and what the next `epf sync` does about them. `selection` holds the storefronts (`id`, `country`) and
@@ -58,6 +59,7 @@ extension StoreStatus {
             ("mixed", .bool(mixed)),
             ("failures", .array(failures.map(\.json))),
             ("missing", .array(missing.map { .string($0) })),
+            ("incrementalOnly", .array(incrementalOnly.map { .string($0) })),
             ("tables", .array(tables)),
             ("derived", .array(derived)),
             ("mixedExports", mixedExports?.json ?? .null),

@@ -98,12 +98,15 @@ package struct StoreStatus: Sendable {
     /// or an older full holds a table back, then that table's date (`settleClaims`).
     package var dataAsOf: Int64?
     /// True when the tables are not all of one export sequence: some come from an older full (`mixedExports`), are
-    /// held back by a failure, or are `missing`.
+    /// held back by a failure, are `missing`, or hold incrementals only (`incrementalOnly`).
     package var mixed = false
     /// What open failures name that the database holds nothing of: a table never applied (an incremental refused
     /// for want of its full), or a feed none of whose tables is held (its archive failed); the data is not
     /// complete as of any date for them.
     package var missing: [String] = []
+    /// Tables loaded from incrementals alone (`--force` created them: the ledger shows no full applied to them),
+    /// which hold only the rows those incrementals changed; set by the store's reader before `settleClaims`.
+    package var incrementalOnly: [String] = []
 
     /// The newest export date over all tables (ms since 1970).
     package var exportDate: Int64? { tables.compactMap(\.exportDate).max() }
@@ -137,7 +140,22 @@ package struct StoreStatus: Sendable {
         }
         for entry in mixedExports?.behind ?? [] { hold(entry.table, before: nil) }
         dataAsOf = asOf
-        mixed = mixedExports != nil || heldBack || !missing.isEmpty
+        mixed = mixedExports != nil || heldBack || !missing.isEmpty || !incrementalOnly.isEmpty
+    }
+
+    /// The SQL (SQLite and PostgreSQL alike) of the tables the ledger shows applied, but never from a full export:
+    /// table_name. A row without a mode (an earlier version's) counts as a full.
+    package static func incrementalOnlySQL(ledger: String) -> String {
+        """
+        SELECT table_name FROM \(ledger) WHERE outcome = 'applied' GROUP BY table_name
+        HAVING sum(CASE WHEN mode = 'INCREMENTAL' THEN 0 ELSE 1 END) = 0 ORDER BY table_name
+        """
+    }
+
+    /// Sets `incrementalOnly` from the rows of `incrementalOnlySQL`, keeping the tables this status lists.
+    package mutating func setIncrementalOnly(_ names: [String]) {
+        let listed = Set(tables.map(\.name))
+        incrementalOnly = names.filter { listed.contains($0) }.sorted()
     }
 
     /// The fulls of tables this status lists (a table dropped since is no longer behind), with a known date.

@@ -82,6 +82,11 @@ enum StatusCommand: Command {
                 notes.append("incomplete: nothing held yet of \(status.missing.joined(separator: ", ")); see the failures "
                              + "below")
             }
+            if !status.incrementalOnly.isEmpty {
+                let names = status.incrementalOnly
+                notes.append("partial: \(names.joined(separator: ", ")) hold\(names.count == 1 ? "s" : "") only what "
+                             + "incrementals changed (applied with --force, no full export)")
+            }
             say(line + (notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))"))
         }
         say()

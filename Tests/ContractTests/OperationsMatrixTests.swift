@@ -205,6 +205,11 @@ enum OperationsSettings {
         if missing != model.missing {
             problems.append("\(store): status says missing \(missing), the model \(model.missing)")
         }
+        let incrementalOnly = (status["incrementalOnly"] as? [String] ?? []).sorted()
+        if incrementalOnly != model.incrementalOnly {
+            problems.append("\(store): status says incrementalOnly \(incrementalOnly), the model "
+                            + "\(model.incrementalOnly)")
+        }
         let failures = (status["failures"] as? [[String: Any]] ?? []).map { failure in
             "\(failure["table"] as? String ?? "-")|\(failure["feed"] as? String ?? "?")|"
                 + "\(failure["export"] as? String ?? "?")"

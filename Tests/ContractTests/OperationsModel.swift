@@ -233,10 +233,16 @@ struct OperationsModel {
         return names.sorted()
     }
 
-    /// The date the data is complete as of, and whether the tables mix exports (or miss a table a failure names).
+    /// The tables applied from incrementals alone (with --force), sorted.
+    var incrementalOnly: [String] {
+        tables.filter { $0.value.lastFull == nil && !$0.value.history.isEmpty }.map(\.key).sorted()
+    }
+
+    /// The date the data is complete as of, and whether the tables mix exports (or miss a table a failure names, or
+    /// hold incrementals alone).
     var claims: (asOf: Int64?, mixed: Bool) {
         var asOf = newest
-        var held = !missing.isEmpty
+        var held = !missing.isEmpty || !incrementalOnly.isEmpty
         for failure in failures {
             guard let limit = OperationsModel.midnight(failure.day) else { continue }
             let affected = failure.table.map { [$0] }

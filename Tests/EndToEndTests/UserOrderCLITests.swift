@@ -151,6 +151,27 @@ import Testing
         #expect(settled["mixed"] as? Bool == false)
     }
 
+    /// A table created from an incremental alone (--force) holds only what it changed: status says so.
+    @Test func aTableFromAnIncrementalAloneIsClaimedPartial() throws {
+        let work = try WorkDirectory(prefix: "epf-order")
+        let database = work.file("f.sqlite")
+        let incremental = Self.feeds + "/incremental/20260106/itunes20260106/application"
+        let forced = try runEPF(["import", incremental, "--force", "--db", database, "--quiet"], in: work.path)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        var status = try Self.status(database, in: work.path)
+        #expect(status["incrementalOnly"] as? [String] == ["application"], "\(status["incrementalOnly"] ?? "")")
+        #expect(status["mixed"] as? Bool == true)
+        let text = try runEPF(["status", "--db", database], in: work.path).stdout
+        #expect(text.contains("partial: application holds only what incrementals changed"), "\(text)")
+        // Its full, then the incremental again, in date order (with --force, as the refusal says).
+        let full = try runEPF(["import", Self.feeds + "/itunes20260105/application", incremental, "--force", "--db",
+                               database, "--quiet"], in: work.path)
+        #expect(full.status == 0, "\(full.stderr)")
+        status = try Self.status(database, in: work.path)
+        #expect((status["incrementalOnly"] as? [String])?.isEmpty == true, "\(status["incrementalOnly"] ?? "")")
+        #expect(status["mixed"] as? Bool == false)
+    }
+
     /// `sync --plan` says what the database already holds, step by step, as sync would then skip it.
     @Test func syncPlanLeavesOutWhatTheDatabaseHolds() throws {
         let work = try WorkDirectory(prefix: "epf-order")

@@ -81,6 +81,8 @@ extension StoreStatus {
             }
             status.mixedExports = MixedExports.find(status.present(fulls))
             let ledger = target.qualified("epf_ledger")
+            status.setIncrementalOnly(try connection.query(StoreStatus.incrementalOnlySQL(ledger: ledger))
+                .compactMap { $0.first ?? nil })
             let entries = try connection.query(ImportFailures.ledgerSQL(ledger: ledger)).map { row in
                 ImportFailures.Entry(id: row[0].flatMap { Int64($0) } ?? 0, table: row[1] ?? "", location: row[2] ?? "",
                                      source: row[3] ?? "", feed: row[4], feedDate: row[5],

@@ -102,6 +102,8 @@ extension StoreStatus {
                                                     order: integer(row[5]) ?? 0))
             }
             status.mixedExports = MixedExports.find(status.present(fulls))
+            status.setIncrementalOnly(try connection.query(StoreStatus.incrementalOnlySQL(ledger: "epf_ledger"))
+                .compactMap { row in if case .text(let name) = row.first { name } else { nil } })
             let entries = try connection.query(ImportFailures.ledgerSQL(ledger: "epf_ledger")).map(Self.entry)
             try status.settleClaims(ledger: entries) {
                 var feeds: [String: String?] = [:]
