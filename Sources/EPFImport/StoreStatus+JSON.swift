@@ -8,7 +8,8 @@ extension StoreStatus {
     /// held back by a failure or an older full holds it back), `newestExportDate` the newest of any table, `mixed`
     /// whether the tables mix exports, `failures` the files not applied and not made up for since, `missing` the
     /// tables (or `<feed> feed`s) those failures name that the database holds nothing of, `incrementalOnly` the
-    /// tables loaded from incrementals alone (with `--force`, no full);
+    /// tables loaded from incrementals alone (with `--force`, no full), `importRunning` whether an import holds the
+    /// import lock now (the tables are then what it committed so far);
     /// `exportDateFallback` stands in for the top-level date when no table has bookkeeping, and
     /// `extra` members are appended. `mixedExports` is null, or names the tables behind the newest full export
     /// and what the next `epf sync` does about them. `selection` holds the storefronts (`id`, `country`) and
@@ -57,6 +58,7 @@ extension StoreStatus {
             ("exportDateMs", milliseconds(asOf)),
             ("newestExportDate", date(newest)),
             ("mixed", .bool(mixed)),
+            ("importRunning", .bool(importRunning)),
             ("failures", .array(failures.map(\.json))),
             ("missing", .array(missing.map { .string($0) })),
             ("incrementalOnly", .array(incrementalOnly.map { .string($0) })),

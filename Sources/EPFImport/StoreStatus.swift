@@ -107,6 +107,8 @@ package struct StoreStatus: Sendable {
     /// Tables loaded from incrementals alone (`--force` created them: the ledger shows no full applied to them),
     /// which hold only the rows those incrementals changed; set by the store's reader before `settleClaims`.
     package var incrementalOnly: [String] = []
+    /// True while an import holds the database's import lock: the tables are what it committed so far.
+    package var importRunning = false
 
     /// The newest export date over all tables (ms since 1970).
     package var exportDate: Int64? { tables.compactMap(\.exportDate).max() }

@@ -63,6 +63,10 @@ enum StatusCommand: Command {
                            + "applied since:")
                 for failure in status.failures.prefix(10) { printError(failure.line) }
             }
+            if status.importRunning {
+                throw CommandFailure(.tempFail, "\(database): an import is running and has committed no table yet; "
+                                     + "try again later")
+            }
             throw CommandFailure(.noInput, "\(database) holds no EPF tables. Load some with: "
                                  + "epf import <feed directory or file> --db \(database)")
         }
@@ -79,8 +83,8 @@ enum StatusCommand: Command {
                              + "listed below")
             }
             if !status.missing.isEmpty {
-                notes.append("incomplete: nothing held yet of \(status.missing.joined(separator: ", ")); see the failures "
-                             + "below")
+                notes.append("incomplete: nothing held yet of \(status.missing.joined(separator: ", ")); see the "
+                             + "failures below")
             }
             if !status.incrementalOnly.isEmpty {
                 let names = status.incrementalOnly
@@ -88,6 +92,9 @@ enum StatusCommand: Command {
                              + "incrementals changed (applied with --force, no full export)")
             }
             say(line + (notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))"))
+        }
+        if status.importRunning {
+            say("import running: an import holds the lock now; the tables below are what it has committed so far")
         }
         say()
         printTable(header: ["table", "rows", "export date", "mode", "updated"], rows: status.tables.map { table in

@@ -205,6 +205,11 @@ enum OperationsSettings {
         if missing != model.missing {
             problems.append("\(store): status says missing \(missing), the model \(model.missing)")
         }
+        // No operation is running while the claims are read (kill -9 released its lock).
+        if status["importRunning"] as? Bool != false {
+            problems.append("\(store): status says importRunning \(status["importRunning"] ?? "nil") between "
+                            + "operations")
+        }
         let incrementalOnly = (status["incrementalOnly"] as? [String] ?? []).sorted()
         if incrementalOnly != model.incrementalOnly {
             problems.append("\(store): status says incrementalOnly \(incrementalOnly), the model "

@@ -172,6 +172,36 @@ import Testing
         #expect(status["mixed"] as? Bool == false)
     }
 
+    /// While an import holds the lock, status says the tables are what it committed so far (and, before its first
+    /// commit, to try again later rather than that the database holds nothing).
+    @Test func statusSaysWhenAnImportIsRunning() throws {
+        let work = try WorkDirectory(prefix: "epf-order")
+        let database = work.file("l.sqlite")
+        #expect(try runEPF(["import", Self.feeds + "/itunes20260105", "--db", database, "--quiet"],
+                           in: work.path).status == 0)
+        #expect(try Self.status(database, in: work.path)["importRunning"] as? Bool == false)
+        // Another process holds the import lock as an import does (flock, exclusive), then says so in a file.
+        let script = "import fcntl, os, sys, time\nf = open(sys.argv[1] + '.lock', 'w')\n"
+            + "fcntl.flock(f, fcntl.LOCK_EX)\n"
+            + "open(sys.argv[1] + '.held', 'w').close()\n"
+            + "for _ in range(600):\n    time.sleep(0.05)\n    if os.path.exists(sys.argv[1] + '.release'): break\n"
+        try Data(script.utf8).write(to: URL(fileURLWithPath: work.file("hold.py")))
+        let (holder, output, errors) = try BuiltEPF.start(program: "/usr/bin/env", ["python3", "hold.py", database],
+                                                          in: work.path)
+        defer {
+            _ = FileManager.default.createFile(atPath: database + ".release", contents: nil)
+            _ = BuiltEPF.finish(holder, output: output, errors: errors)
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while !FileManager.default.fileExists(atPath: database + ".held") && Date() < deadline { usleep(20_000) }
+        let status = try Self.status(database, in: work.path)
+        #expect(status["importRunning"] as? Bool == true, "\(status["importRunning"] ?? "")")
+        let text = try runEPF(["status", "--db", database], in: work.path).stdout
+        #expect(text.contains("import running:"), "\(text)")
+        let empty = try runEPF(["status", "--db", work.file("new.sqlite")], in: work.path)
+        #expect(empty.status == 66)
+    }
+
     /// `sync --plan` says what the database already holds, step by step, as sync would then skip it.
     @Test func syncPlanLeavesOutWhatTheDatabaseHolds() throws {
         let work = try WorkDirectory(prefix: "epf-order")

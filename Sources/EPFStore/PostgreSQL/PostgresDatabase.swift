@@ -56,6 +56,17 @@ package struct PostgresTarget: Sendable {
         }
     }
 
+    /// True when another session (an import) holds this schema's import lock now: probed by taking it and, when
+    /// that works, giving it back at once.
+    func importLockHeld(_ connection: PostgresConnection) throws -> Bool {
+        let key = ["epf import " + schema]
+        guard try connection.scalar("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key) == "t" else {
+            return true
+        }
+        _ = try connection.scalar("SELECT pg_advisory_unlock(hashtextextended($1, 0))", key)
+        return false
+    }
+
     /// How long `lock` waits for a session that holds the lock to end.
     static let lockPatienceSeconds = 3.0
 

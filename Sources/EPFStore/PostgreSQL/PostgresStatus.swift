@@ -72,6 +72,7 @@ extension StoreStatus {
                 .flatMap { Int64($0) } ?? 0
         }
         if try target.tableExists(connection, "epf_ledger") {
+            status.importRunning = try target.importLockHeld(connection)
             let rows = try connection.query(MixedExports.lastFullsSQL(ledger: target.qualified("epf_ledger")))
             let fulls = rows.compactMap { row -> MixedExports.TableFull? in
                 guard row.count == 6, let table = row[0], let source = row[1] else { return nil }

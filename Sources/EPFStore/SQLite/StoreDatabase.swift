@@ -194,4 +194,18 @@ final class ImportLock {
         flock(descriptor, LOCK_UN)
         close(descriptor)
     }
+
+    /// True when an import holds the lock of the database at `databasePath` now; false when none does, or when
+    /// this user may not open the lock file (nothing is known then). Takes no lock: a shared probe, released at
+    /// once. The corresponding C calls are `open(2)`, `flock(2)` and `close(2)`.
+    package static func isHeld(databasePath: String) -> Bool {
+        let fd = open(databasePath + ".lock", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return false
+        }
+        return errno == EWOULDBLOCK
+    }
 }

@@ -89,6 +89,7 @@ extension StoreStatus {
             // Kept by the loads, without counting the table.
             status.priceChanges = rows
         }
+        status.importRunning = ImportLock.isHeld(databasePath: databasePath)
         if try connection.tableExists("epf_ledger") {
             var fulls: [MixedExports.TableFull] = []
             for row in try connection.query(MixedExports.lastFullsSQL(ledger: "epf_ledger")) where row.count == 6 {
