@@ -56,6 +56,12 @@ package struct PostgresTarget: Sendable {
         }
     }
 
+    /// Gives the import lock back at the end of an import, so that a status read right after does not see it held
+    /// until the server notices the closed session (best effort: closing the session releases it anyway).
+    func unlock(_ connection: PostgresConnection) {
+        _ = try? connection.scalar("SELECT pg_advisory_unlock(hashtextextended($1, 0))", ["epf import " + schema])
+    }
+
     /// True when another session (an import) holds this schema's import lock now: probed by taking it and, when
     /// that works, giving it back at once.
     func importLockHeld(_ connection: PostgresConnection) throws -> Bool {

@@ -67,6 +67,7 @@ package final class PostgresImporter {
             try dropLeftovers(opened)
             connection = opened
         }
+        defer { if let connection { target.unlock(connection) } }
         let ledger = connection.map { PostgresLedger(connection: $0, target: target) }
         try options.settleRows(ledger: ledger, readOnly: options.dryRun ? readOnlyLedger() : nil)
         let rejectsDirectory = options.rejectsDirectory ?? defaultRejectsDirectory
