@@ -204,6 +204,46 @@ import Testing
         let bad = try runEPF(["import", feed, "--db", database, "--history", "ranks,volumes"], in: work.path)
         #expect(bad.status == 64 && bad.stderr.contains("--history takes"))
     }
+
+    /// A chart table's load killed after a checkpoint records nothing, and run again records the day as the table
+    /// then holds it, the rows the killed run wrote included (the rerun writes only the rest).
+    @Test func aKilledLoadRunAgainRecordsTheWholeTable() throws {
+        let work = try WorkDirectory()
+        let database = work.file("epf.sqlite")
+        let out = work.file("feed")
+        #expect(try runEPF(["generate", out, "--layout", "v5", "--apps", "2000", "--only", Self.charts[0]],
+                           in: work.path).status == 0)
+        let arguments = ["import", try Self.popularityFeed(in: out), "--db", database, "--history", "ranks",
+                         "--checkpoint-records", "3000"]
+        let (process, _, _) = try startEPF(arguments + ["--quiet"], in: work.path)
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline && process.isRunning {
+            let done = try? SQLiteConnection(path: database, mode: .readOnly)
+                .scalar("SELECT coalesce(max(records_done), 0) FROM epf_progress")
+            if case .integer(let records)? = done, records >= 3000 { break }
+            usleep(2_000)
+        }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let killed = process.terminationReason == .uncaughtSignal
+        if killed {
+            // Read-write: the first build's rollback journal is hot after the kill (rolled back on open, as the
+            // rerun's open would).
+            let connection = try SQLiteConnection(path: database, mode: .readWrite)
+            #expect(try RankHistoryRead(connection)?.recordedDays().isEmpty ?? true, "a killed load records nothing")
+        }
+        let rerun = try runEPF(arguments, in: work.path)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(!killed || rerun.stderr.contains("resuming"), "the rerun continues from the checkpoint")
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        let chart = try #require(RankChart(table: Self.charts[0]))
+        let table = try Self.table(connection, chart)
+        #expect(table.values.reduce(0) { $0 + $1.count } > 3000)
+        let history = try #require(try RankHistoryRead(connection))
+        let day = try #require(try history.recordedDays().first)
+        #expect(try history.depths(chart: chart, on: day) == table.mapValues(\.count))
+        for (key, entries) in table { #expect(try history.chart(key, on: day) == entries) }
+    }
 }
 
 /// The day as `epf status` writes it (`YYYY-MM-DD`, UTC).

@@ -88,11 +88,14 @@ final class RankDayRecorder {
 
     /// Records the day from `source`, a table with the chart table's columns.
     func record(from source: String) throws {
-        try settleDays()
-        let dependents = replacing ? try decodeDependents() : []
-        let referenceDay = replacing ? day : previousDay
+        try record(try Self.read(source, chart: chart, connection: connection))
+    }
+
+    /// Every storefront and genre's entries of `source` (a table with `chart`'s columns), in the table's order.
+    static func read(_ source: String, chart: RankChart,
+                     connection: SQLiteConnection) throws -> [RankChartKey: [RankedEntry]] {
         // The table in its own order (a scan: sorting it in SQL cost more than the rest of the recording), each
-        // storefront and genre's rows gathered, then each chart sorted by rank and id.
+        // storefront and genre's rows gathered.
         let select = try connection.prepare("""
             SELECT storefront_id, genre_id, \(chart.rankColumn), \(chart.idColumn)
             FROM \(SQLiteConnection.quote(source))
@@ -112,6 +115,15 @@ final class RankDayRecorder {
             group.append(RankedEntry(rank: Int(clamping: select.columnInt64(2)), id: select.columnInt64(3)))
         }
         if let key { groups[key, default: []].append(contentsOf: group) }
+        return groups
+    }
+
+    /// Records the day from every storefront and genre's entries (`groups`, each in any order: sorted here by rank
+    /// and id), all of the day's chart table.
+    func record(_ groups: consuming [RankChartKey: [RankedEntry]]) throws {
+        try settleDays()
+        let dependents = replacing ? try decodeDependents() : []
+        let referenceDay = replacing ? day : previousDay
         let keys = groups.keys.sorted()
         for key in keys {
             guard var entries = groups.removeValue(forKey: key) else { continue }

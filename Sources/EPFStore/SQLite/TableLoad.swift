@@ -72,7 +72,7 @@ final class TableLoad {
         prices = try PriceRecorder(connection, table: schema.name, mode: mode, staging: staging,
                                    feedDate: state.file.feedDate, enabled: options.recordsPriceHistory)
         ranks = RankRecorder(table: schema.name, mode: mode, staging: staging, feedDate: state.file.feedDate,
-                             enabled: options.recordsRankHistory)
+                             enabled: options.recordsRankHistory, schema: schema, fileColumns: binder.columnCount)
         switch mode {
         case .full:
             try prepareFull(connection)
@@ -98,6 +98,7 @@ final class TableLoad {
            row[2] == .integer(state.source.mtime),
            case .integer(let part) = row[3], case .integer(let done) = row[4] {
             state.resume = (Int(part), Int(done))
+            ranks?.stagingChanged()
             if case .integer(let value) = row[5] { state.attempts = Int(value) }
             if case .integer(let value) = row[6] { state.outcome.rejects = Int(value) }
             if case .integer(let value) = row[8] { resumeRejectsBytes = value }
@@ -206,6 +207,7 @@ final class TableLoad {
     @inline(__always)
     func acceptRow(_ record: EPFRecord) {
         state.accept(record, binder: binder)
+        ranks?.rowAccepted(record)
     }
 
     @inline(__always)
@@ -287,7 +289,10 @@ final class TableLoad {
         }
         // Removing duplicate keys changed the staging table after the price merge began (it would have found them
         // out of order anyway): merged again in the swap.
-        if state.outcome.duplicates != 0 { prices?.stagingChanged() }
+        if state.outcome.duplicates != 0 {
+            prices?.stagingChanged()
+            ranks?.stagingChanged()
+        }
         state.stop(indexesClock, .indexes)
         let commitClock = PhaseClock()
         defer { state.stop(commitClock, .committing) }
