@@ -78,15 +78,18 @@ def history_bytes(database):
 
 
 def sample_apps(database):
-    """A top app (in the most charts, without a break, since the first day) and a median one (the median of the
-    apps in any chart now, by the number of charts), from the history's spans."""
+    """A top app (in the most charts on the last day, among the apps in a chart since the first day without a
+    break) and a median one (the median of the apps in any chart on the last day, by the number of charts): the
+    charts of the last day from the chart tables the last import left, the first day's from the history's spans
+    (spans of items that left stay open until the next keyframe day, so an open span is not "in a chart now")."""
     with sqlite3.connect(database) as db:
+        now = " UNION ALL ".join(f"SELECT application_id AS id FROM {table}" for table in CHARTS)
+        counts = db.execute(f"SELECT id, count(*) AS n FROM ({now}) GROUP BY id ORDER BY n, id").fetchall()
         first = db.execute("SELECT min(entered_day) FROM epf_rank_spans").fetchone()[0]
-        top = db.execute("""SELECT id, count(*) AS n FROM epf_rank_spans WHERE entered_day = ?1 AND left_day IS NULL
-                            GROUP BY id ORDER BY n DESC, id LIMIT 1""", (first,)).fetchall()
-        present = db.execute("""SELECT id, count(*) AS n FROM epf_rank_spans WHERE left_day IS NULL
-                                GROUP BY id ORDER BY n, id""").fetchall()
-    return [top[0][0], present[len(present) // 2][0]] if top and present else []
+        steady = {row[0] for row in db.execute("""SELECT DISTINCT id FROM epf_rank_spans
+                                                   WHERE entered_day = ?1 AND left_day IS NULL""", (first,))}
+    top = [(n, -id) for id, n in counts if id in steady]
+    return [-max(top)[1], counts[len(counts) // 2][0]] if top and counts else []
 
 
 def bench_ranks(b, epf, profile_name, reps):

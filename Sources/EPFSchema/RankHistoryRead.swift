@@ -135,7 +135,10 @@ package struct RankHistoryPoint: Hashable, Sendable {
 /// - `spansTable` (`id`, `chart`, `storefront_id`, `genre_id`, `entered_day`, `left_day`): the spans of days an
 ///   item was in a chart, in whole UTC days since 1970 (`spanDay`; `left_day` exclusive, NULL while it still is),
 ///   written as items enter and leave: an item's history reads only the charts it was in. A span may be wider than
-///   the presence (never narrower): the lists decide.
+///   the presence (never narrower): the lists decide;
+/// - `newSpansTable`, the same columns: the spans opened since each chart table's last keyframe day, moved into
+///   `spansTable` on its next (absent from databases recorded before 2026-11-27: then every span is in
+///   `spansTable`).
 package struct RankHistoryRead {
     /// The recorded days of each chart table.
     package static let daysTable = "epf_rank_days"
@@ -143,6 +146,8 @@ package struct RankHistoryRead {
     package static let listsTable = "epf_rank_lists"
     /// When items entered and left charts.
     package static let spansTable = "epf_rank_spans"
+    /// The spans opened since a chart table's last keyframe day.
+    package static let newSpansTable = "epf_rank_spans_new"
     /// The `epf_settings` word of `--history` that records ranks.
     package static let settingWord = "ranks"
 
@@ -163,12 +168,15 @@ package struct RankHistoryRead {
     package static func spanDay(left milliseconds: Int64) -> Int64 { -spanDay(entered: -milliseconds) }
 
     private let connection: SQLiteConnection
+    /// Whether the database has `newSpansTable`.
+    private let hasNewSpans: Bool
 
     /// The rank history of `connection`'s database, nil when it holds none (ranks never recorded).
     package init?(_ connection: SQLiteConnection) throws {
         guard try connection.tableExists(Self.listsTable), try connection.tableExists(Self.daysTable),
               try connection.tableExists(Self.spansTable) else { return nil }
         self.connection = connection
+        hasNewSpans = try connection.tableExists(Self.newSpansTable)
     }
 
     /// The rank history of a database with these tables, nil when it holds none.
@@ -176,6 +184,7 @@ package struct RankHistoryRead {
         guard tables.contains(Self.listsTable), tables.contains(Self.daysTable),
               tables.contains(Self.spansTable) else { return nil }
         self.connection = connection
+        hasNewSpans = tables.contains(Self.newSpansTable)
     }
 
     // MARK: Days
@@ -271,10 +280,12 @@ package struct RankHistoryRead {
                          genre: Int64? = nil) throws -> [RankHistoryPoint] {
         // Clamped so day arithmetic cannot overflow (about 142,000 years before 1970).
         let from = max(since ?? Int64.min, -(1 << 52))
+        let columns = "chart, storefront_id, genre_id, entered_day, left_day"
+        let newSpans = hasNewSpans ? " UNION ALL SELECT \(columns) FROM \(Self.newSpansTable) WHERE id = ?1" : ""
         let spans = try connection.prepare("""
             SELECT chart, storefront_id, genre_id, min(entered_day), max(coalesce(left_day, 106751991167))
-            FROM \(Self.spansTable)
-            WHERE id = ?1 AND (left_day IS NULL OR left_day > ?2) AND (?3 IS NULL OR chart = ?3)
+            FROM (SELECT \(columns) FROM \(Self.spansTable) WHERE id = ?1\(newSpans))
+            WHERE (left_day IS NULL OR left_day > ?2) AND (?3 IS NULL OR chart = ?3)
                 AND (?4 IS NULL OR storefront_id = ?4) AND (?5 IS NULL OR genre_id = ?5)
             GROUP BY chart, storefront_id, genre_id
             """)

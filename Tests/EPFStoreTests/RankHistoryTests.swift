@@ -186,6 +186,45 @@ import Testing
         }
     }
 
+    /// Every span's id and left day, of both spans tables.
+    static let spans = """
+        SELECT id FROM (SELECT id, left_day FROM epf_rank_spans UNION ALL SELECT id, left_day FROM epf_rank_spans_new)
+        """
+
+    /// Items that leave a chart keep their spans open until the next keyframe day recorded as the newest closes
+    /// them: every day, each item in the chart has an open span and every open span is an item of the chart's days
+    /// since the last keyframe day; on a keyframe day the open spans are the day's items.
+    @Test func spansOfItemsThatLeftCloseOnTheNextKeyframeDay() throws {
+        let scratch = try TemporaryDirectory()
+        let connection = try SQLiteConnection(path: scratch.file("ranks.sqlite"), mode: .readWriteCreate)
+        var random = SeededGenerator(seed: 7)
+        let key = RankChartKey(chart: .free, storefrontID: 143441, genreID: 36)
+        var chart: [RankedEntry] = []
+        var since: Set<Int64> = []
+        var keyframes: [Int64] = []
+        for day in Int64(1)...30 {
+            chart = Self.moved(chart, depth: 12, random: &random)
+            try Self.record(connection, .free, day: day * Self.day, [key: chart])
+            let keyframe = try connection.scalar("SELECT keyframe FROM epf_rank_days WHERE export_date = ?1",
+                                                 [.integer(day * Self.day)]) == .integer(1)
+            let open = Set(try connection.query(Self.spans + " WHERE left_day IS NULL").compactMap {
+                if case .integer(let id) = $0[0] { return id }
+                return nil
+            })
+            let ids = Set(chart.map(\.id))
+            if keyframe {
+                keyframes.append(day)
+                since = []
+            }
+            since.formUnion(ids)
+            #expect(open.isSuperset(of: ids), "day \(day)")
+            #expect(keyframe ? open == ids : open.isSubset(of: since), "day \(day)")
+        }
+        #expect(keyframes == [1, 15, 29])
+        let closed = try connection.scalar("SELECT count(*) FROM (\(Self.spans) WHERE left_day IS NOT NULL)")
+        #expect(closed.map { $0 != .integer(0) } == true, "items left and had their spans closed")
+    }
+
     @Test func dirtIsRecordedAsTheTableHoldsIt() throws {
         let scratch = try TemporaryDirectory()
         let connection = try SQLiteConnection(path: scratch.file("ranks.sqlite"), mode: .readWriteCreate)

@@ -15,10 +15,14 @@ import Foundation
 ///   coded again against the new ones.
 /// - A day older than days already recorded lands in its place: no other day's list changes.
 /// - Spans (`RankHistoryRead.spansTable`): an item in the day's chart that was not in the chart the day before
-///   (or in the day's old chart, when recorded again) gets a span from the day, open when the day is the newest,
-///   else up to the next recorded day (an item back within four weeks of leaving reopens its span instead); when
-///   the day is the newest, the items that left close their open spans. Spans so found may be wider than the
-///   presence, never narrower: readers decode the lists.
+///   (or in the day's old chart, when recorded again) and has no span covering the day gets one from the day, open
+///   when the day is the newest, else up to the next recorded day (an item back within four weeks of leaving
+///   reopens its span instead). Items that leave keep their spans open until the next keyframe day recorded as the
+///   newest closes those of every item of the chart's lists since the keyframe day before that the keyframe day's
+///   chart lacks (a newest day recorded again closes those its old chart had and the new lacks): an item that
+///   leaves and comes back within the two weeks costs no write (closing every item as it left, and reopening it as
+///   it came back, was most of the recording's writes). Spans so found may be wider than the presence, never
+///   narrower: readers decode the lists.
 final class RankDayRecorder {
     private typealias Layout = RankHistoryLayout
 
@@ -37,12 +41,25 @@ final class RankDayRecorder {
     private var previousDay: Int64?
     private var nextDay: Int64?
 
+    /// Which items' open spans the day closes.
+    private enum Closing {
+        /// None: the day is not the newest, or items that leave keep their spans open until a keyframe day.
+        case none
+        /// A keyframe day recorded as the newest: every item of the chart's lists from `chainStart` to the day
+        /// (the day's old lists included) that the day's chart lacks.
+        case period
+        /// Another newest day recorded again: the items of its old chart the new one lacks.
+        case replaced
+    }
+
+    private var closing = Closing.none
+
     private var listRow: SQLiteStatement
     private let chainRows: SQLiteStatement
     private let insertList: SQLiteStatement
-    private let openSpan: SQLiteStatement
-    private let reopenSpan: SQLiteStatement
-    private let closeSpan: SQLiteStatement
+    /// The statements on the spans of `Layout.spans` and of `Layout.newSpans`.
+    private let spans: SpanStatements
+    private let newSpans: SpanStatements
 
     /// What the day holds once recorded.
     private(set) var charts = 0
@@ -66,24 +83,8 @@ final class RankDayRecorder {
                 (chart, storefront_id, genre_id, export_date, base_date, depth, list)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             """)
-        openSpan = try connection.prepare("""
-            INSERT INTO \(Layout.spans) (id, chart, storefront_id, genre_id, entered_day, left_day)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-            ON CONFLICT DO UPDATE SET left_day = CASE WHEN left_day IS NULL OR excluded.left_day IS NULL THEN NULL
-                ELSE max(left_day, excluded.left_day) END
-            """)
-        // An item back in a chart it left at most `rejoinDays` before: its span reopens (or widens) rather than a
-        // new one starting. Apps near a chart's depth go in and out day after day; a span each time was most of
-        // the spans' bytes.
-        reopenSpan = try connection.prepare("""
-            UPDATE \(Layout.spans) SET left_day = CASE WHEN ?6 IS NULL THEN NULL ELSE max(left_day, ?6) END
-            WHERE id = ?1 AND chart = ?2 AND storefront_id = ?3 AND genre_id = ?4 AND entered_day <= ?5
-                AND left_day >= ?5 - \(Self.rejoinDays)
-            """)
-        closeSpan = try connection.prepare("""
-            UPDATE \(Layout.spans) SET left_day = ?5
-            WHERE id = ?1 AND chart = ?2 AND storefront_id = ?3 AND genre_id = ?4 AND left_day IS NULL
-            """)
+        spans = try SpanStatements(connection, table: Layout.spans)
+        newSpans = try SpanStatements(connection, table: Layout.newSpans)
     }
 
     /// Records the day from `source`, a table with the chart table's columns.
@@ -130,8 +131,7 @@ final class RankDayRecorder {
             entries.sort { ($0.rank, $0.id) < ($1.rank, $1.id) }
             try recordChart(key, entries, referenceDay: referenceDay)
         }
-        let recorded = Set(keys)
-        try forgetCharts(notIn: recorded, referenceDay: referenceDay)
+        try forgetCharts(notIn: Set(keys))
         try writeSpans()
         for dependent in dependents { try recode(dependent) }
         let days = try connection.prepare("""
@@ -168,6 +168,7 @@ final class RankDayRecorder {
         chainStart = try integer("""
             SELECT max(export_date) FROM \(Layout.days) WHERE chart = ?1 AND keyframe = 1 AND export_date <= ?2
             """, [code, .integer(last)]) ?? last
+        closing = nextDay != nil ? .none : keyframeDay == day ? .period : replacing ? .replaced : .none
     }
 
     private func integer(_ sql: String, _ bindings: [SQLValue]) throws -> Int64? {
@@ -178,28 +179,44 @@ final class RankDayRecorder {
     // MARK: One chart
 
     private func recordChart(_ key: RankChartKey, _ group: [RankedEntry], referenceDay: Int64?) throws {
-        var lists = try chain(key)
+        var (lists, dates) = try chain(key)
         let base = keyframeDay == day ? nil : try previousDay.flatMap { try lists.ids(on: $0) }
         let reference = try referenceDay.flatMap { try lists.ids(on: $0) } ?? []
         let ids = group.map(\.id)
+        let leaving = try closed(&lists, dates: dates, reference: reference)
         try write(key, on: day, group, base: base.map { (previousDay ?? day, $0) })
         if replacing { newLists[key] = ids }
         charts += 1
         entries += group.count
-        updateSpans(key, now: ids, before: reference)
+        updateSpans(key, now: ids, before: reference, leaving: leaving)
     }
 
-    /// The chart's lists from `chainStart` to the day, read in one scan (the rest are read as needed).
-    private func chain(_ key: RankChartKey) throws -> RankListChain {
+    /// The chart's lists from `chainStart` to the day, read in one scan (the rest are read as needed), and the
+    /// days of those lists.
+    private func chain(_ key: RankChartKey) throws -> (RankListChain, [Int64]) {
         var lists = RankListChain(name: name(key)) { [self] date in try row(key, on: date) }
+        var dates: [Int64] = []
         try chainRows.bind([.integer(key.chart.code), .integer(key.storefrontID), .integer(key.genreID),
                             .integer(min(chainStart, day)), .integer(day)])
         defer { chainRows.reset() }
         while try chainRows.step() {
             guard let date = chainRows.int64(at: 0), case .blob(let list) = chainRows.value(at: 2) else { continue }
             lists.add((chainRows.int64(at: 1), list), on: date)
+            dates.append(date)
         }
-        return lists
+        return (lists, dates)
+    }
+
+    /// The items whose open spans the day may close (`Closing`), before the day's chart is taken out of them.
+    private func closed(_ lists: inout RankListChain, dates: [Int64], reference: [Int64]) throws -> [Int64] {
+        switch closing {
+        case .none: return []
+        case .replaced: return reference
+        case .period:
+            var ids: [Int64] = []
+            for date in dates where date <= day { ids += try lists.ids(on: date) ?? [] }
+            return ids
+        }
     }
 
     private func name(_ key: RankChartKey) -> String {
@@ -228,7 +245,7 @@ final class RankDayRecorder {
     /// An item entering or leaving a chart of the day, written once the day's charts are done, in the spans'
     /// key order (written as found, an item's random place in the index made a first day's millions of spans
     /// several times dearer).
-    private struct SpanChange: Comparable {
+    struct SpanChange: Comparable {
         let id: Int64
         let storefrontID: Int64
         let genreID: Int64
@@ -245,70 +262,74 @@ final class RankDayRecorder {
     private var entering: [SpanChange] = []
     private var leaving: [SpanChange] = []
 
-    /// Notes spans to open for the items new to the chart, and when the day is the newest to close for those that
-    /// left.
-    private func updateSpans(_ key: RankChartKey, now: [Int64], before: [Int64]) {
+    /// Notes the items new to the chart (against `before`), and those of `leaving` not in it now.
+    private func updateSpans(_ key: RankChartKey, now: [Int64], before: [Int64], leaving gone: [Int64]) {
         let earlier = RankListCodec.BaseIndex(before)
         for id in now where !earlier.contains(id) {
             entering.append(SpanChange(id: id, storefrontID: key.storefrontID, genreID: key.genreID))
         }
-        guard nextDay == nil, !before.isEmpty else { return }
+        guard !gone.isEmpty else { return }
         let current = RankListCodec.BaseIndex(now)
-        for id in before where !current.contains(id) {
+        for id in gone where !current.contains(id) {
             leaving.append(SpanChange(id: id, storefrontID: key.storefrontID, genreID: key.genreID))
         }
     }
 
-    /// Writes the noted spans.
+    /// Writes the noted spans: an entering item's latest span from before the day is read, and left alone when it
+    /// covers the day (and the days up to the next recorded one), reopened or widened when it ended within
+    /// `rejoinDays`, else a span opens, in `Layout.newSpans` (moved into `Layout.spans` on the chart table's next
+    /// keyframe day recorded as the newest, which opens its spans there directly).
     private func writeSpans() throws {
         let code = chart.code
         let entered = RankHistoryRead.spanDay(entered: day)
         let left = nextDay.map { RankHistoryRead.spanDay(left: $0) }
-        // Reopening and opening a span take the same six parameters: the span's key, the day it entered, the left.
-        func run(_ statement: SQLiteStatement, _ change: SpanChange) throws {
-            try statement.bind(change.id, at: 1)
-            try statement.bind(code, at: 2)
-            try statement.bind(change.storefrontID, at: 3)
-            try statement.bind(change.genreID, at: 4)
-            try statement.bind(entered, at: 5)
-            if let left { try statement.bind(left, at: 6) } else { try statement.bindNull(at: 6) }
-            try statement.runOnce()
-        }
+        if closing == .period { try spans.adopt(newSpans, chart: code) }
+        let opening = closing == .period ? spans : newSpans
         for change in entering.sorted() {
-            try run(reopenSpan, change)
-            if connection.changes > 0 { continue }
-            try run(openSpan, change)
+            let latest = [try newSpans.latest(change, chart: code, before: entered),
+                          try spans.latest(change, chart: code, before: entered)]
+                .compactMap { $0 }.max { $0.span.entered < $1.span.entered }
+            if let (table, span) = latest {
+                guard let spanLeft = span.left else { continue }
+                if let left, spanLeft >= left { continue }
+                if spanLeft >= entered - Self.rejoinDays {
+                    try table.setLeft(change, chart: code, entered: span.entered, left: left.map { max($0, spanLeft) })
+                    continue
+                }
+            }
+            try opening.open(change, chart: code, entered: entered, left: left)
         }
-        let closed = RankHistoryRead.spanDay(left: day)
-        for change in leaving.sorted() {
-            try closeSpan.bind(change.id, at: 1)
-            try closeSpan.bind(code, at: 2)
-            try closeSpan.bind(change.storefrontID, at: 3)
-            try closeSpan.bind(change.genreID, at: 4)
-            try closeSpan.bind(closed, at: 5)
-            try closeSpan.runOnce()
+        let closedDay = RankHistoryRead.spanDay(left: day)
+        var previous: SpanChange?
+        for change in leaving.sorted() where change != previous {
+            previous = change
+            try spans.close(change, chart: code, left: closedDay)
+            if closing != .period { try newSpans.close(change, chart: code, left: closedDay) }
         }
         entering = []
         leaving = []
     }
 
-    /// The charts of the reference day the new day lacks: their items left (closed when the day is the newest),
-    /// and a day recorded again loses its old lists of them.
-    private func forgetCharts(notIn recorded: Set<RankChartKey>, referenceDay: Int64?) throws {
-        guard let referenceDay else { return }
+    /// The charts the new day lacks: a day recorded again loses its old lists of them, and their items' open spans
+    /// close as `closing` says (of the day's old lists, or of every list since `chainStart` on a keyframe day).
+    private func forgetCharts(notIn recorded: Set<RankChartKey>) throws {
+        let from = closing == .period ? min(chainStart, day) : day
+        guard replacing || closing == .period else { return }
         var gone: [RankChartKey] = []
         let keys = try connection.prepare("""
-            SELECT storefront_id, genre_id FROM \(Layout.lists) INDEXED BY \(Layout.dayIndex)
-            WHERE chart = ?1 AND export_date = ?2
+            SELECT DISTINCT storefront_id, genre_id FROM \(Layout.lists) INDEXED BY \(Layout.dayIndex)
+            WHERE chart = ?1 AND export_date >= ?2 AND export_date <= ?3
             """)
-        try keys.bind([.integer(chart.code), .integer(referenceDay)])
+        try keys.bind([.integer(chart.code), .integer(from), .integer(day)])
         while try keys.step() {
             let key = RankChartKey(chart: chart, storefrontID: keys.columnInt64(0), genreID: keys.columnInt64(1))
             if !recorded.contains(key) { gone.append(key) }
         }
         for key in gone {
-            if nextDay == nil, let chart = try decodedChart(key, on: referenceDay) {
-                updateSpans(key, now: [], before: chart.map(\.id))
+            if closing != .none {
+                var (lists, dates) = try chain(key)
+                let reference = replacing ? try lists.ids(on: day) ?? [] : []
+                updateSpans(key, now: [], before: [], leaving: try closed(&lists, dates: dates, reference: reference))
             }
             if replacing {
                 try connection.execute("""
@@ -368,5 +389,95 @@ final class RankDayRecorder {
     private func decodedChart(_ key: RankChartKey, on date: Int64) throws -> [RankedEntry]? {
         var lists = RankListChain(name: name(key)) { [self] date in try row(key, on: date) }
         return try lists.entries(on: date)
+    }
+}
+
+/// The statements `RankDayRecorder` runs on one spans table (`RankHistoryLayout.spans` or `newSpans`).
+private struct SpanStatements {
+    let table: String
+    private let latestSpan: SQLiteStatement
+    private let setLeftDay: SQLiteStatement
+    private let openSpan: SQLiteStatement
+    private let closeSpan: SQLiteStatement
+    private let connection: SQLiteConnection
+
+    init(_ connection: SQLiteConnection, table: String) throws {
+        self.connection = connection
+        self.table = table
+        latestSpan = try connection.prepare("""
+            SELECT entered_day, left_day FROM \(table)
+            WHERE id = ?1 AND chart = ?2 AND storefront_id = ?3 AND genre_id = ?4 AND entered_day <= ?5
+            ORDER BY entered_day DESC LIMIT 1
+            """)
+        setLeftDay = try connection.prepare("""
+            UPDATE \(table) SET left_day = ?6
+            WHERE id = ?1 AND chart = ?2 AND storefront_id = ?3 AND genre_id = ?4 AND entered_day = ?5
+            """)
+        openSpan = try connection.prepare("""
+            INSERT INTO \(table) (id, chart, storefront_id, genre_id, entered_day, left_day)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            ON CONFLICT DO UPDATE SET left_day = CASE WHEN left_day IS NULL OR excluded.left_day IS NULL THEN NULL
+                ELSE max(left_day, excluded.left_day) END
+            """)
+        closeSpan = try connection.prepare("""
+            UPDATE \(table) SET left_day = ?5
+            WHERE id = ?1 AND chart = ?2 AND storefront_id = ?3 AND genre_id = ?4 AND left_day IS NULL
+            """)
+    }
+
+    /// Binds a span's key (?1-?4) and a day (?5).
+    private func bind(_ statement: SQLiteStatement, _ change: RankDayRecorder.SpanChange, chart: Int64,
+                      day: Int64) throws {
+        try statement.bind(change.id, at: 1)
+        try statement.bind(chart, at: 2)
+        try statement.bind(change.storefrontID, at: 3)
+        try statement.bind(change.genreID, at: 4)
+        try statement.bind(day, at: 5)
+    }
+
+    private func bindLeft(_ statement: SQLiteStatement, _ value: Int64?) throws {
+        if let value { try statement.bind(value, at: 6) } else { try statement.bindNull(at: 6) }
+    }
+
+    /// The item's span in the chart that entered last on or before `day`, with this table.
+    func latest(_ change: RankDayRecorder.SpanChange, chart: Int64,
+                before day: Int64) throws -> (table: SpanStatements, span: (entered: Int64, left: Int64?))? {
+        try bind(latestSpan, change, chart: chart, day: day)
+        defer { latestSpan.reset() }
+        guard try latestSpan.step() else { return nil }
+        return (self, (latestSpan.columnInt64(0), latestSpan.int64(at: 1)))
+    }
+
+    /// Sets the left day of the span that entered on `entered` (nil: open).
+    func setLeft(_ change: RankDayRecorder.SpanChange, chart: Int64, entered: Int64, left: Int64?) throws {
+        try bind(setLeftDay, change, chart: chart, day: entered)
+        try bindLeft(setLeftDay, left)
+        try setLeftDay.runOnce()
+    }
+
+    /// Opens a span from `entered` to `left` (nil: open), merged with one that entered the same day.
+    func open(_ change: RankDayRecorder.SpanChange, chart: Int64, entered: Int64, left: Int64?) throws {
+        try bind(openSpan, change, chart: chart, day: entered)
+        try bindLeft(openSpan, left)
+        try openSpan.runOnce()
+    }
+
+    /// Closes the item's open span in the chart on `left`.
+    func close(_ change: RankDayRecorder.SpanChange, chart: Int64, left: Int64) throws {
+        try bind(closeSpan, change, chart: chart, day: left)
+        try closeSpan.runOnce()
+    }
+
+    /// Moves `other`'s spans of `chart` into this table (in key order: the other table is clustered on the same
+    /// key).
+    func adopt(_ other: SpanStatements, chart: Int64) throws {
+        try connection.execute("""
+            INSERT INTO \(table) (id, chart, storefront_id, genre_id, entered_day, left_day)
+            SELECT id, chart, storefront_id, genre_id, entered_day, left_day FROM \(other.table)
+            WHERE chart = \(chart)
+            ON CONFLICT DO UPDATE SET left_day = CASE WHEN left_day IS NULL OR excluded.left_day IS NULL THEN NULL
+                ELSE max(left_day, excluded.left_day) END;
+            DELETE FROM \(other.table) WHERE chart = \(chart);
+            """)
     }
 }

@@ -8,11 +8,14 @@ import EPFSQLite
 /// (`RankListCodec`), so a chart on a date is the rows of its chain (the day's back to its keyframe's, at most two
 /// weeks of a chart's rows, side by side), and an item's history reads, for each chart its spans name, the rows of
 /// the days asked and of their chains. `WITHOUT ROWID` tables, clustered on their
-/// keys: a chart's days sit together, an item's spans together.
+/// keys: a chart's days sit together, an item's spans together. The spans opened since a chart table's last
+/// keyframe day wait in a small table of their own (`newSpans`) until the next one moves them, so a day's new
+/// spans dirty its pages rather than every page of the spans (an item's spans are all over the index).
 enum RankHistoryLayout {
     static let days = RankHistoryRead.daysTable
     static let lists = RankHistoryRead.listsTable
     static let spans = RankHistoryRead.spansTable
+    static let newSpans = RankHistoryRead.newSpansTable
     /// The index of a day's rows (the recorder reads and replaces a day's rows by it, `depths` reads it).
     static let dayIndex = "epf_rank_lists_day"
 
@@ -41,6 +44,15 @@ enum RankHistoryLayout {
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS \(dayIndex) ON \(lists) (chart, export_date);
         CREATE TABLE IF NOT EXISTS \(spans) (
+            id INTEGER NOT NULL,
+            chart INTEGER NOT NULL,
+            storefront_id INTEGER NOT NULL,
+            genre_id INTEGER NOT NULL,
+            entered_day INTEGER NOT NULL,
+            left_day INTEGER,
+            PRIMARY KEY (id, chart, storefront_id, genre_id, entered_day)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS \(newSpans) (
             id INTEGER NOT NULL,
             chart INTEGER NOT NULL,
             storefront_id INTEGER NOT NULL,
