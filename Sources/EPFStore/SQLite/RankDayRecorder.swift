@@ -286,14 +286,25 @@ final class RankDayRecorder {
         if closing == .period { try spans.adopt(newSpans, chart: code) }
         let opening = closing == .period ? spans : newSpans
         for change in entering.sorted() {
-            let latest = [try newSpans.latest(change, chart: code, before: entered),
-                          try spans.latest(change, chart: code, before: entered)]
-                .compactMap { $0 }.max { $0.span.entered < $1.span.entered }
+            // The later of the two tables' latest spans; on a tie the new table's (a reopened copy, below).
+            var latest = try newSpans.latest(change, chart: code, before: entered)
+            if let old = try spans.latest(change, chart: code, before: entered),
+               latest.map({ old.span.entered > $0.span.entered }) ?? true {
+                latest = old
+            }
             if let (table, span) = latest {
                 guard let spanLeft = span.left else { continue }
                 if let left, spanLeft >= left { continue }
                 if spanLeft >= entered - Self.rejoinDays {
-                    try table.setLeft(change, chart: code, entered: span.entered, left: left.map { max($0, spanLeft) })
+                    let widened = left.map { max($0, spanLeft) }
+                    if table.table == opening.table {
+                        try table.setLeft(change, chart: code, entered: span.entered, left: widened)
+                    } else {
+                        // A span of `epf_rank_spans` reopened between keyframe days: a copy with its new end in the
+                        // new spans' table (merged into it by the next keyframe day's move), so the day writes no
+                        // page of `epf_rank_spans` (items closed by a keyframe day come back all over it).
+                        try opening.open(change, chart: code, entered: span.entered, left: widened)
+                    }
                     continue
                 }
             }
