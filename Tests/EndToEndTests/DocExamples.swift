@@ -1,8 +1,9 @@
 import Foundation
 
-/// The shell transcripts in the Markdown docs, read as examples to run: every `$ epf ...` line of a fenced code
-/// block is a command, and the lines after it (up to the next `$ ` line, a `==> ` step line of the demo's
-/// transcript, or the end of the block) are what it prints.
+/// The shell transcripts in the Markdown docs, read as examples to run: every `$ epf ...` and `$ curl ...` line of a
+/// fenced code block is a command, and the lines after it (up to the next `$ ` line, a `==> ` step line of the
+/// demo's transcript, or the end of the block) are what it prints. A `curl` command asks `epf serve` of the demo
+/// database, which the doc shows at `127.0.0.1:8080`; its output is compared after `DocOutput.httpLines`.
 ///
 /// How a doc says more than the output:
 /// - A line that is only `…` stands for any number of lines left out; a `…` inside a line for any text.
@@ -27,6 +28,9 @@ struct DocBlock: Sendable, CustomStringConvertible {
         var stdout: [String] = []
         var stderr: [String] = []
         var status: Int32 = 0
+
+        /// Whether the command is a `curl` request to `epf serve`, not an `epf` command.
+        var isHTTP: Bool { command.hasPrefix("curl ") }
     }
 
     let file: String
@@ -43,7 +47,8 @@ struct DocBlock: Sendable, CustomStringConvertible {
         return ["README.md", "feeds/README.md"] + docs.filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
     }
 
-    /// The blocks of `file` that hold at least one `$ epf` command; a malformed directive is reported in `errors`.
+    /// The blocks of `file` that hold at least one `$ epf` or `$ curl` command; a malformed directive, and a `curl`
+    /// in a `fresh` block (it has no server to ask), are reported in `errors`.
     static func blocks(in file: String, text: String, errors: inout [String]) -> [DocBlock] {
         let lines = text.components(separatedBy: "\n")
         var blocks: [DocBlock] = []
@@ -74,6 +79,9 @@ struct DocBlock: Sendable, CustomStringConvertible {
                 }
             }
             let examples = Self.examples(body, firstLine: opening + 2)
+            if mode == .fresh, examples.contains(where: \.isHTTP) {
+                errors.append("\(file):\(opening + 1): a fresh block cannot hold a curl command (no server runs)")
+            }
             if !examples.isEmpty {
                 blocks.append(DocBlock(file: file, line: opening + 1, mode: mode, examples: examples))
             }
@@ -100,7 +108,7 @@ struct DocBlock: Sendable, CustomStringConvertible {
             index += 1
             if line.hasPrefix("$ ") || line.hasPrefix("==> ") {
                 close()
-                guard line.hasPrefix("$ epf ") else { continue }
+                guard line.hasPrefix("$ epf ") || line.hasPrefix("$ curl ") else { continue }
                 var command = String(line.dropFirst(2))
                 while command.hasSuffix("\\"), index < body.count {
                     command = String(command.dropLast()) + body[index]
@@ -178,10 +186,54 @@ enum DocOutput {
         return rest.hasSuffix(last) && rest.count >= last.count
     }
 
+    /// The lines of an HTTP answer as the docs wrap them, for `matches`: a line that starts with a space continues
+    /// the line before (the line break goes, the space stays: inside a JSON string it is the text's own), a line
+    /// that starts as JSON (`{`, `[`, or JSONP's `/**/`) loses the whitespace outside its strings (so the server's
+    /// one-line body and the doc's wrapped one read the same), and the empty lines that end it are dropped.
+    static func httpLines(_ lines: [String]) -> [String] {
+        var joined: [String] = []
+        for line in lines {
+            if line.hasPrefix(" "), !joined.isEmpty {
+                joined[joined.count - 1] += line
+            } else {
+                joined.append(line)
+            }
+        }
+        while joined.last?.trimmingCharacters(in: .whitespaces).isEmpty == true { joined.removeLast() }
+        return joined.map { line in
+            line.hasPrefix("{") || line.hasPrefix("[") || line.hasPrefix("/**/") ? compactJSON(line) : line
+        }
+    }
+
+    /// `text` without whitespace outside JSON strings; a `…` stays where it is, in a string or between values.
+    static func compactJSON(_ text: String) -> String {
+        var result = ""
+        var inString = false
+        var escaped = false
+        for character in text {
+            if inString {
+                result.append(character)
+                if escaped {
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    inString = false
+                }
+            } else if character == "\"" {
+                inString = true
+                result.append(character)
+            } else if !character.isWhitespace {
+                result.append(character)
+            }
+        }
+        return result
+    }
+
     /// A line with its runs of spaces made one (columns realign when a width changes) and what differs from run
     /// to run masked: clock times (`2026-11-22T00:11:19Z`; export dates at midnight stay), durations (`0.1 s`),
-    /// rates (`7.4 MB/s`), the seconds and rows/s columns that end a row of import's table, and the database's size
-    /// in `epf status`.
+    /// rates (`7.4 MB/s`), the seconds and rows/s columns that end a row of import's table, the database's size
+    /// in `epf status` and in `/v1/status` (`"sizeBytes":N`), and the HTTP `Date:` header's value.
     static func normalized(_ line: String) -> String {
         var text = line.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
         text = text.replacing(/\d{4}-\d\d-\d\dT(\d\d:\d\d:\d\d)Z/) { match in
@@ -191,6 +243,8 @@ enum DocOutput {
         text = text.replacing(/\d+(\.\d+)? MB\/s/) { _ in "<rate> MB/s" }
         text = text.replacing(#/ \d+\.\d\d (\d+|-)$/#) { _ in " <t> <rate>" }
         text = text.replacing(/^database: (.*) \(\d+(\.\d+)? [KMG]B\)$/) { match in "database: \(match.1) (<size>)" }
+        text = text.replacing(/"sizeBytes":\d+/) { _ in "\"sizeBytes\":<size>" }
+        text = text.replacing(/^Date: \w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT$/) { _ in "Date: <time>" }
         return text
     }
 }

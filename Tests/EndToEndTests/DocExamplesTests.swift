@@ -3,8 +3,9 @@ import Foundation
 import Testing
 
 /// The docs say what is true: every `$ epf ...` transcript in README.md, feeds/README.md and docs/*.md runs and
-/// prints what the doc shows (see `DocBlock` for the marks a doc may use), every example of `epf CMD --help` runs,
-/// and every source path the docs name exists. The commands run against the database `scripts/demo` builds.
+/// prints what the doc shows (see `DocBlock` for the marks a doc may use), every `$ curl ...` transcript gets from
+/// `epf serve` what the doc shows, every example of `epf CMD --help` runs, and every source path the docs name
+/// exists. The commands run against the database `scripts/demo` builds.
 @Suite("Documented examples")
 struct DocExamplesTests {
     static let root = EPFBinary.packageRoot
@@ -48,9 +49,36 @@ struct DocExamplesTests {
         #expect(blocks.count >= 20, "found \(blocks.count) blocks with '$ epf' commands")
         let skipped = blocks.filter { if case .skip = $0.mode { return true } else { return false } }
         #expect(skipped.count <= 4, "exemptions stay few: \(skipped)")
+        let requests = blocks.flatMap(\.examples).filter(\.isHTTP).count
+        #expect(requests >= 30, "found \(requests) '$ curl' requests")
     }
 
-    @Test(arguments: parsed.blocks)
+    /// How a request's answer is compared: the doc's wrapped, trimmed JSON matches the one-line body, a space at a
+    /// wrap inside a string is the text's own, and any other difference (a value, a key, a header) is caught.
+    @Test func aWrappedAnswerMatchesItsBodyAndNothingElse() {
+        let body = #"{"id":1,"name":"Café Olé","tags":["a","b"],"note":"its popularity was not","price":0.99}"#
+        let shown = [#"{"id":1,"name":"Café Olé", …,"note":"its"#, #" popularity was not", …}"#]
+        #expect(DocOutput.matches(DocOutput.httpLines(shown), DocOutput.httpLines([body])))
+        let wrappedBetweenValues = [#"{"id":1,"name":"Café Olé","tags":["a","b"],"#,
+                                    #" "note":"its popularity was not","#, #"   "price":0.99}"#]
+        #expect(DocOutput.matches(DocOutput.httpLines(wrappedBetweenValues), DocOutput.httpLines([body])))
+        let wrongs = [[#"{"id":2, …}"#], [#"{"id":1,"name":"Cafe Ole", …}"#], [#"{"id":1, …,"price":1.99}"#],
+                      [#"{"id":1,"name":"Café Olé", …,"note":"itspopularity was not", …}"#],
+                      [#"{"id":1, …,"tags":["a"], …}"#]]
+        for wrong in wrongs {
+            #expect(!DocOutput.matches(DocOutput.httpLines(wrong), DocOutput.httpLines([body])), "\(wrong)")
+        }
+        let headers = ["HTTP/1.1 200 OK", "Date: Sun, 22 Nov 2026 02:48:24 GMT", "Content-Length: 85", "", body]
+        let answered = ["HTTP/1.1 200 OK", "Date: Fri, 27 Nov 2026 16:20:19 GMT", "Content-Length: 85", "", body, ""]
+        #expect(DocOutput.matches(DocOutput.httpLines(headers), DocOutput.httpLines(answered)))
+        let otherLength = ["HTTP/1.1 200 OK", "Date: Fri, 27 Nov 2026 16:20:19 GMT", "Content-Length: 86", "", body]
+        #expect(!DocOutput.matches(DocOutput.httpLines(headers), DocOutput.httpLines(otherLength)))
+    }
+
+    /// The blocks with `$ epf` commands to run (their `curl` commands run in `aDocumentedRequestAnswers...`).
+    static let commandBlocks = parsed.blocks.filter { $0.examples.contains { !$0.isHTTP } }
+
+    @Test(arguments: commandBlocks)
     func aDocumentedTranscriptPrintsWhatTheDocShows(block: DocBlock) throws {
         if case .skip = block.mode { return }
         let work = try WorkDirectory(prefix: "epf-doc")
@@ -59,7 +87,7 @@ struct DocExamplesTests {
         } else {
             try DemoDatabase.copy(into: work.path)
         }
-        for example in block.examples {
+        for example in block.examples where !example.isHTTP {
             let run = try Self.run(example.command, in: work.path)
             let place = "\(block.file):\(example.line): \(example.command)"
             #expect(run.status == example.status, "\(place): exit status \(run.status)\n\(run.stderr.suffix(1500))")
@@ -72,6 +100,46 @@ struct DocExamplesTests {
             #expect(DocOutput.contains(example.stderr, in: Self.lines(run.stderr)),
                     "\(place): the doc shows on stderr\n\(shownOnStderr)\nbut it printed\n\(run.stderr)")
         }
+    }
+
+    /// The documents with `$ curl` commands to run.
+    static let httpDocuments = Array(Set(parsed.blocks.filter { $0.examples.contains(where: \.isHTTP) }.map(\.file)))
+        .sorted()
+
+    /// Every `$ curl` command of `document`, in the document's order, against one `epf serve --threads 2` of a copy
+    /// of the demo database (so `/metrics` counts exactly the requests shown before it), with the doc's
+    /// `127.0.0.1:8080` made the server's port; what curl prints is compared after `DocOutput.httpLines`.
+    @Test(arguments: httpDocuments)
+    func aDocumentedRequestAnswersWhatTheDocShows(document: String) throws {
+        let curl = try runShell("command -v curl", in: "/")
+        try #require(curl.status == 0, "the documented requests need curl: run scripts/prerequisites --test")
+        let work = try WorkDirectory(prefix: "epf-doc-http")
+        try DemoDatabase.copy(into: work.path)
+        let served = try ServedEPF(database: "epf.sqlite", in: work.path, options: ["--threads", "2"])
+        defer { served.stop() }
+        // Only this server answers: no proxy, no ~/.curlrc.
+        let environment = ["no_proxy": "*", "NO_PROXY": "*", "CURL_HOME": work.path]
+        var ran = 0
+        for block in Self.parsed.blocks where block.file == document {
+            if case .skip = block.mode { continue }
+            for example in block.examples where example.isHTTP {
+                let place = "\(block.file):\(example.line): \(example.command)"
+                guard example.command.contains("127.0.0.1:8080") else {
+                    Issue.record("\(place): a documented request must ask 127.0.0.1:8080 (the test's server stands in)")
+                    continue
+                }
+                let command = example.command.replacingOccurrences(of: "127.0.0.1:8080",
+                                                                   with: "127.0.0.1:\(served.port)")
+                let run = try runShell(command, in: work.path, environment: environment)
+                ran += 1
+                #expect(run.status == example.status, "\(place): exit status \(run.status)\n\(run.stderr.suffix(500))")
+                let shown = example.stdout.joined(separator: "\n")
+                let answered = DocOutput.httpLines(Self.lines(run.stdout))
+                #expect(DocOutput.matches(DocOutput.httpLines(example.stdout), answered),
+                        "\(place): the doc shows\n\(shown)\nbut it printed\n\(run.stdout)")
+            }
+        }
+        #expect(ran > 0, "\(document): no request ran")
     }
 
     /// The lines of `text`, whichever line ends it uses (CSV ends its records with CR LF).

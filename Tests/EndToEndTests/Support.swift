@@ -39,8 +39,9 @@ final class ServedEPF {
     let process: Process
     let port: UInt16
 
-    init(database: String, in directory: String) throws {
-        let (serve, output, _) = try startEPF(["serve", "--db", database, "--port", "0"], in: directory)
+    /// Starts `epf serve --db database --port 0` with `options` added, in `directory`.
+    init(database: String, in directory: String, options: [String] = []) throws {
+        let (serve, output, _) = try startEPF(["serve", "--db", database, "--port", "0"] + options, in: directory)
         process = serve
         let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
         guard let port = line.firstMatch(of: /127\.0\.0\.1:(\d+)/).flatMap({ UInt16($0.1) }) else {
