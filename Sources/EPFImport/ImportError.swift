@@ -7,6 +7,9 @@ package enum ImportError: Error, CustomStringConvertible, Equatable {
     case locked(database: String, lockFile: String)
     /// A file could not be opened or written.
     case io(path: String, message: String)
+    /// This user may not write the database: its lock file (beside it) cannot be made or opened (`EACCES`,
+    /// `EPERM`).
+    case noPermission(database: String, lockFile: String)
     /// An input path does not exist.
     case missingInput(path: String)
     /// An input directory holds no table file.
@@ -22,6 +25,9 @@ package enum ImportError: Error, CustomStringConvertible, Equatable {
             return "another import is running on \(database) (lock \(lockFile) is held); try again when it ends"
         case .io(let path, let message):
             return "\(path): \(message)"
+        case .noPermission(let database, let lockFile):
+            return "cannot import into \(database): permission denied: this user may not write its lock file "
+                + "\(lockFile) (the database's directory, or the file); run the import as the database's owner"
         case .missingInput(let path):
             return "\(path): no such file or directory"
         case .noTables(let path):

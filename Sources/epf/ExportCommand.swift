@@ -92,7 +92,8 @@ enum ExportCommand: Command {
             switch error {
             case .databaseMissing: throw CommandFailure(.noInput, error.description)
             case .unknownTable: throw UsageError(error.description)
-            case .sqlite: throw CommandFailure(.dataError, error.description)
+            case .sqlite(let sqlite):
+                throw CommandFailure(ExitCode.forDatabaseFile(sqlite) ?? .dataError, error.description)
             case .parquet, .system: throw CommandFailure(.cannotCreate, error.description)
             }
         }

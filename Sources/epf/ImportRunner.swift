@@ -183,7 +183,13 @@ enum ImportRunner {
                                         progress: progress)
             return { try importer.run(paths: paths) }
         } storeFailure: { error in
-            (error as? SQLiteError).map { CommandFailure(.cannotCreate, "\(database): \($0)") }
+            guard let sqlite = error as? SQLiteError else { return nil }
+            // A file that is not a database, or one this user may not open: the code every command gives it, and
+            // the error's own words, which name the file.
+            if let code = ExitCode.forDatabaseFile(sqlite) {
+                return CommandFailure(code, sqlite.path == nil ? "\(database): \(sqlite)" : "\(sqlite)")
+            }
+            return CommandFailure(.cannotCreate, "\(database): \(sqlite)")
         }
     }
 
@@ -211,7 +217,8 @@ enum ImportRunner {
         return try finish(report, json: settings.json)
     }
 
-    /// The CLI error for an import that could not run: 75 locked, 66 missing input, 64 usage, 73 I/O.
+    /// The CLI error for an import that could not run: 75 locked, 66 missing input, 64 usage, 73 I/O, 77 a
+    /// database this user may not write.
     static func failure(_ error: ImportError) -> any Error {
         switch error {
         case .locked: return CommandFailure(.tempFail, error.description)
@@ -220,6 +227,8 @@ enum ImportRunner {
         // do, the usage text would bury it.
         case .badOption: return CommandFailure(.usage, error.description)
         case .io, .noSpace: return CommandFailure(.cannotCreate, error.description)
+        // As every command answers a database this user may not read or write (`ExitCode.forDatabaseFile`).
+        case .noPermission: return CommandFailure(.noPermission, error.description)
         }
     }
 

@@ -79,16 +79,23 @@ enum LookupCommand: Command {
 enum QueryCLI {
     /// Runs a query, turning `QueryError` into the CLI's errors and exit statuses.
     ///
-    /// Missing or empty database: 66. Bad option value: usage error (64). Refused or failing SQL: 65.
+    /// Missing or empty database: 66. Bad option value: usage error (64). A database file this user may not read,
+    /// or one that is not SQLite: as every command (`ExitCode.forDatabaseFile`). Refused or failing SQL: 65.
     static func run<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as QueryError {
-            switch error {
-            case .databaseMissing, .databaseEmpty: throw CommandFailure(.noInput, message(error))
-            case .badArgument: throw UsageError(message(error))
-            case .refused, .sqlite: throw CommandFailure(.dataError, message(error))
-            }
+            throw failure(error)
+        }
+    }
+
+    /// The CLI error for a query error (see `run`).
+    static func failure(_ error: QueryError) -> any Error {
+        switch error {
+        case .databaseMissing, .databaseEmpty: return CommandFailure(.noInput, message(error))
+        case .badArgument: return UsageError(message(error))
+        case .refused: return CommandFailure(.dataError, message(error))
+        case .sqlite(let sqlite): return CommandFailure(ExitCode.forDatabaseFile(sqlite) ?? .dataError, message(error))
         }
     }
 

@@ -85,11 +85,14 @@ enum ManPages {
         roff += ".SH EXIT STATUS\n"
         let statuses: [(Int32, String)] = [
             (0, "Success."), (1, "Some requested ids were not found."), (64, "Usage error."),
-            (65, "Bad data: some tables or files were not applied."), (66, "Missing input."),
+            (65, "Bad data: some tables or files were not applied, or the database file is not an SQLite database."),
+            (66, "Missing input."),
             (69, "A server did not answer or deliver after retries."),
             (70, "Internal error: a failure epf did not foresee, or epf serve could not start listening."),
-            (73, "Cannot write (for example, no space left)."), (75, "Locked: another run holds the lock; or a first import was interrupted: run it again."),
-            (77, "The feed server refused the credentials."),
+            (73, "Cannot write (for example, no space left)."),
+            (75, "Locked: another run holds the lock; or a first import was interrupted: run it again."),
+            (77, "Permission: the feed server refused the credentials, or this user may not read the database "
+                + "(the file or its directory, or a missing -shm file it may not create)."),
         ]
         for (code, text) in statuses { roff += ".TP\n.B \(code)\n\(escape(text))\n" }
         roff += ".SH ENVIRONMENT\n"

@@ -114,12 +114,7 @@ enum ServeCommand: Command {
         do {
             port = try server.start()
         } catch let error as QueryError {
-            switch error {
-            case .databaseMissing:
-                throw CommandFailure(.noInput, QueryCLI.message(error))
-            default:
-                throw CommandFailure(.dataError, QueryCLI.message(error))
-            }
+            throw QueryCLI.failure(error)
         } catch let error as HTTPServerError {
             throw CommandFailure(.software, error.description)
         }

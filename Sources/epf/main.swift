@@ -34,8 +34,9 @@ COMMANDS:
 
 Run 'epf <command> --help' for a command's options and examples. --db, --schema, --json and --quiet may
 come before the command too; --wide (anywhere) shows every column of a table wider than the terminal.
-Exit codes: 0 ok, 1 not found, 64 usage, 65 bad data, 66 missing input, 69 server unavailable,
-70 internal error, 73 cannot write (no space), 75 locked or a first import interrupted, 77 credentials refused.
+Exit codes: 0 ok, 1 not found, 64 usage, 65 bad data (also a --db that is not SQLite), 66 missing input,
+69 server unavailable, 70 internal error, 73 cannot write (no space), 75 locked or a first import
+interrupted, 77 permission (credentials refused, or a database this user may not read).
 """
 
 func runMain() -> Int32 {

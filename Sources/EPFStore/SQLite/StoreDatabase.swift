@@ -175,7 +175,13 @@ final class ImportLock {
                                  message: "the directory \(directory) does not exist; create it or choose another --db")
         }
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw ImportError.io(path: path, message: String(cString: strerror(errno))) }
+        guard fd >= 0 else {
+            let code = errno
+            if code == EACCES || code == EPERM {
+                throw ImportError.noPermission(database: databasePath, lockFile: path)
+            }
+            throw ImportError.io(path: path, message: String(cString: strerror(code)))
+        }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             close(fd)
