@@ -178,7 +178,7 @@ enum InspectCommand: Command {
         }
         func text(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
         add("feed", report.file.feed.map { .string($0) })
-        add("feedDate", report.file.feedDate.map { .string($0) })
+        add("feedDate", report.file.feedDate.map { ReportJSON.feedDay($0) })
         add("part", report.file.part.map { .int(Int64($0)) })
         add("md5", report.file.verifiedMD5.map { .string($0) })
         add("exportDate", report.exportDate.map(ReportJSON.date))

@@ -27,6 +27,11 @@ enum ReportJSON {
         milliseconds.map { .string(EPFValues.isoTimestamp(milliseconds: $0)) } ?? .null
     }
 
+    /// A feed folder's date stamp (`20260105`) as the midnight it names, in ISO 8601 UTC like every other date.
+    static func feedDay(_ stamp: String?) -> JSONValue {
+        stamp.map { .string(EPFValues.isoTimestamp(feedDay: $0)) } ?? .null
+    }
+
     static func text(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
     static func int(_ value: Int) -> JSONValue { .int(Int64(value)) }
     static func strings(_ values: [String]) -> JSONValue { .array(values.map { .string($0) }) }
@@ -62,7 +67,7 @@ enum ReportJSON {
             ("mode", text(outcome.mode)),
             ("exportDate", date(outcome.exportDate)),
             ("feed", text(outcome.feed)),
-            ("feedDate", text(outcome.feedDate)),
+            ("feedDate", feedDay(outcome.feedDate)),
             ("location", .string(outcome.location)),
             ("parts", int(outcome.parts)),
             ("records", int(outcome.records)),

@@ -185,7 +185,7 @@ enum ContractPostgres {
         var seen: Set<String> = []
         for outcome in outcomes {
             guard let name = outcome["table"] as? String, let status = outcome["status"] as? String else { continue }
-            let table = ExpectedImport.key(table: name, day: outcome["feedDate"] as? String)
+            let table = ExpectedImport.key(table: name, day: Self.feedDay(outcome))
             seen.insert(table)
             let message = (outcome["message"] as? String).map { ": \($0.prefix(300))" } ?? ""
             if let counts = expected.applied[table] {
@@ -243,7 +243,7 @@ enum ContractPostgres {
         }
         for outcome in outcomes {
             guard let name = outcome["table"] as? String,
-                  case let table = ExpectedImport.key(table: name, day: outcome["feedDate"] as? String),
+                  case let table = ExpectedImport.key(table: name, day: Self.feedDay(outcome)),
                   expected.applied[table] != nil else { continue }
             if outcome["status"] as? String != "validated" {
                 problems.append("\(store): the dry run says \(table) \(outcome["status"] ?? "?"), the model applies it")
@@ -404,5 +404,13 @@ enum ContractPostgres {
             problems.append("epf lookup \(ids): \(results.count) results")
         }
         return problems
+    }
+}
+
+extension ContractMatrixTests {
+    /// An outcome's feed day as the model keys it (`20260107`), from the report's `feedDate` instant
+    /// (`2026-01-07T00:00:00Z`).
+    static func feedDay(_ outcome: [String: Any]) -> String? {
+        (outcome["feedDate"] as? String).map { String($0.prefix(10).filter { $0 != "-" }) }
     }
 }

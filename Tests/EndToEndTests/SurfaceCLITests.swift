@@ -46,6 +46,11 @@ import Testing
         return marks
     }
 
+    /// Members whose value is a bare day such as `"20260105"` or `"2026-01-05"`, not the one date form.
+    static func bareDays(_ text: String) -> [String] {
+        text.matches(of: /"\w+": "(\d{8}|\d{4}-\d{2}-\d{2})"/).map { String($0.output.0) }
+    }
+
     /// Whether text is an ISO 8601 UTC timestamp such as 2026-01-05T00:00:00Z.
     static func isISOTimestamp(_ text: String) -> Bool {
         text.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z/) != nil
@@ -56,13 +61,16 @@ import Testing
         let generated = try runEPF(["generate", "mirror/20260105", "--apps", "100", "--json"], in: work.path)
         #expect(generated.status == 0, "\(generated.stderr)")
         #expect(Self.encoderMarks(generated.stdout).isEmpty, "\(Self.encoderMarks(generated.stdout))")
+        #expect(Self.bareDays(generated.stdout).isEmpty, "\(Self.bareDays(generated.stdout))")
         let exportDate = Self.object(generated.stdout)["exportDate"] as? String ?? ""
         #expect(Self.isISOTimestamp(exportDate), "\(exportDate)")
 
         let inspected = try runEPF(["inspect", "mirror/20260105/itunes20260105", "--json"], in: work.path)
         let reports = (try? JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8))) as? [[String: Any]] ?? []
-        #expect(!reports.isEmpty && reports.allSatisfy { Self.isISOTimestamp($0["exportDate"] as? String ?? "") },
+        #expect(!reports.isEmpty && reports.allSatisfy { Self.isISOTimestamp($0["exportDate"] as? String ?? "") }
+                    && reports.allSatisfy { $0["feedDate"] as? String == "2026-01-05T00:00:00Z" },
                 "\(inspected.stdout.prefix(300))")
+        #expect(Self.bareDays(inspected.stdout).isEmpty, "\(Self.bareDays(inspected.stdout))")
 
         let plan = try runEPF(["sync", "mirror", "--plan", "--json", "--db", "epf.sqlite"], in: work.path)
         #expect(plan.status == 0, "\(plan.stderr)")
@@ -81,7 +89,9 @@ import Testing
             for outcome in applied {
                 let date = outcome["exportDate"] as? String ?? ""
                 #expect(Self.isISOTimestamp(date), "\(command): \(date)")
+                #expect(outcome["feedDate"] as? String == "2026-01-05T00:00:00Z", "\(command): \(outcome)")
             }
+            #expect(Self.bareDays(run.stdout).isEmpty, "\(command): \(Self.bareDays(run.stdout))")
             // Seconds to the millisecond, rates whole: no long fractions anywhere in the report.
             #expect(run.stdout.firstMatch(of: /": -?\d+\.\d{4,}/) == nil, "\(command): unrounded number")
             #expect(run.stdout.firstMatch(of: /"rowsPerSecond": -?\d+\./) == nil, "\(command): rows/s not whole")
