@@ -14,8 +14,10 @@ package struct PhaseTimes: Sendable, Codable, Equatable {
     package var indexes = 0.0
     /// Making tables visible: the final commit, renaming full loads into place, dropping the old tables.
     package var committing = 0.0
-    /// Of `committing`: recording price changes (`--history prices`).
+    /// Of `committing`: recording price changes (`--history prices`); 0 when the import does not record them.
     package var priceHistory = 0.0
+    /// Of `committing`: recording each day's charts (`--history ranks`); 0 when the import does not record them.
+    package var rankHistory = 0.0
     /// Rebuilding the search index.
     package var searchIndex = 0.0
     /// Rebuilding derived data: the stored lookup documents.
@@ -38,6 +40,7 @@ package struct PhaseTimes: Sendable, Codable, Equatable {
         indexes += load.indexes
         committing += load.committing
         priceHistory += load.priceHistory
+        rankHistory += load.rankHistory
     }
 
     /// Sets `other` to what `total` leaves after the measured phases (never below 0).
@@ -59,6 +62,8 @@ package struct PhaseCPU: Sendable, Codable, Equatable {
     package var committing = 0.0
     /// Of `committing`: recording price changes (`--history prices`).
     package var priceHistory = 0.0
+    /// Of `committing`: recording each day's charts (`--history ranks`).
+    package var rankHistory = 0.0
     /// The search index.
     package var searchIndex = 0.0
     /// The lookup documents (and any other derived data).
@@ -77,6 +82,7 @@ package struct PhaseCPU: Sendable, Codable, Equatable {
         indexes += load.indexes
         committing += load.committing
         priceHistory += load.priceHistory
+        rankHistory += load.rankHistory
     }
 
     /// CPU seconds (user + system) the process has used so far (`getrusage(2)`; 0 if it fails).
@@ -91,8 +97,9 @@ package struct PhaseCPU: Sendable, Codable, Equatable {
 /// A phase of an import that both clocks measure (`PhaseTimes` and `PhaseCPU`).
 package enum Phase {
     case indexes, committing, searchIndex, lookupDocuments, checkpoint
-    /// Part of `committing`, also counted there.
-    case priceHistory
+    /// Part of `committing`, also counted there: timed only around a recorder that exists, so an import that
+    /// records no history has none of either.
+    case priceHistory, rankHistory
 
     var wall: WritableKeyPath<PhaseTimes, Double> {
         switch self {
@@ -102,6 +109,7 @@ package enum Phase {
         case .lookupDocuments: return \.lookupDocuments
         case .checkpoint: return \.checkpoint
         case .priceHistory: return \.priceHistory
+        case .rankHistory: return \.rankHistory
         }
     }
 
@@ -113,6 +121,7 @@ package enum Phase {
         case .lookupDocuments: return \.lookupDocuments
         case .checkpoint: return \.checkpoint
         case .priceHistory: return \.priceHistory
+        case .rankHistory: return \.rankHistory
         }
     }
 }

@@ -247,8 +247,9 @@ enum ImportRunner {
     }
 
     /// "phases: reading 1.2 s, inserting 3.4 s, ...": reading and inserting always (every applied table has
-    /// them), the other phases only when they took time (0.05 s or more), so an import without price history,
-    /// lookup documents or index builds does not name them.
+    /// them), the other phases only when they took time (0.05 s or more), so an import without price or rank
+    /// history, lookup documents or index builds does not name them (the history phases are timed only around
+    /// a recorder, so without one they are 0).
     static func phasesLine(_ phases: PhaseTimes) -> String {
         let optional: [(String, Double)] = [
             ("indexes", phases.indexes), ("committing", phases.committing), ("search index", phases.searchIndex),
@@ -257,8 +258,11 @@ enum ImportRunner {
         let parts = [("reading", phases.reading), ("inserting", phases.inserting)]
             + optional.filter { $0.1 >= 0.05 } + [("other", phases.other)]
         var line = "phases: " + parts.map { String(format: "%@ %.1f s", $0.0, $0.1) }.joined(separator: ", ")
-        if phases.priceHistory >= 0.05 {
-            line += String(format: " (price history %.1f s of committing)", phases.priceHistory)
+        let history = [("price history", phases.priceHistory), ("rank history", phases.rankHistory)]
+            .filter { $0.1 >= 0.05 }
+        if !history.isEmpty {
+            line += " (" + history.map { String(format: "%@ %.1f s", $0.0, $0.1) }.joined(separator: ", ")
+                + " of committing)"
         }
         return line
     }

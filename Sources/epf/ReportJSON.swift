@@ -92,7 +92,8 @@ enum ReportJSON {
         .object([
             ("reading", seconds(phases.reading)), ("inserting", seconds(phases.inserting)),
             ("indexes", seconds(phases.indexes)), ("committing", seconds(phases.committing)),
-            ("priceHistory", seconds(phases.priceHistory)), ("searchIndex", seconds(phases.searchIndex)),
+            ("priceHistory", seconds(phases.priceHistory)), ("rankHistory", seconds(phases.rankHistory)),
+            ("searchIndex", seconds(phases.searchIndex)),
             ("lookupDocuments", seconds(phases.lookupDocuments)), ("checkpoint", seconds(phases.checkpoint)),
             ("other", seconds(phases.other)),
         ])
@@ -102,6 +103,7 @@ enum ReportJSON {
         .object([
             ("loading", seconds(cpu.loading)), ("indexes", seconds(cpu.indexes)),
             ("committing", seconds(cpu.committing)), ("priceHistory", seconds(cpu.priceHistory)),
+            ("rankHistory", seconds(cpu.rankHistory)),
             ("searchIndex", seconds(cpu.searchIndex)), ("lookupDocuments", seconds(cpu.lookupDocuments)),
             ("checkpoint", seconds(cpu.checkpoint)), ("total", seconds(cpu.total)),
         ])

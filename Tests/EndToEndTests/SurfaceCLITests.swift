@@ -95,6 +95,9 @@ import Testing
             // Seconds to the millisecond, rates whole: no long fractions anywhere in the report.
             #expect(run.stdout.firstMatch(of: /": -?\d+\.\d{4,}/) == nil, "\(command): unrounded number")
             #expect(run.stdout.firstMatch(of: /"rowsPerSecond": -?\d+\./) == nil, "\(command): rows/s not whole")
+            // No history is recorded: nothing is timed under either history phase, however busy the machine.
+            let phases = report["phases"] as? [String: Double] ?? [:]
+            #expect(phases["priceHistory"] == 0 && phases["rankHistory"] == 0, "\(command): \(phases)")
         }
     }
 

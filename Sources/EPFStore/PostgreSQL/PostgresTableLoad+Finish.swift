@@ -63,10 +63,16 @@ extension PostgresTableLoad: TableLoading {
         // The swap, in the same transaction: readers see the old table until the commit, then the new one.
         let retired = "epf_retired_\(schema.name)"
         try connection.execute("DROP TABLE IF EXISTS \(qualified(retired))")
-        let historyClock = PhaseClock()
-        try prices?.publish(connection, exportDate: state.outcome.exportDate)
-        try ranks?.publish(connection, exportDate: state.outcome.exportDate)
-        state.stop(historyClock, .priceHistory)
+        if let prices {
+            let historyClock = PhaseClock()
+            try prices.publish(connection, exportDate: state.outcome.exportDate)
+            state.stop(historyClock, .priceHistory)
+        }
+        if let ranks {
+            let historyClock = PhaseClock()
+            try ranks.publish(connection, exportDate: state.outcome.exportDate)
+            state.stop(historyClock, .rankHistory)
+        }
         if try target.tableExists(connection, schema.name) {
             try connection.execute("ALTER TABLE \(qualified(schema.name)) RENAME TO \(quoted(retired))")
         }
@@ -112,13 +118,17 @@ extension PostgresTableLoad: TableLoading {
             }
             sql += " RETURNING (xmax = 0) AS inserted) SELECT count(*) FILTER (WHERE inserted) FROM r"
         }
-        let historyClock = PhaseClock()
-        try prices?.willPublish(connection)
-        state.stop(historyClock, .priceHistory)
+        if let prices {
+            let historyClock = PhaseClock()
+            try prices.willPublish(connection)
+            state.stop(historyClock, .priceHistory)
+        }
         state.outcome.insertedRows = try connection.scalar(sql).flatMap { Int($0) } ?? 0
-        let recordClock = PhaseClock()
-        try prices?.publish(connection, exportDate: state.outcome.exportDate)
-        state.stop(recordClock, .priceHistory)
+        if let prices {
+            let recordClock = PhaseClock()
+            try prices.publish(connection, exportDate: state.outcome.exportDate)
+            state.stop(recordClock, .priceHistory)
+        }
         state.outcome.rows = state.attempts
         try ledger?.recordApplied(state.outcome, file: state.file, source: state.source)
         try commit(connection)

@@ -300,9 +300,11 @@ final class TableLoad {
         if state.recordsOnly {
             // An older day of a chart table: its ranks are recorded, its rows dropped; the table keeps its day.
             try connection.transaction {
-                let historyClock = PhaseClock()
-                try ranks?.publish(connection, exportDate: state.outcome.exportDate)
-                state.stop(historyClock, .priceHistory)
+                if let ranks {
+                    let historyClock = PhaseClock()
+                    try ranks.publish(connection, exportDate: state.outcome.exportDate)
+                    state.stop(historyClock, .rankHistory)
+                }
                 try connection.execute("DROP TABLE IF EXISTS \(quoted(staging))")
                 try connection.execute("DELETE FROM epf_progress WHERE staging = \(sqlLiteral(staging))")
             }
@@ -314,10 +316,7 @@ final class TableLoad {
             try connection.execute("DROP TABLE IF EXISTS \(quoted(retired))")
             try changeTracking?.recordFull(connection, staging: staging, exportDate: state.outcome.exportDate,
                                            feedDate: state.file.feedDate)
-            let historyClock = PhaseClock()
-            try prices?.publish(connection, exportDate: state.outcome.exportDate)
-            try ranks?.publish(connection, exportDate: state.outcome.exportDate)
-            state.stop(historyClock, .priceHistory)
+            try publishHistory(connection)
             if try connection.tableExists(schema.name) {
                 try connection.execute("ALTER TABLE \(quoted(schema.name)) RENAME TO \(quoted(retired))")
             }
@@ -336,10 +335,23 @@ final class TableLoad {
         try ledger?.recordApplied(state.outcome, file: state.file, source: state.source)
         try changeTracking?.finishIncremental(connection, exportDate: state.outcome.exportDate,
                                               feedDate: state.file.feedDate)
-        let historyClock = PhaseClock()
-        try prices?.publish(connection, exportDate: state.outcome.exportDate)
-        state.stop(historyClock, .priceHistory)
+        try publishHistory(connection)
         try transaction.commit(connection)
+    }
+
+    /// Records the load's price changes and chart day, each timed as its own phase; with no recorder (the import
+    /// records no history, or not for this table) nothing is timed.
+    private func publishHistory(_ connection: SQLiteConnection) throws {
+        if let prices {
+            let clock = PhaseClock()
+            try prices.publish(connection, exportDate: state.outcome.exportDate)
+            state.stop(clock, .priceHistory)
+        }
+        if let ranks {
+            let clock = PhaseClock()
+            try ranks.publish(connection, exportDate: state.outcome.exportDate)
+            state.stop(clock, .rankHistory)
+        }
     }
 
     /// Rolls back and, for a full load, drops the staging table: the previous data stays untouched.
