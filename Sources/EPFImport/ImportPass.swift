@@ -157,6 +157,7 @@ package struct ImportPass<Load: TableLoading> {
                                 ledger.record(outcome, file: tableFile, source: source)
                                 ok = false
                             } else if case .superseded(let reason) = decision {
+                                outcome.status = .superseded
                                 outcome.message = reason
                                 // Not recorded as applied: after a full taken back with --force it may apply.
                                 ok = false

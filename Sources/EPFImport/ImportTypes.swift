@@ -70,6 +70,9 @@ package enum TableStatus: String, Sendable, Codable {
     case validated
     /// Already applied according to the ledger; nothing done.
     case unchanged
+    /// Not applied because the table holds newer data (an older export, `ExportOrderRule`); the message says
+    /// which. An older day of a chart table whose ranks were recorded in its place is superseded too.
+    case superseded
     /// Not selected by --only/--skip.
     case filtered
     /// Not applied: the old data stays. See the message.

@@ -36,7 +36,7 @@ package struct LoadState {
     /// Set when the load cannot be applied (see the outcome's message).
     package var failed = false
     /// Set for a chart table's older day (`RankRecording.recordsOnly`): the load records the day's ranks and
-    /// drops its rows; the table, and the ledger, keep the newer day (the outcome stays `unchanged`).
+    /// drops its rows; the table, and the ledger, keep the newer day (the outcome is `superseded`).
     package var recordsOnly = false
     /// Time spent in reading, inserting, index builds and committing (the importer adds them up).
     package var phases = PhaseTimes()

@@ -87,7 +87,7 @@ extension TableLoading {
                 try? FileManager.default.removeItem(atPath: state.rejectsPath)
             }
             try publish(ledger: ledger)
-            state.outcome.status = state.recordsOnly ? .unchanged : .applied
+            state.outcome.status = state.recordsOnly ? .superseded : .applied
         } catch {
             abort()
             state.outcome.status = .failed

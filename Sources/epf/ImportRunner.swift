@@ -267,10 +267,20 @@ enum ImportRunner {
         return line
     }
 
-    static func printSummary(_ report: ImportReport) {
-        for source in report.unchangedSources {
-            say("unchanged  \(source) (already applied; --force to apply again)")
+    /// At most this many input files the ledger shows applied are named one per line; more are one line.
+    static let namedUnchangedSources = 3
+
+    /// The lines for the input files the ledger shows applied: each named when few, else one line that counts
+    /// them, so a nightly run with nothing to do says so in a line (`--json` lists them all).
+    static func unchangedLines(_ sources: [String]) -> [String] {
+        if sources.count > namedUnchangedSources {
+            return ["unchanged  \(sources.count) files already applied (--force applies them again)"]
         }
+        return sources.map { "unchanged  \($0) (already applied; --force applies it again)" }
+    }
+
+    static func printSummary(_ report: ImportReport) {
+        for line in unchangedLines(report.unchangedSources) { say(line) }
         let rows = report.outcomes.map { outcome -> [String] in
             [outcome.status.rawValue, outcome.table, outcome.mode ?? "-", "\(outcome.records)", "\(outcome.rows)",
              "\(outcome.rejects)", "\(outcome.repaired)", "\(outcome.duplicates)",
@@ -296,7 +306,7 @@ enum ImportRunner {
                 if outcome.repaired > 0 { counts.append("\(outcome.repaired) repaired (values stored as NULL)") }
                 printError("rejects: \(outcome.table): \(counts.joined(separator: ", ")) in \(file)")
             }
-            if outcome.status == .unchanged, let message = outcome.message {
+            if outcome.status == .unchanged || outcome.status == .superseded, let message = outcome.message {
                 printError("note: \(outcome.table) not applied, \(message)")
             }
             if outcome.status == .failed, outcome.noRoom == nil {
@@ -312,8 +322,10 @@ enum ImportRunner {
         if report.outcomes.contains(where: { $0.status == .applied }) { say(phasesLine(report.phases)) }
         let applied = report.outcomes.filter { $0.status == .applied }.count
         let failed = report.outcomes.filter { $0.status == .failed }.count + report.fileErrors.count
-        say(String(format: "%d applied, %d failed, %d unchanged in %.1f s -> %@", applied, failed,
-                   report.unchangedSources.count + report.outcomes.filter { $0.status == .unchanged }.count,
-                   report.seconds, report.database))
+        let unchanged = report.unchangedSources.count + report.outcomes.filter { $0.status == .unchanged }.count
+        let superseded = report.outcomes.filter { $0.status == .superseded }.count
+        say(String(format: "%d applied, %d failed, %d unchanged", applied, failed, unchanged)
+            + (superseded > 0 ? ", \(superseded) superseded" : "")
+            + String(format: " in %.1f s -> %@", report.seconds, report.database))
     }
 }

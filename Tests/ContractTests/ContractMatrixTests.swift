@@ -206,6 +206,10 @@ enum ContractPostgres {
                 if status != "unchanged" {
                     problems.append("\(store): \(table) \(status), the model says unchanged\(message)")
                 }
+            } else if expected.superseded.contains(table) {
+                if status != "superseded" {
+                    problems.append("\(store): \(table) \(status), the model says superseded\(message)")
+                }
             } else {
                 problems.append("\(store): \(table) \(status), but the export has no such file")
             }

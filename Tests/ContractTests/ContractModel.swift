@@ -24,11 +24,14 @@ struct ExpectedImport {
     /// The import asks for another selection than the database's, which holds tables: refused whole (exit 64).
     var selectionRefused = false
     /// Tables the import must leave as they are (`unchanged`, or not reported when their input is skipped whole):
-    /// a chart of a day older than the table's, or the same file again.
+    /// the same file again.
     var unchanged: Set<String> = []
+    /// Tables the import must skip as `superseded`: a chart of a day older than the table's (its ranks recorded
+    /// in its place with rank history).
+    var superseded: Set<String> = []
 
-    /// The key of a table file in `applied`, `refused`, `unchanged` and `leftOut`: its name, and for a chart (an
-    /// import may hold two days of one) its feed's day, `application_popularity_per_genre 20260107`.
+    /// The key of a table file in `applied`, `refused`, `unchanged`, `superseded` and `leftOut`: its name, and for
+    /// a chart (an import may hold two days of one) its feed's day, `application_popularity_per_genre 20260107`.
     static func key(table: String, day: String?) -> String {
         table.hasSuffix("_popularity_per_genre") ? "\(table) \(day ?? "?")" : table
     }
@@ -156,7 +159,7 @@ struct ContractModel {
                 expected.refused.insert(key)
             } else {
                 if recordsRanks { recordRanks(file.table, accepted, day: exportDate) }
-                expected.unchanged.insert(key)
+                expected.superseded.insert(key)
             }
             return
         }

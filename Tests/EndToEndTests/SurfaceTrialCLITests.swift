@@ -42,4 +42,43 @@ extension SurfaceCLITests {
             }
         }
     }
+
+    /// The summary's lines, without the timings of the last one.
+    static func lines(_ text: String) -> [String] {
+        text.split(separator: "\n").map(String.init)
+    }
+
+    @Test func aRunWithNothingToDoIsOneLineAndAnOlderExportIsSuperseded() throws {
+        let work = try WorkDirectory()
+        for arguments in [["mirror/20260105"], ["older", "--export-date", "2026-01-04"]] {
+            let generated = try runEPF(["generate"] + arguments + ["--apps", "100"], in: work.path)
+            #expect(generated.status == 0, "\(generated.stderr)")
+        }
+        #expect(try runEPF(["sync", "mirror", "--db", "epf.sqlite", "--quiet"], in: work.path).status == 0)
+        let again = try runEPF(["sync", "mirror", "--db", "epf.sqlite", "--quiet"], in: work.path)
+        let files = try FileManager.default.subpathsOfDirectory(atPath: work.file("mirror/20260105"))
+            .filter { $0.split(separator: "/").count == 2 }.count
+        #expect(again.status == 0 && files > 3, "\(again.stderr)")
+        let lines = Self.lines(again.stdout)
+        #expect(lines.count == 2
+                    && lines[0] == "unchanged  \(files) files already applied (--force applies them again)"
+                    && lines[1].hasPrefix("0 applied, 0 failed, \(files) unchanged in "), "\(again.stdout)")
+        let json = try runEPF(["sync", "mirror", "--db", "epf.sqlite", "--json"], in: work.path)
+        #expect((Self.object(json.stdout)["unchangedSources"] as? [String])?.count == files, "\(json.stdout)")
+
+        // A full older than the one the tables hold: superseded, in the summary, its last line and the JSON.
+        let older = try FileManager.default.contentsOfDirectory(atPath: work.file("older")).sorted()
+            .map { "older/" + $0 }
+        let superseded = try runEPF(["import"] + older + ["--db", "epf.sqlite", "--quiet"], in: work.path)
+        #expect(superseded.status == 0, "\(superseded.stderr)")
+        let rows = Self.lines(superseded.stdout).filter { $0.hasPrefix("superseded ") }
+        #expect(rows.count == files, "\(superseded.stdout)")
+        #expect(!superseded.stdout.contains("unchanged ") && superseded.stdout.contains(
+            "0 applied, 0 failed, 0 unchanged, \(files) superseded in "), "\(superseded.stdout)")
+        #expect(superseded.stderr.contains("not applied, superseded: the table holds the newer full export of 2026-01-05"))
+        let supersededJSON = try runEPF(["import"] + older + ["--db", "epf.sqlite", "--json"], in: work.path)
+        let statuses = (Self.object(supersededJSON.stdout)["outcomes"] as? [[String: Any]] ?? [])
+            .compactMap { $0["status"] as? String }
+        #expect(statuses.count == files && statuses.allSatisfy { $0 == "superseded" }, "\(statuses)")
+    }
 }
