@@ -95,6 +95,8 @@ package struct ImportPass<Load: TableLoading> {
             var failedInsideLoad = false
             /// Tables of this unit the order rule did not apply: their later parts are skipped too.
             var notApplied: Set<String> = []
+            /// Whether the first load of this unit said that its archive had no `.md5` to be verified against.
+            var unverifiedNoted = false
             do {
                 try FeedInput.forEachTable(inUnit: unit, options: options.readOptions,
                                            readAhead: prepared) { tableFile, reader in
@@ -169,6 +171,11 @@ package struct ImportPass<Load: TableLoading> {
                     if !continuesPending {
                         finishPending()
                         pending = try makeLoad(tableFile, reader, source)
+                        if !unverifiedNoted,
+                           let warning = UnverifiedArchive.warning(for: tableFile, options: options.readOptions) {
+                            pending?.state.outcome.warnings.append(warning)
+                            unverifiedNoted = true
+                        }
                         if let recordsOnly {
                             pending?.state.recordsOnly = true
                             pending?.state.outcome.message = recordsOnly

@@ -84,7 +84,7 @@ enum ExportCommand: Command {
                 Output.shared.flush()
             }
             let rows = tables.reduce(0) { $0 + $1.rows }
-            say("wrote \(tables.count) tables, \(rows) rows, to \(directory) in "
+            say("wrote \(tables.count == 1 ? "1 table" : "\(tables.count) tables"), \(rows) rows, to \(directory) in "
                 + String(format: "%.1f s", Date().timeIntervalSince(started)) + " (manifest: "
                 + "\(directory.hasSuffix("/") ? directory : directory + "/")\(ParquetExport.manifestName))")
             return .ok

@@ -7,13 +7,25 @@ enum Vocabulary {
     /// The kinds `changes --kind` lists, by the table that records them.
     static let changeKinds = ["app", "collection", "song", "video", "artist"]
 
+    /// The older words epf still accepts, each with epf's word for it.
+    static let aliases = ["software": "app", "application": "app", "ebook": "book"]
+
     /// The `--entity` of `search`: epf's word or an alias.
     static func entity(_ text: String) throws -> EntityKind {
         guard let kind = EntityKind(word: text) else {
             throw UsageError("--entity must be one of \(EntityKind.words.joined(separator: ", ")), got '\(text)'"
-                             + Nearest.hint(for: text.lowercased(), among: EntityKind.words + ["software", "ebook"]))
+                             + hint(for: text, among: EntityKind.words, aliases: aliases))
         }
         return kind
+    }
+
+    /// "; did you mean 'x'?" for the word nearest to `text` among `words` and the aliases, always in epf's word:
+    /// a typo of an alias (`softwar`) suggests the word the alias stands for (`app`).
+    static func hint(for text: String, among words: [String], aliases: [String: String]) -> String {
+        let typed = text.lowercased()
+        guard let nearest = Nearest.word(to: typed, among: words + aliases.keys.sorted()) else { return "" }
+        let word = aliases[nearest] ?? nearest
+        return word == typed ? "" : "; did you mean '\(word)'?"
     }
 
     /// The `--kind` of `changes` in epf's words: app, collection, song, video, artist, price or rank; aliases
@@ -25,7 +37,10 @@ enum Vocabulary {
             return kind == .album || kind == .ebook ? "collection" : kind.word
         }
         let words = changeKinds + ["price", "rank"]
+        let changeAliases = aliases.merging(["album": "collection", "book": "collection", "ebook": "collection"]) {
+            $1
+        }
         throw UsageError("--kind must be one of \(words.joined(separator: ", ")), got '\(text)'"
-                         + Nearest.hint(for: word, among: words))
+                         + hint(for: word, among: words, aliases: changeAliases))
     }
 }

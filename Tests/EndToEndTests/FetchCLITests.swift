@@ -365,6 +365,16 @@ final class FetchFixture {
         #expect(refused.stderr.contains("failed with exit 77"))
         #expect(refused.stderr.contains("last lines of the log"))
         #expect(refused.stderr.contains("refused the credentials"))
+
+        // --only with --no-fetch applies only those tables of the mirror (as a regex of the names to sync).
+        let alone = fixture.work.file("db/alone.sqlite")
+        let synced = try Self.nightly(["--log-dir", logs, "--no-fetch", "--only", "application", fixture.mirror,
+                                       alone], fixture: fixture, environment: [:])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        #expect(try Self.tables(alone) == ["application"])
+        let bad = try Self.nightly(["--no-fetch", "--only", "^app.*", fixture.mirror, alone], fixture: fixture,
+                                   environment: [:])
+        #expect(bad.status == 64 && bad.stderr.contains("--only takes table names separated by commas"))
     }
 }
 

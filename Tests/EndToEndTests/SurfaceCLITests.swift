@@ -150,9 +150,13 @@ import Testing
          "see 'epf lookup --help'"),
         (["import", "x", "--dry-rn"], "epf import: unknown option '--dry-rn'; did you mean '--dry-run'?",
          "see 'epf import --help'"),
-        (["search", "x", "--entity", "sofware"],
-         "epf search: --entity must be one of app, book, album, song, video, artist, got 'sofware'; "
-             + "did you mean 'software'?", "see 'epf search --help'"),
+        // A typo of an older word suggests epf's word for it.
+        (["search", "x", "--entity", "softwar"],
+         "epf search: --entity must be one of app, book, album, song, video, artist, got 'softwar'; "
+             + "did you mean 'app'?", "see 'epf search --help'"),
+        (["changes", "--since", "2026-01-01", "--kind", "albun"],
+         "epf changes: --kind must be one of app, collection, song, video, artist, price, rank, got 'albun'; "
+             + "did you mean 'collection'?", "see 'epf changes --help'"),
         (["--dbb", "x", "status"], "epf: unknown option '--dbb' before the command; did you mean '--db'?",
          "see 'epf --help'"),
         (["status", "--frobnicate"], "epf status: unknown option '--frobnicate'", "see 'epf status --help'"),

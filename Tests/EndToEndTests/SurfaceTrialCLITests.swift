@@ -81,4 +81,24 @@ extension SurfaceCLITests {
             .compactMap { $0["status"] as? String }
         #expect(statuses.count == files && statuses.allSatisfy { $0 == "superseded" }, "\(statuses)")
     }
+
+    @Test func anArchiveWithoutItsMD5IsLoadedAndSaidNotVerified() throws {
+        let work = try WorkDirectory()
+        let generated = try runEPF(["generate", "v5", "--layout", "v5", "--only", "application", "--apps", "100"],
+                                   in: work.path)
+        #expect(generated.status == 0, "\(generated.stderr)")
+        let archive = "v5/itunes20260105/application.tbz"
+        try FileManager.default.removeItem(atPath: work.file(archive + ".md5"))
+        let run = try runEPF(["import", archive, "--db", "epf.sqlite", "--quiet"], in: work.path)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("warning: application: no application.tbz.md5 beside \(archive): the archive was "
+                                    + "not verified"), "\(run.stderr)")
+        let json = try runEPF(["import", archive, "--db", "again.sqlite", "--json"], in: work.path)
+        let warnings = (Self.object(json.stdout)["outcomes"] as? [[String: Any]])?.first?["warnings"] as? [String]
+        #expect(warnings?.contains { $0.hasPrefix("no application.tbz.md5 beside") } == true, "\(json.stdout)")
+        // One file already applied is named.
+        let again = try runEPF(["import", archive, "--db", "epf.sqlite", "--quiet"], in: work.path)
+        #expect(Self.lines(again.stdout).first == "unchanged  \(archive) (already applied; --force applies it again)",
+                "\(again.stdout)")
+    }
 }
