@@ -99,22 +99,29 @@ enum ContractPostgres {
     static func run(seed: UInt64, postgres: String) throws -> String? {
         var planner = ExportPlanner(seed: seed)
         var exports = planner.sequence()
-        var charts = PopularityPlanner(seed: seed)
+        let layout = ChartLayout.of(seed: seed)
+        var charts = PopularityPlanner(seed: seed, layout: layout)
         charts.addCharts(to: &exports)
         var selectionPlanner = SelectionPlanner(seed: seed)
         let requests = selectionPlanner.requests(count: exports.count)
+        let steps = Self.steps(exports, requests, seed: seed)
         let scratch = try TemporaryDirectory(prefix: "epf-contract")
         let database = scratch.file("epf.sqlite")
         let schema = "contract_\(seed)_\(UInt32.random(in: 0...UInt32.max))"
         defer { try? PostgresConnection(url: postgres).execute("DROP SCHEMA IF EXISTS \(schema) CASCADE") }
         var model = ContractModel()
-        for (export, request) in zip(exports, requests) {
-            let paths = try FeedWriter.write(export, under: scratch.url)
-            let expected = model.apply(export, request: request)
+        var written: [Int: [String]] = [:]
+        for (number, step) in steps.enumerated() {
+            let export = step.export
+            let paths = try written[export.number] ?? FeedWriter.write(export, under: scratch.url)
+            written[export.number] = paths
+            // An export applied again with `--force` is given no other option: the database's stay.
+            let request = step.forced ? SelectionRequest(arguments: ["--force"]) : step.request
+            let expected = model.apply(export, request: request, force: step.forced)
             var problems: [String] = []
             // Every third export is first dry-run on both stores: it must settle the selection as the import will
             // (what the database keeps, or a refusal) and write nothing.
-            let dryRuns = (seed &+ UInt64(export.number)) % 3 == 0
+            let dryRuns = !step.forced && (seed &+ UInt64(export.number)) % 3 == 0
 
             if dryRuns {
                 problems += try Self.dryRunProblems(paths + request.arguments + ["--db", database], expected,
@@ -148,12 +155,15 @@ enum ContractPostgres {
             problems += try RankChecks.postgresProblems(pgReader, model)
 
             if !problems.isEmpty {
-                let history = zip(exports, requests).prefix(export.number).map { export, request in
-                    export.summary + (request.arguments.isEmpty ? "" : " " + request.arguments.joined(separator: " "))
+                let history = steps.prefix(number + 1).map { step in
+                    let arguments = step.forced ? ["--force"] : step.request.arguments
+                    return (step.forced ? "again: " : "") + step.export.summary
+                        + (arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))
                 }.joined(separator: "\n  ")
                 let files = paths.joined(separator: ", ")
                 return """
-                    contract sequence \(seed) broke at export \(export.number) (files: \(files))
+                    contract sequence \(seed) (\(layout.rawValue) charts) broke at \(step.forced ? "--force of " : "")\
+                    export \(export.number) (files: \(files))
                     \(problems.joined(separator: "\n"))
                     the sequence so far:
                       \(history)
@@ -162,6 +172,27 @@ enum ContractPostgres {
             }
         }
         return nil
+    }
+
+    /// One import of a sequence: an export with its request, or (`forced`) an export already imported, again with
+    /// `--force`.
+    struct Step {
+        let export: PlannedExport
+        let request: SelectionRequest
+        var forced = false
+    }
+
+    /// The exports in order, and in one sequence of four an export already imported applied again with `--force`
+    /// after one of them: mostly the one just imported, else an earlier one (its fulls take the tables back to
+    /// their day). Its own generator, so that the exports and requests stayed as they were.
+    static func steps(_ exports: [PlannedExport], _ requests: [SelectionRequest], seed: UInt64) -> [Step] {
+        var steps = zip(exports, requests).map { Step(export: $0, request: $1) }
+        var random = SeededGenerator(seed: seed ^ 0xF0_4CE0_0000_0000)
+        guard random.below(4) == 0 else { return steps }
+        let after = random.below(exports.count)
+        let again = random.below(10) < 6 ? after : random.below(after + 1)
+        steps.insert(Step(export: exports[again], request: SelectionRequest(), forced: true), at: after + 1)
+        return steps
     }
 
     // MARK: - What epf import reported
@@ -374,7 +405,9 @@ enum ContractPostgres {
             return (id, title)
         }.sorted { $0.0 < $1.0 }
         let present = titled.isEmpty ? nil : titled[Int(seed % UInt64(titled.count))]
-        let removed = model.changes.map(\.id).filter { model.removal(of: $0) != nil }.max()
+        // An id not found whose latest change is a removal (one `--force` brought back is found instead).
+        let presentIDs = Set(model.presentApps)
+        let removed = model.changes.map(\.id).filter { model.removal(of: $0) != nil && !presentIDs.contains($0) }.max()
         let unknown: Int64 = 999_999_999
         let ids = [present?.0, removed, unknown].compactMap { $0 }
         let run = try BuiltEPF.run(["lookup"] + ids.map(String.init) + ["--json", "--db", database], in: directory)

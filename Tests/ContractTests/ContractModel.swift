@@ -71,10 +71,14 @@ struct ContractModel {
     /// Whether imports record price history (`--history prices`, remembered), and what they recorded.
     var recordsHistory = false
     var priceHistory: [String] = []
-    /// Whether imports record rank history (`--history ranks`, remembered), and the days they recorded: each day's
-    /// charts (storefront, genre) as the table held them after the load, entries ordered by rank, then id.
+    /// The (export date, id, storefront) of each recorded price change: a change is recorded once per key and
+    /// export date (docs/import.md, "Price history": applying an export again records nothing new).
+    private var pricesRecorded: Set<String> = []
+    /// Whether imports record rank history (`--history ranks`, remembered), and the days they recorded, by chart
+    /// table: each day's charts (storefront, genre) as the table held them after the load, entries ordered by rank,
+    /// then id.
     var recordsRanks = false
-    var rankDays: [Int64: [RankKey: [RankEntry]]] = [:]
+    var rankDays: [String: [Int64: [RankKey: [RankEntry]]]] = [:]
     /// Each chart table's last applied full (its day), and the files applied from a directory, by `exportName`
     /// and size: the ledger's identity of a file, which is not applied again.
     var chartDays: [String: Int64] = [:]
@@ -82,7 +86,8 @@ struct ContractModel {
 
     /// Applies one export imported with `request`'s options and says what its import must report.
     /// Tables in `skipping` are neither applied nor refused (the operations matrix decides those itself); `force`
-    /// (`--force`) applies an incremental to a table no full was applied to.
+    /// (`--force`) applies an incremental to a table no full was applied to, and a chart file whatever its day and
+    /// whether it was applied before.
     mutating func apply(_ export: PlannedExport, request: SelectionRequest = SelectionRequest(),
                         skipping: Set<String> = [], force: Bool = false) -> ExpectedImport {
         var expected = ExpectedImport()
@@ -103,7 +108,7 @@ struct ContractModel {
             for file in feed.files where !skipping.contains(file.table.name) {
                 if file.table.chart {
                     applyChart(file, feed: feed, day: feed.day ?? export.day,
-                               exportDate: feed.exportDate ?? export.exportDate, expected: &expected)
+                               exportDate: feed.exportDate ?? export.exportDate, force: force, expected: &expected)
                     continue
                 }
                 if feed.wrongMD5 || file.mustFail {
@@ -139,22 +144,24 @@ struct ContractModel {
     /// file again (name and size) is left as it is; a day older than the table's last full is superseded, but with
     /// ranks recorded it is loaded aside and its day recorded in its place (a file the loader refuses records
     /// nothing); any other day replaces the table, the same day again included, and is recorded with ranks on.
+    /// `--force` applies the file whatever its day and whether it was applied: the table then holds its day.
     private mutating func applyChart(_ file: PlannedFile, feed: PlannedFeed, day: String, exportDate: Int64,
-                                     expected: inout ExpectedImport) {
+                                     force: Bool, expected: inout ExpectedImport) {
         let name = file.table.name
         let key = ExpectedImport.key(table: name, day: day)
-        if feed.wrongMD5 {
+        if feed.wrongMD5 || file.wrongMD5 {
             expected.refused.insert(key)
             return
         }
-        let identity = feed.archived ? nil : "\(feed.feed)\(day)/\(name) \(file.bytes(full: true).count)"
-        if let identity, appliedCharts.contains(identity) {
+        let identity = feed.archived || file.archived ? nil
+            : "\(feed.feed)\(day)/\(name) \(file.bytes(full: true).count)"
+        if !force, let identity, appliedCharts.contains(identity) {
             expected.unchanged.insert(key)
             return
         }
         let kept = file.rows.filter { !leftOut($0, file.table) }
         let accepted = kept.compactMap(\.stored)
-        if let last = chartDays[name], exportDate < last {
+        if !force, let last = chartDays[name], exportDate < last {
             if recordsRanks && file.mustFail {
                 expected.refused.insert(key)
             } else {
@@ -187,7 +194,7 @@ struct ContractModel {
                   let id = row[3].flatMap({ Int64($0) }), let rank = row[4].flatMap({ Int64($0) }) else { continue }
             charts[RankKey(storefront: storefront, genre: genre), default: []].append(RankEntry(rank: rank, id: id))
         }
-        rankDays[day] = charts.mapValues { $0.sorted() }
+        rankDays[spec.name, default: [:]][day] = charts.mapValues { $0.sorted() }
     }
 
     /// Whether the selection leaves the row out (docs/import.md): decided on the value as written, for a row the
@@ -243,13 +250,19 @@ struct ContractModel {
                          new?[priceColumn], (new ?? old)?[currencyColumn]])
         }
         func number(_ text: String??) -> Double? { (text ?? nil).flatMap(Double.init) }
+        func append(_ row: [String?], _ change: String, old: [String?]?, new: [String?]?) {
+            // Once per (id, storefront, export date): an export applied again (`--force`) records nothing new.
+            guard pricesRecorded.insert("\(exportDate) \(row[1] ?? "∅") \(row[storefrontColumn] ?? "∅")").inserted
+            else { return }
+            priceHistory.append(line(row, change, old: old, new: new))
+        }
         for key in keys ?? Set(before.keys).union(after.keys) {
             switch (before[key], after[key]) {
-            case (nil, let new?): priceHistory.append(line(new, "appeared", old: nil, new: new))
-            case (let old?, nil) where keys == nil: priceHistory.append(line(old, "disappeared", old: old, new: nil))
+            case (nil, let new?): append(new, "appeared", old: nil, new: new)
+            case (let old?, nil) where keys == nil: append(old, "disappeared", old: old, new: nil)
             case (let old?, let new?):
                 if number(old[priceColumn]) != number(new[priceColumn]) || old[currencyColumn] != new[currencyColumn] {
-                    priceHistory.append(line(new, "changed", old: old, new: new))
+                    append(new, "changed", old: old, new: new)
                 }
             default: break
             }
@@ -299,10 +312,13 @@ struct ContractModel {
         if !changes.contains(entry) { changes.append(entry) }
     }
 
-    /// The export that removed `id`, when its latest change is a removal (what `epf lookup` reports).
+    /// The export that removed `id`, when its latest change is a removal (what `epf lookup` reports): latest by
+    /// export date, then as recorded (a full forced back in time records its removals under its own, older date).
     func removal(of id: Int64) -> Int64? {
-        guard let last = changes.last(where: { $0.id == id }), last.change == "removed" else { return nil }
-        return last.exportDate
+        let mine = changes.enumerated().filter { $0.element.id == id }
+        guard let last = mine.max(by: { ($0.element.exportDate, $0.offset) < ($1.element.exportDate, $1.offset) }),
+              last.element.change == "removed" else { return nil }
+        return last.element.exportDate
     }
 
     /// The ids of apps present now.

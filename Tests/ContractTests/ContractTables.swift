@@ -123,8 +123,21 @@ enum ContractTables {
         ColumnSpec(name: "application_rank", dbType: "INTEGER", kind: .rank),
     ], key: [1, 2, 3])
 
+    /// v5's four chart tables (since 2023: free and paid, iPhone and iPad), with the real 2025 header: the same
+    /// columns as v3's chart but `BIGINT` application ids. Written by `PopularityPlanner` for sequences of v5's
+    /// layout, FULL every day, each table its own file in the `popularity<date>` folder.
+    static let v5Charts: [TableSpec] = ["free", "paid", "free_ipad", "paid_ipad"].map { prefix in
+        TableSpec(name: "\(prefix)_application_popularity_per_genre", feed: "popularity", columns: [
+            ColumnSpec(name: "export_date", dbType: "BIGINT", kind: .exportDate),
+            ColumnSpec(name: "storefront_id", dbType: "INTEGER", kind: .id),
+            ColumnSpec(name: "genre_id", dbType: "INTEGER", kind: .id),
+            ColumnSpec(name: "application_id", dbType: "BIGINT", kind: .id),
+            ColumnSpec(name: "application_rank", dbType: "INTEGER", kind: .rank),
+        ], key: [1, 2, 3])
+    }
+
     static let all = [application, applicationDetail, genreApplication, keyless, applicationPrice]
     static let feeds = ["itunes", "pricing"]
-    /// Every table the contract matrix compares: `all` and the chart.
-    static let compared = all + [popularity]
+    /// Every table the contract matrix compares: `all` and the charts of both layouts.
+    static let compared = all + [popularity] + v5Charts
 }

@@ -35,6 +35,10 @@ struct PlannedFile {
     var full: Bool?
     /// Where a cut file ends, as a fraction of its data bytes.
     var cutFraction = 0.5
+    /// v5's layout: the file is its own archive in its feed's folder (`popularity20260107/<table>.tbz`, holding
+    /// `popularity20260107/<table>`) with a `.md5` sidecar, which names another digest when `wrongMD5`.
+    var archived = false
+    var wrongMD5 = false
 
     /// Whether the importer must refuse the file (verification fails).
     var mustFail: Bool { dirt == .countHigh || dirt == .countLow || dirt == .cut }
@@ -96,7 +100,8 @@ struct PlannedExport {
         let files = feeds.map { feed in
             let tables = feed.files.map { file in
                 let dirty = file.rows.filter { !$0.dirt.isEmpty }.map { $0.dirt.joined(separator: "+") }
-                var text = "\(file.table.name)[\(file.rows.count) rows"
+                var text = "\(file.table.name)\(file.archived ? ".tbz" : "")\(file.wrongMD5 ? " (wrong .md5)" : "")"
+                    + "[\(file.rows.count) rows"
                 if file.dirt != .none { text += ", \(file.dirt.rawValue)" }
                 if !dirty.isEmpty { text += ", dirt: \(dirty.joined(separator: " "))" }
                 return text + "]"

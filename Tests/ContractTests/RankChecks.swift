@@ -3,64 +3,48 @@ import EPFSchema
 import EPFSQLite
 import Foundation
 
-/// The rank history after an export against the model's recorded days (`ContractModel.rankDays`): on SQLite
-/// through `RankHistoryRead` (the recorded days; every chart of every recorded day, absent ones as [], and its
-/// depth; no data on days never recorded; the history of a few ids), on PostgreSQL through `epf_rank_days` and the
-/// view `epf_rank_history`.
+/// The rank history after an export against the model's recorded days (`ContractModel.rankDays`), for each chart
+/// table of both layouts (v3's one, v5's four: a table the sequence never writes must have no day): on SQLite
+/// through `RankHistoryRead` (the recorded days, of any chart and of each; every chart of every recorded day, absent
+/// ones as [], and its depth; no data on days never recorded; the history of a few ids across charts), on
+/// PostgreSQL through `epf_rank_days` and the view `epf_rank_history`.
 enum RankChecks {
     /// A chart no export writes (no chart has genre 9): [] on every recorded day, nil on any other.
     static let absent = RankKey(storefront: 143441, genre: 9)
     /// An id no chart holds.
     static let unranked: Int64 = 999_999_999
 
+    /// The charts of every chart table the matrix writes (both layouts), in the store's order.
+    static let charts: [RankChart] = ContractTables.compared.filter(\.chart).compactMap { RankChart(table: $0.name) }
+        .sorted()
+
     static func sqliteProblems(database: String, _ model: ContractModel, seed: UInt64) throws -> [String] {
-        let days = model.rankDays.keys.sorted()
+        let allDays = Set(model.rankDays.values.flatMap(\.keys)).sorted()
         guard FileManager.default.fileExists(atPath: database) else {
-            return days.isEmpty ? [] : ["SQLite: no database, the model recorded \(days.count) rank days"]
+            return allDays.isEmpty ? [] : ["SQLite: no database, the model recorded \(allDays.count) rank days"]
         }
         let connection = try SQLiteConnection(path: database, mode: .readOnly)
         guard let read = try RankHistoryRead(connection) else {
-            return days.isEmpty ? [] : ["SQLite: no rank history, the model recorded \(names(days))"]
+            return allDays.isEmpty ? [] : ["SQLite: no rank history, the model recorded \(names(allDays))"]
         }
         do {
             var problems: [String] = []
-            let recorded = try read.recordedDays(chart: .apps)
-            if recorded != days {
-                problems.append("SQLite: rank days \(names(recorded)), the model's \(names(days))")
+            let recordedAll = try read.recordedDays()
+            if recordedAll != allDays {
+                problems.append("SQLite: rank days of any chart \(names(recordedAll)), the model's \(names(allDays))")
             }
-            let keys = Set(model.rankDays.values.flatMap(\.keys)).union([absent]).sorted()
-            for day in days {
-                let charts = model.rankDays[day] ?? [:]
-                let depths = try read.depths(chart: .apps, on: day)
-                let wantDepths = Dictionary(uniqueKeysWithValues: charts.map { (chartKey($0.key), $0.value.count) })
-                if depths != wantDepths {
-                    problems.append("SQLite: the depths of \(name(day)) are \(depths.count) charts, the model's "
-                                    + "\(wantDepths.count)")
-                }
-                for key in keys {
-                    let want = (charts[key] ?? []).map { "\($0.rank):\($0.id)" }
-                    let have = try read.chart(chartKey(key), on: day)?.map { "\($0.rank):\($0.id)" }
-                    if have != want {
-                        problems.append("SQLite: the chart of \(key.storefront)/\(key.genre) on \(name(day)) is "
-                                        + "\(have.map { "\($0)" } ?? "no data"), the model's \(want)")
-                    }
-                }
+            for chart in charts {
+                problems += try chartProblems(read, chart, model.rankDays[chart.table] ?? [:])
             }
-            // Days never recorded are no data, never empty charts.
-            let some = keys.first.map(chartKey) ?? chartKey(absent)
-            for number in 4...31 {
-                let day = PopularityPlanner.day(number).exportDate
-                guard model.rankDays[day] == nil else { continue }
-                if try read.chart(some, on: day) != nil || read.depth(some, on: day) != nil {
-                    problems.append("SQLite: \(name(day)) was never recorded, yet its chart is not nil")
-                }
-            }
-            let ids = Set(model.rankDays.values.flatMap { $0.values.flatMap { $0.map(\.id) } }).sorted()
+            let ids = Set(model.rankDays.values.flatMap { $0.values.flatMap { $0.values.flatMap { $0.map(\.id) } } })
+                .sorted()
             let asked = ids.isEmpty ? [unranked] : [ids[Int(seed % UInt64(ids.count))], ids[0], ids[ids.count - 1],
                                                     unranked]
             for id in Set(asked).sorted() {
-                let have = try read.history(of: id).map { "\(name($0.day)) \($0.key.storefrontID)/\($0.key.genreID) "
-                                                          + "#\($0.rank)" }
+                let have = try read.history(of: id).map { point in
+                    "\(name(point.day)) \(point.key.chart.rawValue) \(point.key.storefrontID)/\(point.key.genreID) "
+                        + "#\(point.rank)"
+                }
                 let want = history(of: id, model)
                 if have != want {
                     problems.append("SQLite: the history of \(id) is \(have), the model's \(want)")
@@ -72,32 +56,77 @@ enum RankChecks {
         }
     }
 
+    /// One chart table's recorded days against the model's `days`: the days, each day's depths, every chart the
+    /// table ever held and one it never does on each recorded day, and no data on every day of the month not
+    /// recorded.
+    private static func chartProblems(_ read: RankHistoryRead, _ chart: RankChart,
+                                      _ days: [Int64: [RankKey: [RankEntry]]]) throws -> [String] {
+        var problems: [String] = []
+        let recorded = try read.recordedDays(chart: chart)
+        if recorded != days.keys.sorted() {
+            problems.append("SQLite: \(chart.rawValue) rank days \(names(recorded)), the model's "
+                            + "\(names(days.keys.sorted()))")
+        }
+        let keys = Set(days.values.flatMap(\.keys)).union([absent]).sorted()
+        for (day, charts) in days.sorted(by: { $0.key < $1.key }) {
+            let depths = try read.depths(chart: chart, on: day)
+            let wantDepths = Dictionary(uniqueKeysWithValues: charts.map { (chartKey($0.key, chart), $0.value.count) })
+            if depths != wantDepths {
+                problems.append("SQLite: the \(chart.rawValue) depths of \(name(day)) are \(depths.count) charts, "
+                                + "the model's \(wantDepths.count)")
+            }
+            for key in keys {
+                let want = (charts[key] ?? []).map { "\($0.rank):\($0.id)" }
+                let have = try read.chart(chartKey(key, chart), on: day)?.map { "\($0.rank):\($0.id)" }
+                if have != want {
+                    problems.append("SQLite: the \(chart.rawValue) chart of \(key.storefront)/\(key.genre) on "
+                                    + "\(name(day)) is \(have.map { "\($0)" } ?? "no data"), the model's \(want)")
+                }
+            }
+        }
+        // Days never recorded are no data, never empty charts.
+        let some = chartKey(keys.first ?? absent, chart)
+        for number in 4...31 {
+            let day = PopularityPlanner.day(number).exportDate
+            guard days[day] == nil else { continue }
+            if try read.chart(some, on: day) != nil || read.depth(some, on: day) != nil {
+                problems.append("SQLite: \(name(day)) was never recorded for \(chart.rawValue), yet its chart is not "
+                                + "nil")
+            }
+        }
+        return problems
+    }
+
     static func postgresProblems(_ reader: PostgresReader, _ model: ContractModel) throws -> [String] {
-        let days = model.rankDays.keys.sorted()
         let schema = "\"\(reader.schema)\""
         guard try reader.connection.query("SELECT to_regclass($1)::text", ["\(schema).epf_rank_days"])
             .first?.first ?? nil != nil else {
+            let days = Set(model.rankDays.values.flatMap(\.keys)).sorted()
             return days.isEmpty ? [] : ["PostgreSQL: no rank history, the model recorded \(names(days))"]
         }
         var problems: [String] = []
         let recorded = try reader.connection.query("""
-            SELECT export_date::text, charts::text, entries::text FROM \(schema).epf_rank_days WHERE chart = 0
-            ORDER BY export_date
+            SELECT chart::text, export_date::text, charts::text, entries::text FROM \(schema).epf_rank_days
+            ORDER BY chart, export_date
             """).map { $0.map { $0 ?? "∅" }.joined(separator: " ") }
-        let want = days.map { day in
-            let charts = model.rankDays[day] ?? [:]
-            return "\(day) \(charts.count) \(charts.values.map(\.count).reduce(0, +))"
+        let want = charts.flatMap { chart in
+            (model.rankDays[chart.table] ?? [:]).sorted { $0.key < $1.key }.map { day, charts in
+                "\(chart.code) \(day) \(charts.count) \(charts.values.map(\.count).reduce(0, +))"
+            }
         }
         if recorded != want {
-            problems.append("PostgreSQL: epf_rank_days (day, charts, entries) holds \(recorded), the model \(want)")
+            problems.append("PostgreSQL: epf_rank_days (chart, day, charts, entries) holds \(recorded), the model "
+                            + "\(want)")
         }
         let have = try reader.connection.query("""
             SELECT export_date::text, chart, storefront_id::text, genre_id::text, rank::text, id::text
             FROM \(schema).epf_rank_history
             """).map { $0.map { $0 ?? "∅" }.joined(separator: " ") }.sorted()
-        let lines = days.flatMap { day in
-            (model.rankDays[day] ?? [:]).flatMap { key, entries in
-                entries.map { "\(day) apps \(key.storefront) \(key.genre) \($0.rank) \($0.id)" }
+        let lines = charts.flatMap { chart in
+            (model.rankDays[chart.table] ?? [:]).flatMap { day, charts in
+                charts.flatMap { key, entries in
+                    entries.map { "\(day) \(chart.rawValue) \(key.storefront) \(key.genre) \($0.rank) \($0.id)" }
+                }
             }
         }.sorted()
         if have != lines {
@@ -109,17 +138,22 @@ enum RankChecks {
     }
 
     /// The model's history of `id`, spelled as `sqliteProblems` spells `RankHistoryRead.history`'s points: by day,
-    /// then storefront and genre.
+    /// then chart, storefront and genre.
     private static func history(of id: Int64, _ model: ContractModel) -> [String] {
-        model.rankDays.keys.sorted().flatMap { day in
-            (model.rankDays[day] ?? [:]).sorted { $0.key < $1.key }.compactMap { key, entries in
-                entries.first { $0.id == id }.map { "\(name(day)) \(key.storefront)/\(key.genre) #\($0.rank)" }
+        let days = Set(model.rankDays.values.flatMap(\.keys)).sorted()
+        return days.flatMap { day in
+            charts.flatMap { chart in
+                (model.rankDays[chart.table]?[day] ?? [:]).sorted { $0.key < $1.key }.compactMap { key, entries in
+                    entries.first { $0.id == id }.map {
+                        "\(name(day)) \(chart.rawValue) \(key.storefront)/\(key.genre) #\($0.rank)"
+                    }
+                }
             }
         }
     }
 
-    private static func chartKey(_ key: RankKey) -> RankChartKey {
-        RankChartKey(chart: .apps, storefrontID: key.storefront, genreID: key.genre)
+    private static func chartKey(_ key: RankKey, _ chart: RankChart) -> RankChartKey {
+        RankChartKey(chart: chart, storefrontID: key.storefront, genreID: key.genre)
     }
 
     private static func name(_ day: Int64) -> String { String(ContractMatrixTests.day(day).prefix(10)) }
