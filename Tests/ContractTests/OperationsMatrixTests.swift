@@ -1,4 +1,5 @@
 import EPFPostgres
+import EPFSchema
 import EPFTestSupport
 import Foundation
 import Glibc
@@ -35,7 +36,20 @@ enum OperationsSettings {
     /// One sequence: nil when every operation left both stores and their claims as the model says.
     static func run(seed: UInt64, postgres: String) throws -> String? {
         var exportPlanner = ExportPlanner(seed: seed)
-        let exports = exportPlanner.sequence()
+        var exports = exportPlanner.sequence()
+        // Half the sequences carry charts (v3's or v5's layout, each export its own day's), and two in three of
+        // those record ranks (`--history ranks` on every import and sync): their own generator, so that the others
+        // stayed as they were.
+        var chartRandom = SeededGenerator(seed: seed ^ 0x0C4A_7500_0000_0000)
+        let charted = chartRandom.below(2) == 0
+        let ranks = charted && chartRandom.below(3) < 2
+        if charted {
+            var charts = PopularityPlanner(seed: seed, layout: ChartLayout.of(seed: seed), lateDays: false)
+            charts.addCharts(to: &exports)
+        }
+        let rankArguments = ranks ? ["--history", "ranks"] : []
+        let request = ranks ? SelectionRequest(history: false, ranks: true, arguments: rankArguments)
+            : SelectionRequest()
         var planner = OperationsPlanner(seed: seed)
         let operations = planner.operations(exports: exports)
         let scratch = try TemporaryDirectory(prefix: "epf-operations")
@@ -84,12 +98,13 @@ enum OperationsSettings {
             switch operation {
             case .importExport(let number, let force):
                 let expected = model.importExport(exports[number - 1], root: scratch.file(mirror, "export\(number)"),
-                                                  force: force)
-                try importBoth(["import"] + current(number) + (force ? ["--force"] : []), expected: expected)
+                                                  force: force, request: request)
+                try importBoth(["import"] + current(number) + (force ? ["--force"] : []) + rankArguments,
+                               expected: expected)
             case .killAndResume(let number, let delay):
                 let expected = model.importExport(exports[number - 1], root: scratch.file(mirror, "export\(number)"),
-                                                  force: false)
-                try importBoth(["import"] + current(number), expected: expected, kill: delay)
+                                                  force: false, request: request)
+                try importBoth(["import"] + current(number) + rankArguments, expected: expected, kill: delay)
             case .importDamaged(let number, let table):
                 let export = exports[number - 1]
                 guard let feed = export.feeds.first(where: { feed in
@@ -99,8 +114,8 @@ enum OperationsSettings {
                 let original = try Data(contentsOf: URL(fileURLWithPath: file))
                 try Data("this is not an EPF file\n".utf8).write(to: URL(fileURLWithPath: file))
                 let expected = model.importExport(export, root: scratch.file(mirror, "export\(number)"), force: false,
-                                                  damaged: table)
-                try importBoth(["import"] + current(number), expected: expected)
+                                                  damaged: table, request: request)
+                try importBoth(["import"] + current(number) + rankArguments, expected: expected)
                 try original.write(to: URL(fileURLWithPath: file))
             case .sync(let upTo):
                 let root = scratch.file("sync-mirror")
@@ -124,10 +139,10 @@ enum OperationsSettings {
                 var expected: Int32 = 0
                 for export in published[newestFull...] {
                     let status = model.importExport(export, root: scratch.file(mirror, "export\(export.number)"),
-                                                    force: false)
+                                                    force: false, request: request)
                     expected = max(expected, status)
                 }
-                try importBoth(["sync", root], expected: expected)
+                try importBoth(["sync", root] + rankArguments, expected: expected)
             case .moveMirror:
                 let moved = mirror == "mirror1" ? "mirror2" : "mirror1"
                 try FileManager.default.moveItem(atPath: scratch.file(mirror), toPath: scratch.file(moved))
@@ -147,6 +162,7 @@ enum OperationsSettings {
                                                             in: scratch.path), model, store: "PostgreSQL")
             if step == operations.count - 1 {
                 problems += try Self.readerProblems(database: database, model, in: scratch.path)
+                problems += try Self.chartReaderProblems(database: database, model, in: scratch.path)
             }
             if !problems.isEmpty {
                 return """
@@ -222,6 +238,14 @@ enum OperationsSettings {
         if failures != model.failureLines {
             problems.append("\(store): status lists failures \(failures), the model \(model.failureLines)")
         }
+        let rankDays = Set(model.rows.rankDays.values.flatMap(\.keys))
+        let newestDay = rankDays.max().map { ContractMatrixTests.day($0) }
+        if status["rankHistory"] as? Bool != model.rows.recordsRanks || status["rankDays"] as? Int != rankDays.count
+            || status["rankNewestDay"] as? String != newestDay {
+            problems.append("\(store): status says rankHistory \(status["rankHistory"] ?? "nil"), rankDays "
+                            + "\(status["rankDays"] ?? "nil"), rankNewestDay \(status["rankNewestDay"] ?? "nil"); the "
+                            + "model \(model.rows.recordsRanks), \(rankDays.count), \(newestDay ?? "nil")")
+        }
         let tables = status["tables"] as? [[String: Any]] ?? []
         for (name, state) in model.tables {
             let entry = tables.first { $0["name"] as? String == name }
@@ -253,6 +277,87 @@ enum OperationsSettings {
         }
         problems += try serveProblems(database: database, model, in: directory)
         return problems
+    }
+
+    /// The storefronts `--country` names in `epf charts` and `epf ranks` (the matrix's sixth has no country).
+    static let countries: [Int64: String] = [143441: "us", 143444: "gb", 143462: "jp", 143455: "ca", 143460: "au"]
+
+    /// With ranks recorded, `epf ranks` and `epf charts` as the reader user: an id's every recorded rank, and (v5's
+    /// tables, which `epf charts` shows as they are; v3's it splits by price) a chart on its newest recorded day.
+    static func chartReaderProblems(database: String, _ model: OperationsModel, in directory: String) throws
+        -> [String] {
+        let recorded = model.rows.rankDays.flatMap { table, days in
+            days.flatMap { day, charts in
+                charts.compactMap { key, entries in
+                    RankChart(table: table).map { (chart: $0, day: day, key: key, entries: entries) }
+                }
+            }
+        }.sorted { ($0.chart, $0.day, $0.key) < ($1.chart, $1.day, $1.key) }
+        guard let id = recorded.flatMap({ $0.entries.map(\.id) }).min() else { return [] }
+        var problems: [String] = []
+        let ranks = try asReader(["ranks", "\(id)", "--since", "2026-01-01", "--json", "--db", database],
+                                 in: directory)
+        let answer = try? JSONSerialization.jsonObject(with: Data(ranks.stdout.utf8)) as? [String: Any]
+        let have = (answer?["charts"] as? [[String: Any]] ?? []).flatMap { chart in
+            (chart["days"] as? [[String: Any]] ?? []).compactMap { day -> String? in
+                guard let rank = day["rank"] as? Int else { return nil }
+                return "\(chart["chart"] as? String ?? "?") \(chart["storefrontId"] as? Int64 ?? -1)/"
+                    + "\(chart["genreId"] as? Int64 ?? -1) \((day["date"] as? String ?? "?").prefix(10)) #\(rank)"
+            }
+        }.sorted()
+        let want = recorded.compactMap { chart, day, key, entries in
+            entries.first { $0.id == id }.map {
+                "\(chart.rawValue) \(key.storefront)/\(key.genre) \(ContractMatrixTests.day(day).prefix(10)) #\($0.rank)"
+            }
+        }.sorted()
+        if ranks.status != 0 || have != want {
+            problems.append("epf ranks \(id) as a reader exited \(ranks.status) with \(have), the model's \(want): "
+                            + "\(ranks.stderr.prefix(300))")
+        }
+        guard let newest = recorded.filter({ $0.chart != .apps && countries[$0.key.storefront] != nil })
+            .max(by: { $0.day < $1.day }), let country = countries[newest.key.storefront] else { return problems }
+        // `--country` names a storefront through the storefront table, which the matrix's exports lack: root imports
+        // one last (after every claim was checked), as a user would with the next full.
+        let storefronts = try storefrontFeed(under: directory)
+        let imported = try BuiltEPF.run(["import", storefronts, "--db", database, "--quiet"], in: directory)
+        guard imported.status == 0 else {
+            return problems + ["importing the storefront table exited \(imported.status): \(imported.stderr.prefix(300))"]
+        }
+        let day = String(ContractMatrixTests.day(newest.day).prefix(10))
+        let charts = try asReader(["charts", "--country", country, "--chart", newest.chart.rawValue, "--genre",
+                                   "\(newest.key.genre)", "--date", day, "--limit", "200", "--json", "--db", database],
+                                  in: directory)
+        let chart = try? JSONSerialization.jsonObject(with: Data(charts.stdout.utf8)) as? [String: Any]
+        let listed = (chart?["results"] as? [[String: Any]] ?? []).map {
+            "\($0["rank"] as? Int ?? -1):\($0["trackId"] as? Int64 ?? -1)"
+        }
+        let entries = newest.entries.map { "\($0.rank):\($0.id)" }
+        if charts.status != (entries.isEmpty ? 1 : 0) || listed != entries {
+            problems.append("epf charts --country \(country) --chart \(newest.chart.rawValue) --genre "
+                            + "\(newest.key.genre) --date \(day) as a reader exited \(charts.status) with \(listed), "
+                            + "the model's \(entries): \(charts.stderr.prefix(300))")
+        }
+        return problems
+    }
+
+    /// Writes `itunes20260131/storefront`, a clean full of the matrix's five storefronts with their countries, and
+    /// returns its folder.
+    static func storefrontFeed(under directory: String) throws -> String {
+        let spec = TableSpec(name: "storefront", feed: "itunes", columns: [
+            ColumnSpec(name: "export_date", dbType: "BIGINT", kind: .exportDate),
+            ColumnSpec(name: "storefront_id", dbType: "INTEGER", kind: .id),
+            ColumnSpec(name: "country_code", dbType: "VARCHAR(3)", kind: .text),
+            ColumnSpec(name: "name", dbType: "VARCHAR(200)", kind: .text),
+        ], key: [1])
+        let codes: [Int64: String] = [143441: "USA", 143444: "GBR", 143462: "JPN", 143455: "CAN", 143460: "AUS"]
+        let rows = codes.sorted { $0.key < $1.key }.map { id, code in
+            PlannedRow(fields: ["1769817600000", "\(id)", code, code].map { Array($0.utf8) }, stored: nil)
+        }
+        let folder = (directory as NSString).appendingPathComponent("storefronts/itunes20260131")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Data(PlannedFile(table: spec, rows: rows).bytes(full: true))
+            .write(to: URL(fileURLWithPath: (folder as NSString).appendingPathComponent("storefront")))
+        return folder
     }
 
     /// `epf serve` as the reader user answers `/healthz` with the model's claims.

@@ -54,7 +54,7 @@ struct OperationsPlanner {
                 next += 1
             case 70..<78:
                 let export = exports[any - 1]
-                let files = export.feeds.filter { !$0.archived }.flatMap { $0.files }
+                let files = export.feeds.filter { !$0.archived }.flatMap { $0.files }.filter { !$0.table.chart }
                 if let file = files.isEmpty ? nil : files[random.below(files.count)] {
                     operations.append(.importDamaged(any, table: file.table.name))
                 } else {
@@ -126,12 +126,19 @@ struct OperationsModel {
     }
 
     /// Applies one import of `export` (every feed of it) read from `root` (the folder holding the export's feeds);
-    /// `damaged` names a table whose file is not EPF. Returns the exit status the import must end with.
-    mutating func importExport(_ export: PlannedExport, root: String, force: Bool, damaged: String? = nil) -> Int32 {
+    /// `damaged` names a table whose file is not EPF; `request` the options given (`--history ranks`). Returns the
+    /// exit status the import must end with.
+    ///
+    /// A chart (FULL in every export, of its export's day here) is decided by `ContractModel`'s rules for charts
+    /// (a day older than the table's is superseded, but with ranks recorded its ranks are recorded in place; any
+    /// other day applies), once the ledger's own answer (applied before, a wrong `.md5`) is taken.
+    mutating func importExport(_ export: PlannedExport, root: String, force: Bool, damaged: String? = nil,
+                               request: SelectionRequest = SelectionRequest()) -> Int32 {
         exportsFull[export.number] = export.full
         var failed = false
         var skipping: Set<String> = []
-        var applying: [(file: PlannedFile, feed: String)] = []
+        var applying: [(file: PlannedFile, feed: String, full: Bool)] = []
+        var charts: [(file: PlannedFile, feed: String)] = []
         for feed in export.feeds {
             if feed.wrongMD5 {
                 addFailure(Failure(table: nil, feed: feed.feed, day: export.day, full: nil))
@@ -152,6 +159,17 @@ struct OperationsModel {
                     skipping.insert(name)
                     continue
                 }
+                if file.table.chart {
+                    if file.wrongMD5 {
+                        // v5's archive of one table: the failure is named after its file, the table.
+                        addFailure(Failure(table: name, feed: feed.feed, day: export.day, full: nil))
+                        failed = true
+                        skipping.insert(name)
+                    } else {
+                        charts.append((file, feed.feed))
+                    }
+                    continue
+                }
                 switch force ? .apply : decide(name, full: export.full, day: export.day) {
                 case .superseded:
                     skipping.insert(name)
@@ -164,21 +182,33 @@ struct OperationsModel {
                         addFailure(Failure(table: name, feed: feed.feed, day: export.day, full: export.full))
                         failed = true
                     } else {
-                        applying.append((file, feed.feed))
+                        applying.append((file, feed.feed, export.full))
                     }
                 }
             }
         }
-        _ = rows.apply(export, skipping: skipping, force: force)
-        for (file, feed) in applying {
+        let expected = rows.apply(export, request: request, skipping: skipping, force: force)
+        for (file, feed) in charts {
+            let key = ExpectedImport.key(table: file.table.name, day: export.day)
+            if expected.refused.contains(key) {
+                addFailure(Failure(table: file.table.name, feed: feed, day: export.day, full: true))
+                failed = true
+            } else if expected.applied[key] != nil {
+                applying.append((file, feed, true))
+            }
+        }
+        for (file, feed, full) in applying {
             let name = file.table.name
             done.insert("\(export.number)/\(name)")
             var state = tables[name] ?? TableState()
-            if export.full {
-                // The table's incrementals no longer count as done: imported again, they are decided again.
+            if full {
+                // The table's incrementals no longer count as done: imported again, they are decided again (a
+                // chart has none: its files are FULL in every export).
                 done = done.filter { key in
                     let parts = key.split(separator: "/")
-                    guard parts.count == 2, parts[1] == name, let number = Int(parts[0]) else { return true }
+                    guard !file.table.chart, parts.count == 2, parts[1] == name, let number = Int(parts[0]) else {
+                        return true
+                    }
                     return exportsFull[number] ?? true
                 }
                 state.history = [(export.day, true)]
@@ -195,7 +225,7 @@ struct OperationsModel {
                 if export.full && failure.feed == feed && export.day > failure.day { return true }
                 let same = failure.table.map { $0 == name } ?? (failure.feed == feed)
                 guard same else { return false }
-                if export.full { return export.day >= failure.day }
+                if full { return export.day >= failure.day }
                 return export.day == failure.day && failure.full != true
             }
         }
@@ -212,11 +242,17 @@ struct OperationsModel {
     /// The newest export date of any table.
     var newest: Int64? { tables.values.compactMap(\.date).max() }
 
-    /// The tables loaded from another full than the newest (`MixedExports`).
+    /// The tables loaded from another full than the newest (`MixedExports`): the newest is the catalogue's (a
+    /// chart, FULL every day, is not a full export of the catalogue), and a chart of a later day than it is that
+    /// day's chart, not behind.
     var behind: Set<String> {
         let fulls = tables.compactMap { name, state in state.lastFull.map { (name, $0) } }
-        guard let newest = fulls.max(by: { ($0.1.day, $0.1.order) < ($1.1.day, $1.1.order) }) else { return [] }
-        return Set(fulls.filter { $0.1.day != newest.1.day || $0.1.root != newest.1.root }.map(\.0))
+        func chart(_ name: String) -> Bool { name.hasSuffix("_popularity_per_genre") }
+        guard let newest = fulls.filter({ !chart($0.0) })
+            .max(by: { ($0.1.day, $0.1.order) < ($1.1.day, $1.1.order) }) else { return [] }
+        return Set(fulls.filter { name, full in
+            !(full.day == newest.1.day && full.root == newest.1.root) && !(chart(name) && full.day > newest.1.day)
+        }.map(\.0))
     }
 
     /// What open failures name that the database holds nothing of: a table, or `<feed> feed` when no table of a
@@ -246,7 +282,7 @@ struct OperationsModel {
         for failure in failures {
             guard let limit = OperationsModel.midnight(failure.day) else { continue }
             let affected = failure.table.map { [$0] }
-                ?? ContractTables.all.filter { $0.feed == failure.feed }.map(\.name)
+                ?? ContractTables.compared.filter { $0.feed == failure.feed }.map(\.name)
             for table in affected {
                 guard let date = tables[table]?.date, date < limit else { continue }
                 held = true
