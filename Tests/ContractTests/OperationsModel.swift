@@ -222,7 +222,8 @@ struct OperationsModel {
             tables[name] = state
             failures.removeAll { failure in
                 // A newer full of the feed replaces the feed whole (docs/import.md, "What status claims").
-                if export.full && failure.feed == feed && export.day > failure.day { return true }
+                // (A chart's file is a full of its feed in any export.)
+                if full && failure.feed == feed && export.day > failure.day { return true }
                 let same = failure.table.map { $0 == name } ?? (failure.feed == feed)
                 guard same else { return false }
                 if full { return export.day >= failure.day }
@@ -262,7 +263,9 @@ struct OperationsModel {
         for failure in failures {
             if let table = failure.table {
                 if tables[table]?.date == nil { names.insert(table) }
-            } else if !ContractTables.all.contains(where: { $0.feed == failure.feed && tables[$0.name]?.date != nil }) {
+            } else if !ContractTables.compared.contains(where: {
+                $0.feed == failure.feed && tables[$0.name]?.date != nil
+            }) {
                 names.insert("\(failure.feed) feed")
             }
         }
