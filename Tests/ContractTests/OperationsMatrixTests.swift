@@ -306,8 +306,9 @@ enum OperationsSettings {
             }
         }.sorted()
         let want = recorded.compactMap { chart, day, key, entries in
-            entries.first { $0.id == id }.map {
-                "\(chart.rawValue) \(key.storefront)/\(key.genre) \(ContractMatrixTests.day(day).prefix(10)) #\($0.rank)"
+            entries.first { $0.id == id }.map { entry in
+                let date = ContractMatrixTests.day(day).prefix(10)
+                return "\(chart.rawValue) \(key.storefront)/\(key.genre) \(date) #\(entry.rank)"
             }
         }.sorted()
         if ranks.status != 0 || have != want {
@@ -321,7 +322,8 @@ enum OperationsSettings {
         let storefronts = try storefrontFeed(under: directory)
         let imported = try BuiltEPF.run(["import", storefronts, "--db", database, "--quiet"], in: directory)
         guard imported.status == 0 else {
-            return problems + ["importing the storefront table exited \(imported.status): \(imported.stderr.prefix(300))"]
+            return problems + ["importing the storefront table exited \(imported.status): "
+                               + "\(imported.stderr.prefix(300))"]
         }
         let day = String(ContractMatrixTests.day(newest.day).prefix(10))
         let charts = try asReader(["charts", "--country", country, "--chart", newest.chart.rawValue, "--genre",
