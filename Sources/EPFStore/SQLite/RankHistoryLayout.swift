@@ -43,16 +43,14 @@ enum RankHistoryLayout {
             PRIMARY KEY (chart, storefront_id, genre_id, export_date)
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS \(dayIndex) ON \(lists) (chart, export_date);
-        CREATE TABLE IF NOT EXISTS \(spans) (
-            id INTEGER NOT NULL,
-            chart INTEGER NOT NULL,
-            storefront_id INTEGER NOT NULL,
-            genre_id INTEGER NOT NULL,
-            entered_day INTEGER NOT NULL,
-            left_day INTEGER,
-            PRIMARY KEY (id, chart, storefront_id, genre_id, entered_day)
-        ) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS \(newSpans) (
+        \(spansSchema(spans))
+        \(spansSchema(newSpans))
+        """
+
+    /// The DDL of a spans table: the settled spans and the new spans' table have the same columns and key.
+    private static func spansSchema(_ name: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(name) (
             id INTEGER NOT NULL,
             chart INTEGER NOT NULL,
             storefront_id INTEGER NOT NULL,
@@ -62,6 +60,7 @@ enum RankHistoryLayout {
             PRIMARY KEY (id, chart, storefront_id, genre_id, entered_day)
         ) WITHOUT ROWID;
         """
+    }
 
     /// Makes the tables where they are missing.
     static func prepare(_ connection: SQLiteConnection) throws {
