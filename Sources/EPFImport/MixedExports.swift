@@ -127,12 +127,13 @@ package struct MixedExports: Sendable, Equatable {
     /// The `mixedExports` object of `epf status --json` and `/v1/status`.
     package var json: JSONValue {
         .object([
-            ("newestFull", .string(Self.day(newestFull))),
+            ("newestFull", .string(EPFValues.isoTimestamp(feedDay: newestFull))),
             ("newestFrom", .string(newestRoot)),
             ("current", .array(current.map { .string($0) })),
             ("behind", .array(behind.map { entry in
                 .object([("table", .string(entry.table)), ("feed", entry.feed.map { .string($0) } ?? .null),
-                         ("full", .string(Self.day(entry.date))), ("from", .string(entry.root))])
+                         ("full", .string(EPFValues.isoTimestamp(feedDay: entry.date))),
+                         ("from", .string(entry.root))])
             })),
             ("nextSync", .string(nextSync)),
         ])

@@ -220,7 +220,7 @@ package final class EPFRoutes: HTTPResponder {
     /// not a 410: the item may come back in a later export, and clients already read 404 as "not here".
     private func notFound(_ kind: EntityKind, _ id: Int64) throws -> RouteError {
         guard let removed = try withEngine({ try $0.changes.removal(of: id, kind: kind) }) else {
-            return RouteError(status: 404, message: "no \(kind.rawValue) with id \(id)")
+            return RouteError(status: 404, message: "no \(kind.word) with id \(id)")
         }
         return RouteError(status: 404,
                           message: "\(removed.kind) \(id) was removed from the store in the export of "
@@ -331,12 +331,12 @@ package final class EPFRoutes: HTTPResponder {
             }
             guard let list = try withEngine({ try $0.catalogue.prices(id: id) }), list.kind.table == kind.table
             else {
-                throw RouteError(status: 404, message: "no \(kind.rawValue) with id \(id)")
+                throw RouteError(status: 404, message: "no \(kind.word) with id \(id)")
             }
             return json(list.json)
         }
         guard let word = PriceHistory.tracked.values.first(where: { $0.key == kind.table + "_id" })?.kind else {
-            throw RouteError(status: 404, message: "no price history for \(kind.rawValue)")
+            throw RouteError(status: 404, message: "no price history for \(kind.word)")
         }
         let changes = try withEngine {
             try $0.changes.priceHistory(id: id, kind: word, country: country, since: since)

@@ -41,8 +41,9 @@ enum InterruptNotice {
     static func line(command: String, signal: String) -> String {
         (isatty(STDERR_FILENO) == 1 ? "\n" : "")
             + "epf \(command): interrupted (\(signal)). The table being loaded keeps its previous data and the "
-            + "tables applied before it stay applied. Run the same command again to resume: it continues from the "
-            + "last checkpoint and skips what is already applied.\n"
+            + "tables applied before it stay applied (a new database's first import: readers wait, exit 75, until it "
+            + "runs again). Run the same command again to resume: it continues from the last checkpoint and skips "
+            + "what is already applied.\n"
     }
 
     private static func prepared(_ text: String) -> UnsafeMutableBufferPointer<UInt8> {

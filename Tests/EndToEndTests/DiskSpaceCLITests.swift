@@ -174,7 +174,7 @@ struct DiskSpaceCLITests {
         let json = try runEPF(["status", "--db", database, "--json"], in: work.path)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let mixed = try #require(object["mixedExports"] as? [String: Any], "\(json.stdout)")
-        #expect(mixed["newestFull"] as? String == "2026-01-12")
+        #expect(mixed["newestFull"] as? String == "2026-01-12T00:00:00Z")
         #expect(mixed["current"] as? [String] == ["application"])
         let behind = (mixed["behind"] as? [[String: Any]] ?? []).compactMap { $0["table"] as? String }
         #expect(behind.count == 18 && behind.contains("application_price"))
@@ -182,7 +182,7 @@ struct DiskSpaceCLITests {
 
         let served = try servedStatus(database, in: work.path)
         let servedMixed = try #require(served["mixedExports"] as? [String: Any], "\(served)")
-        #expect(servedMixed["newestFull"] as? String == "2026-01-12")
+        #expect(servedMixed["newestFull"] as? String == "2026-01-12T00:00:00Z")
         #expect((servedMixed["behind"] as? [Any])?.count == 18)
 
         let sync = try runEPF(["sync", mirror, "--db", database, "--quiet"], in: work.path)

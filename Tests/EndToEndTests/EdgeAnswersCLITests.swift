@@ -103,7 +103,7 @@ struct EdgeAnswersCLITests {
         let (neverStatus, neverJSON) = try served.get("/v1/apps/12345")
         let never = (neverJSON as? [String: Any])?["error"] as? [String: Any]
         #expect(neverStatus == 404 && never?["removed"] == nil
-                && never?["message"] as? String == "no software with id 12345")
+                && never?["message"] as? String == "no app with id 12345")
     }
 
     /// The first app `epf changes` lists as removed.
