@@ -1,9 +1,10 @@
 import Foundation
 
-/// What is wrong with one data record. The reader reports; the caller decides the policy.
-package struct RecordIssues: OptionSet, Sendable, Hashable {
-    package let rawValue: UInt8
-    package init(rawValue: UInt8) { self.rawValue = rawValue }
+/// What is wrong with one data record. The reader reports; the caller decides the policy. Public, as `EPFRecord`
+/// is.
+public struct RecordIssues: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// More or fewer fields than header columns (a stray 0x01, or a cut record).
     package static let fieldCount = RecordIssues(rawValue: 1)
     /// Bytes that are not well-formed UTF-8.
@@ -25,19 +26,25 @@ package struct RecordIssues: OptionSet, Sendable, Hashable {
 }
 
 /// One data record, valid only inside the callback that receives it (it points into the reader's buffer).
-package struct EPFRecord {
+///
+/// Public, with `field` `@inlinable`: the import engine's `RowBinder.bind`, inlined into each store for every row,
+/// reads the fields (Swift 6.3 inlines across modules only public members of public types).
+public struct EPFRecord {
     /// 1-based number of the data record in its file (header records not counted).
     package let number: Int
     /// Byte offset of the record's first byte in the uncompressed table file.
     package let offset: Int64
     /// The record's bytes without its terminator.
+    @usableFromInline
     package let bytes: UnsafeRawBufferPointer
     /// Number of fields found (may differ from the header's column count; see `issues`).
     package let fieldCount: Int
     /// Problems found in this record.
-    package let issues: RecordIssues
-    private let bounds: UnsafePointer<Int>
-    private let storedFields: Int
+    public let issues: RecordIssues
+    @usableFromInline
+    let bounds: UnsafePointer<Int>
+    @usableFromInline
+    let storedFields: Int
 
     init(number: Int, offset: Int64, bytes: UnsafeRawBufferPointer, fieldCount: Int, storedFields: Int,
          bounds: UnsafePointer<Int>, issues: RecordIssues) {
@@ -51,8 +58,8 @@ package struct EPFRecord {
     }
 
     /// The bytes of field `index` (0-based); empty when the field is empty or beyond the stored fields.
-    @inline(__always)
-    package func field(_ index: Int) -> UnsafeRawBufferPointer {
+    @inlinable @inline(__always)
+    public func field(_ index: Int) -> UnsafeRawBufferPointer {
         guard index < storedFields, let base = bytes.baseAddress else {
             return UnsafeRawBufferPointer(start: nil, count: 0)
         }

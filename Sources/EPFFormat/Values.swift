@@ -2,9 +2,11 @@ import Foundation
 
 /// Strict parsing of typed EPF values from raw field bytes. Every function returns nil for anything malformed,
 /// so the caller decides whether that is a reject, a NULL or a warning.
+@usableFromInline
 package enum EPFValues {
     /// An integer: optional sign and 1-19 ASCII digits, nothing else (no spaces, brackets or control bytes).
     @inline(__always)
+    @usableFromInline
     package static func integer(_ field: UnsafeRawBufferPointer) -> Int64? {
         guard field.count > 0, field.count <= 20, let base = field.baseAddress else { return nil }
         var index = 0
@@ -35,6 +37,7 @@ package enum EPFValues {
     }
 
     /// A decimal such as `0.99`, `-1.5`, `1234567.990`: digits with at most one point. Returns the text as given.
+    @usableFromInline
     package static func decimal(_ field: UnsafeRawBufferPointer) -> Bool {
         guard field.count > 0, field.count <= 40 else { return false }
         var index = 0
@@ -57,6 +60,7 @@ package enum EPFValues {
     }
 
     /// Length of the canonical DATETIME text, `YYYY-MM-DDTHH:MM:SSZ`.
+    @usableFromInline
     package static let canonicalDatetimeLength = 20
 
     /// Normalises an EPF DATETIME to its one canonical form, ISO-8601 UTC `YYYY-MM-DDTHH:MM:SSZ` (the form of
@@ -78,6 +82,7 @@ package enum EPFValues {
 
     /// Writes the canonical form of a DATETIME (see `datetime(_:)`) as 20 bytes at `output`; false, with
     /// `output` unspecified, when the field is not a date. Allocates nothing.
+    @usableFromInline
     package static func canonicalDatetime(_ field: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer)
         -> Bool {
         guard let base = field.baseAddress, field.count >= 4, field.count <= 64 else { return false }

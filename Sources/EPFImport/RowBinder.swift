@@ -2,7 +2,7 @@ import EPFFormat
 import Foundation
 
 /// Why a record was not loaded, or why one of its values was stored as NULL.
-package struct RejectReason: Sendable, Equatable {
+public struct RejectReason: Sendable, Equatable {
     /// Short machine-readable kind: field-count, invalid-utf8, nul-byte, unterminated, bad-integer, bad-decimal,
     /// bad-date, empty-key.
     package let kind: String
@@ -12,20 +12,27 @@ package struct RejectReason: Sendable, Equatable {
     package var column: String?
     /// The offending value, escaped and truncated (see `RowBinder.escaped`), when there is one.
     package var value: String?
+
+    @usableFromInline
+    init(kind: String, detail: String, column: String? = nil, value: String? = nil) {
+        self.kind = kind
+        self.detail = detail
+        self.column = column
+        self.value = value
+    }
 }
 
 /// Where `RowBinder` puts a record's values, in column order (parameter `index` is column `index - 1`): a SQLite
 /// statement's parameters, or a row of PostgreSQL's binary COPY. Decimals and dates arrive as text (the decimal
-/// as given, the date in its canonical `YYYY-MM-DDTHH:MM:SSZ` form). A class: `bind` runs generically across the
-/// module boundary (the stores cannot specialize it), where an optional reference costs no value-witness calls
-/// per field.
-package protocol RowSink: AnyObject {
+/// as given, the date in its canonical `YYYY-MM-DDTHH:MM:SSZ` form). Public, as `RowBinder.bind` is: see there.
+public protocol RowSink: AnyObject {
     func bindNull(at index: Int32) throws
     func bind(_ value: Int64, at index: Int32) throws
     func bindTextNoCopy(_ bytes: UnsafeRawPointer, count: Int, at index: Int32) throws
 }
 
 /// A value stored as NULL because it was not of its column's type; the row was kept.
+@usableFromInline
 struct ValueRepair {
     /// Column index in file order.
     package let column: Int
@@ -39,26 +46,38 @@ struct ValueRepair {
 /// A value that is not of its column's type (junk such as `[123]` in an integer column, an unparseable date) is
 /// stored as NULL and listed in `repairs` when the column may be NULL: not part of the primary key, not
 /// `export_date`, and the policy is `.null`. Otherwise the record is rejected.
-package final class RowBinder {
-    private enum Kind: UInt8 { case integer, decimal, text, datetime }
+///
+/// Public, with `bind` `@inlinable`, unlike the rest of the import engine: the stores call `bind` for every row,
+/// and Swift 6.3 inlines and specializes a function across modules only when it is a public member of a public
+/// type (not a package one), so each store's `bind` runs specialized for its sink, as it did while the binder lived
+/// in the store's module. Its other members are package or internal (`@usableFromInline` where `bind` reads them).
+public final class RowBinder {
+    @usableFromInline
+    enum Kind: UInt8 { case integer, decimal, text, datetime }
     private let kinds: [Kind]
+    @usableFromInline
     package let names: [String]
     private let keyColumns: Set<Int>
     private let policy: BadValuePolicy
     /// The repairs of the record last bound (valid until the next `bind`).
-    private(set) var repairs: [ValueRepair] = []
+    @usableFromInline
+    internal(set) var repairs: [ValueRepair] = []
     /// Column index of `export_date`, if present.
     package let exportDateColumn: Int?
     /// The column count the schema expects from the file.
+    @usableFromInline
     package let columnCount: Int
 
     /// Per-column kind codes and flags in plain memory: the hot loop reads them without ARC traffic.
-    private let kindTable: UnsafeMutablePointer<Kind>
-    private let keyTable: UnsafeMutablePointer<Bool>
+    @usableFromInline
+    let kindTable: UnsafeMutablePointer<Kind>
+    @usableFromInline
+    let keyTable: UnsafeMutablePointer<Bool>
     /// True where a bad value becomes NULL (a repair) instead of rejecting the row.
     private let repairableTable: UnsafeMutablePointer<Bool>
     /// Canonical dates are written here, 20 bytes per column, and bound without a copy until the next step.
-    private let dateScratch: UnsafeMutableRawPointer
+    @usableFromInline
+    let dateScratch: UnsafeMutableRawPointer
 
     deinit {
         kindTable.deallocate()
@@ -68,7 +87,8 @@ package final class RowBinder {
     }
 
     /// The most significant digits a decimal may have (nil: any), for a store that keeps decimals as doubles.
-    private let decimalDigits: Int?
+    @usableFromInline
+    let decimalDigits: Int?
 
     /// `decimalDigits` limits the significant digits of a decimal value (SQLite's REAL holds
     /// `DecimalNumber.exactDigits` exactly); a longer one is a bad value like any other. PostgreSQL's numeric
@@ -130,6 +150,7 @@ package final class RowBinder {
     }
 
     /// The record-level problem, if any, as a reject reason.
+    @usableFromInline
     func recordProblem(_ record: EPFRecord) -> RejectReason? {
         let issues = record.issues
         if issues.isEmpty { return nil }
@@ -147,7 +168,8 @@ package final class RowBinder {
 
     /// A bad value in column `index`: nil (and a repair noted) when the column may be NULL, else the reason to
     /// reject the record.
-    private func badValue(_ index: Int, _ field: UnsafeRawBufferPointer, kind: String, what: String)
+    @usableFromInline
+    func badValue(_ index: Int, _ field: UnsafeRawBufferPointer, kind: String, what: String)
         -> RejectReason? {
         if repairableTable[index] {
             repairs.append(ValueRepair(column: index, kind: kind))
@@ -162,6 +184,7 @@ package final class RowBinder {
 
     /// The significant digits of a decimal `EPFValues.decimal` accepts: its digits without the leading zeros and
     /// the zeros that end its fraction (`0012.500` has 3).
+    @usableFromInline
     static func significantDigits(_ field: UnsafeRawBufferPointer) -> Int {
         let zero = UInt8(ascii: "0"), point = UInt8(ascii: ".")
         var first = 0
@@ -190,8 +213,8 @@ package final class RowBinder {
     /// Validates every field and binds it to `statement` (parameters 1...n in file order). Returns the reason when
     /// the record must be rejected; then the statement's bindings are incomplete and it must not be stepped.
     /// Values stored as NULL instead are listed in `repairs` afterwards.
-    @inline(__always)
-    package func bind<Sink: RowSink>(_ record: EPFRecord, to statement: Sink?) throws -> RejectReason? {
+    @inlinable
+    public func bind<Sink: RowSink>(_ record: EPFRecord, to statement: Sink?) throws -> RejectReason? {
         if !repairs.isEmpty { repairs.removeAll(keepingCapacity: true) }
         if let problem = recordProblem(record) { return problem }
         for index in 0..<columnCount {

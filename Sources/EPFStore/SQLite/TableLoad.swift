@@ -12,8 +12,11 @@ import Foundation
 /// never replacing a row with one from an older `export_date`.
 final class TableLoad {
     let connection: SQLiteConnection?
-    /// What every store keeps of a load (options, file, outcome, counts, rejects, phases).
-    var state: LoadState
+    /// What every store keeps of a load (options, file, outcome, counts, rejects, phases). Only the loading
+    /// thread touches it; the record loop reads and counts in it for every row through `TableLoading`'s accessors,
+    /// so its accesses go unchecked (run unspecialized across the module boundary, the loop's dynamic exclusivity
+    /// checks cost about 80 instructions a row).
+    @exclusivity(unchecked) var state: LoadState
     /// The load's write transaction (see `LoadTransaction`).
     private var transaction = LoadTransaction()
     private let schema: TableSchema
