@@ -2,6 +2,7 @@ import EPFExport
 import EPFFormat
 import EPFParquet
 import Foundation
+import JSONText
 
 /// `epf export`: the database's tables as Apache Parquet files, for DuckDB, pandas, Spark and the rest.
 enum ExportCommand: Command {
@@ -45,13 +46,18 @@ enum ExportCommand: Command {
                                         "The pages' codec: gzip (zlib level 1; text about 5x smaller) or none "
                                             + "(files as large as the data, written about twice as fast).")
 
-    static var declaredOptions: [any DeclaredOption] { [tables, since, compression, CommonOptions.database] }
+    static let json = CommonOptions.json("Print {\"directory\", \"manifest\", \"tables\": [{\"name\", \"rows\", "
+                                         + "\"files\", \"seconds\", \"notes\"}], \"rows\", \"seconds\"} instead of the "
+                                         + "lines.")
+
+    static var declaredOptions: [any DeclaredOption] { [tables, since, compression, json, CommonOptions.database] }
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let path = try databasePath(&arguments)
         let tableList = try arguments.read(Self.tables)
         let sinceText = try arguments.read(Self.since)
         let codec = try arguments.read(Self.compression) ?? "gzip"
+        let asJSON = arguments.read(Self.json)
         let positionals = try arguments.finish()
         guard positionals.count == 1, let directory = positionals.first, !directory.isEmpty else {
             throw UsageError(positionals.isEmpty ? "give the directory to write (epf export DIR)"
@@ -77,6 +83,7 @@ enum ExportCommand: Command {
         do {
             let started = Date()
             let tables = try ParquetExport.run(databasePath: path, options: options) { table in
+                if asJSON { return }
                 let files = table.files.count == 1 ? "1 file" : "\(table.files.count) files"
                 say("\(table.name): \(table.rows) rows, \(files), "
                     + String(format: "%.1f s", table.seconds))
@@ -84,9 +91,23 @@ enum ExportCommand: Command {
                 Output.shared.flush()
             }
             let rows = tables.reduce(0) { $0 + $1.rows }
+            let manifest = "\(directory.hasSuffix("/") ? directory : directory + "/")\(ParquetExport.manifestName)"
+            let seconds = Date().timeIntervalSince(started)
+            if asJSON {
+                ReportJSON.write(.object([
+                    ("directory", .string(directory)), ("manifest", .string(manifest)),
+                    ("tables", .array(tables.map { table in
+                        .object([("name", .string(table.name)), ("rows", .int(table.rows)),
+                                 ("files", .int(Int64(table.files.count))),
+                                 ("seconds", ReportJSON.seconds(table.seconds)),
+                                 ("notes", .array(table.notes.map { .string($0) }))])
+                    })),
+                    ("rows", .int(rows)), ("seconds", ReportJSON.seconds(seconds)),
+                ]))
+                return .ok
+            }
             say("wrote \(tables.count == 1 ? "1 table" : "\(tables.count) tables"), \(rows) rows, to \(directory) in "
-                + String(format: "%.1f s", Date().timeIntervalSince(started)) + " (manifest: "
-                + "\(directory.hasSuffix("/") ? directory : directory + "/")\(ParquetExport.manifestName))")
+                + String(format: "%.1f s", seconds) + " (manifest: \(manifest))")
             return .ok
         } catch let error as ExportError {
             switch error {

@@ -92,6 +92,10 @@ enum QueryCLI {
     /// The CLI error for a query error (see `run`).
     static func failure(_ error: QueryError) -> any Error {
         switch error {
+        case .databaseEmpty(let path) where ImportLock.isHeld(databasePath: path):
+            // A first import running, before its first commit: as status says, try again later.
+            return CommandFailure(.tempFail, "database '\(path)': an import is running and has committed no table "
+                                  + "yet; try again later")
         case .databaseMissing, .databaseEmpty: return CommandFailure(.noInput, message(error))
         case .badArgument: return UsageError(message(error))
         case .refused: return CommandFailure(.dataError, message(error))

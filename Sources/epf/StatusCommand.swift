@@ -156,8 +156,8 @@ enum StatusCommand: Command {
                           + "again (epf sync ROOT applies a mirror in date order).")
         }
         if storage > 0 {
-            advice.append("Failed while writing the database (not the files' fault): free space or fix the disk, "
-                          + "then run the import again; it resumes.")
+            advice.append("Failed while writing the database (not the files' fault): free space, raise the file "
+                          + "size limit (ulimit -f) or fix the disk, then run the import again; it resumes.")
         }
         if refused + storage < failures.count {
             advice.append("Fix the damaged files (epf fetch fetches them again) and run the import again.")

@@ -105,7 +105,12 @@ import Testing
         let work = try WorkDirectory()
         let database = try Self.database(work)
         let out = work.file("parquet")
-        #expect(try runEPF(["export", out, "--db", database, "--tables", "storefront"], in: work.path).status == 0)
+        // --json (before the command too): one JSON document, the same tables as the manifest.
+        let first = try runEPF(["--json", "export", out, "--db", database, "--tables", "storefront"], in: work.path)
+        #expect(first.status == 0, "\(first.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any]
+        let reported = (report?["tables"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        #expect(reported == ["storefront"] && (report?["rows"] as? Int ?? 0) > 0, "\(first.stdout)")
         let run = try runEPF(["export", out, "--db", database, "--tables", "epf_changes,epf_price_history",
                               "--since", "2026-01-06", "--compression", "none"], in: work.path)
         #expect(run.status == 0, "\(run.stderr)")

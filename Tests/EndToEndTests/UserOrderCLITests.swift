@@ -182,12 +182,15 @@ import Testing
         #expect(try Self.status(database, in: work.path)["importRunning"] as? Bool == false)
         // Another process holds the import lock as an import does (flock, exclusive), then says so in a file.
         let script = "import fcntl, os, sys, time\nf = open(sys.argv[1] + '.lock', 'w')\n"
-            + "fcntl.flock(f, fcntl.LOCK_EX)\n"
+            + "fcntl.flock(f, fcntl.LOCK_EX)\ng = open(sys.argv[2] + '.lock', 'w')\nfcntl.flock(g, fcntl.LOCK_EX)\n"
             + "open(sys.argv[1] + '.held', 'w').close()\n"
             + "for _ in range(600):\n    time.sleep(0.05)\n    if os.path.exists(sys.argv[1] + '.release'): break\n"
         try Data(script.utf8).write(to: URL(fileURLWithPath: work.file("hold.py")))
-        let (holder, output, errors) = try BuiltEPF.start(program: "/usr/bin/env", ["python3", "hold.py", database],
-                                                          in: work.path)
+        // The second database is a first import before its first commit: an empty file.
+        let first = work.file("first.sqlite")
+        _ = FileManager.default.createFile(atPath: first, contents: nil)
+        let (holder, output, errors) = try BuiltEPF.start(program: "/usr/bin/env",
+                                                          ["python3", "hold.py", database, first], in: work.path)
         defer {
             _ = FileManager.default.createFile(atPath: database + ".release", contents: nil)
             _ = BuiltEPF.finish(holder, output: output, errors: errors)
@@ -200,6 +203,11 @@ import Testing
         #expect(text.contains("import running:"), "\(text)")
         let empty = try runEPF(["status", "--db", work.file("new.sqlite")], in: work.path)
         #expect(empty.status == 66)
+        for command in [["status"], ["lookup", "284207097"]] {
+            let waiting = try runEPF(command + ["--db", first], in: work.path)
+            #expect(waiting.status == 75 && waiting.stderr.contains("an import is running"),
+                    "\(command): \(waiting.status) \(waiting.stderr)")
+        }
     }
 
     /// `sync --plan` says what the database already holds, step by step, as sync would then skip it.

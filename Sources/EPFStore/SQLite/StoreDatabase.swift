@@ -158,7 +158,7 @@ package enum StoreDatabase {
 
 /// An exclusive lock held for the whole import, on `<database>.lock`, so two imports never write at once.
 /// The kernel releases it when the process dies, even by `kill -9`.
-final class ImportLock {
+package final class ImportLock {
     private let descriptor: Int32
     /// The lock file's path.
     package let path: String
