@@ -159,17 +159,26 @@ extension ChangeQueries {
     /// Whether `id`, not found in `kind`'s table, left the store: what `GET /v1/apps/{id}` says instead of a bare
     /// "not found" (the same facts as `removedIds` of a lookup). Nil when it did not, or without a changes table.
     package func removal(of id: Int64, kind: EntityKind) throws -> RemovedItem? {
-        try reading { try removal(of: StoreLink(id: id, kind: kind, country: nil), argument: String(id)) }
+        try reading { try latestRemoval(of: StoreLink(id: id, kind: kind, country: nil), argument: String(id)) }
+    }
+
+    /// Whether an id not found (a lookup's argument, or `epf prices`'s) left the store, as `lookup` says it: the
+    /// latest change recorded for it (in the link's kind, or any kind) is a removal. Nil when it did not, or
+    /// without a changes table.
+    package func removal(of link: StoreLink, argument: String) throws -> RemovedItem? {
+        try reading { try latestRemoval(of: link, argument: argument) }
     }
 
     /// Whether an id a lookup did not find left the store: the latest change recorded for it (in the link's
-    /// kind, or any kind) is a removal. Call inside `reading`; nil without a changes table.
-    func removal(of link: StoreLink, argument: String) throws -> RemovedItem? {
+    /// kind, or any kind) is a removal. Latest is the last recorded (`seq`), not the latest export date: after
+    /// `epf import --force` of an older full export, the removal that full recorded is the newest fact though an
+    /// export of a later date had added the id. Call inside `reading`; nil without a changes table.
+    func latestRemoval(of link: StoreLink, argument: String) throws -> RemovedItem? {
         guard tables.contains(ChangeLog.table) else { return nil }
         let wanted = link.kind.flatMap { ChangeLog.kinds[$0.table] }
         var latest: [String: (change: String, date: Int64)] = [:]
         try forEachRow("SELECT kind, change, export_date FROM epf_changes WHERE id = ?1 "
-                       + "ORDER BY export_date DESC, seq DESC", [.integer(link.id)]) { row in
+                       + "ORDER BY seq DESC", [.integer(link.id)]) { row in
             let statement = row.statement
             guard let kind = statement.text(at: 0), wanted == nil || wanted == kind, latest[kind] == nil else {
                 return true

@@ -74,7 +74,7 @@ extension LookupQueries {
                         return item
                     }
                 }
-                if found.isEmpty, let removal = try changes?.removal(of: link, argument: argument) {
+                if found.isEmpty, let removal = try changes?.latestRemoval(of: link, argument: argument) {
                     removed.append(removal)
                 }
             }

@@ -331,7 +331,7 @@ package final class EPFRoutes: HTTPResponder {
             }
             guard let list = try withEngine({ try $0.catalogue.prices(id: id) }), list.kind.table == kind.table
             else {
-                throw RouteError(status: 404, message: "no \(kind.word) with id \(id)")
+                throw try notFound(kind, id)
             }
             return json(list.json)
         }

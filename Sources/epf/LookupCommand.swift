@@ -62,10 +62,7 @@ enum LookupCommand: Command {
         }
         if !result.invalidIds.isEmpty {
             Output.shared.flush()
-            for removed in result.removedIds {
-                printError("epf lookup: \(removed.argument): removed from the store in the export of "
-                           + EPFValues.isoDate(milliseconds: removed.exportDate))
-            }
+            for removed in result.removedIds { printError(QueryCLI.removedMessage(Self.name, removed)) }
             let removedIds = Set(result.removedIds.map(\.argument))
             let missing = result.invalidIds.filter { !removedIds.contains($0) }
             if !missing.isEmpty { printError("epf lookup: not found: " + missing.joined(separator: ", ")) }
@@ -119,6 +116,13 @@ enum QueryCLI {
         case .refused, .sqlite:
             return error.description
         }
+    }
+
+    /// What `lookup` and `prices` say on stderr of an id not found because it left the store:
+    /// "epf lookup: 343339686: removed from the store in the export of 2026-01-12".
+    static func removedMessage(_ command: String, _ removed: RemovedItem) -> String {
+        "epf \(command): \(removed.argument): removed from the store in the export of "
+            + EPFValues.isoDate(milliseconds: removed.exportDate)
     }
 
     /// Writes compact JSON and a newline to stdout.

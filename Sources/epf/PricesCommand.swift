@@ -19,7 +19,8 @@ enum PricesCommand: Command {
     OPTIONS:
     \(optionsHelp(declaredOptions))
 
-    Exit status 1 when the ID is in no table.
+    Exit status 1 when the ID is in no table; one the changes table says left the store is reported as
+    "removed from the store in the export of DATE", as epf lookup says it.
 
     EXAMPLES:
       epf prices 293406864
@@ -29,7 +30,9 @@ enum PricesCommand: Command {
 
     static let json = CommonOptions.json("Print {\"id\", \"found\", \"kind\", \"title\", \"prices\": "
                                              + "[{\"storefrontId\", \"country\", \"currency\", \"price\", "
-                                             + "\"formattedPrice\", ...}]}; an id in no table prints found false.")
+                                             + "\"formattedPrice\", ...}]}; an id in no table prints found false "
+                                             + "(and \"removed\": {\"id\", \"kind\", \"removedInExport\"} when "
+                                             + "it left the store).")
 
     static let history = Flag("history", "The price over time: one line per recorded change (needs imports with "
                                   + "--history prices).")
@@ -52,17 +55,26 @@ enum PricesCommand: Command {
                                                json: json, path: path)
         }
         guard country == nil, since == nil else { throw UsageError("--country and --since go with --history") }
-        let list = try QueryCLI.run {
-            try QueryEngine(databasePath: path).catalogue.prices(id: link.id)
+        let found: (list: PriceList?, removed: RemovedItem?) = try QueryCLI.run {
+            let engine = try QueryEngine(databasePath: path)
+            guard let list = try engine.catalogue.prices(id: link.id) else {
+                return (nil, try engine.changes.removal(of: link, argument: items[0]))
+            }
+            return (list, nil)
         }
-        guard let list else {
+        let removed = found.removed
+        guard let list = found.list else {
             if json {
-                // As lookup's JSON does, an answer for the id not found, beside the message and exit status 1.
-                QueryCLI.writeJSON(.object([("id", .int(link.id)), ("found", .bool(false)), ("kind", .null),
-                                            ("title", .null), ("prices", .array([]))]))
+                // As lookup's JSON does, an answer for the id not found (with lookup's fact of its removal),
+                // beside the message and exit status 1.
+                var pairs: [(String, JSONValue)] = [("id", .int(link.id)), ("found", .bool(false)), ("kind", .null),
+                                                    ("title", .null), ("prices", .array([]))]
+                if let removed { pairs.append(("removed", removed.json)) }
+                QueryCLI.writeJSON(.object(pairs))
                 Output.shared.flush()
             }
-            printError("epf prices: not found: \(items[0])")
+            printError(removed.map { QueryCLI.removedMessage(Self.name, $0) }
+                       ?? "epf prices: not found: \(items[0])")
             return .notFound
         }
         if json {

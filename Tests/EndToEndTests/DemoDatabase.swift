@@ -42,6 +42,13 @@ enum DemoDatabase {
         return (directory as NSString).appendingPathComponent("epf.sqlite")
     }
 
+    /// The absolute paths of the weekly full of 2026-01-12 that `scripts/demo-data` generated and imported last
+    /// (`itunes20260112`, `pricing20260112`): read them, never write.
+    static func laterFull() throws -> [String] {
+        let source = try built.get()
+        return ["itunes20260112", "pricing20260112"].map { source.file(".build/demo-feeds/" + $0) }
+    }
+
     /// Links `directory/feeds` to the repository's sample feed, as a clone has it.
     static func linkFeeds(into directory: String) throws {
         let link = (directory as NSString).appendingPathComponent("feeds")

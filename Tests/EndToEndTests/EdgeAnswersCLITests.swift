@@ -99,11 +99,62 @@ struct EdgeAnswersCLITests {
         let removed = try #require(error["removed"] as? [String: Any])
         #expect(removed["id"] as? Int == fact["id"] as? Int && removed["kind"] as? String == fact["kind"] as? String
                 && removed["removedInExport"] as? String == fact["removedInExport"] as? String, "\(removed)")
+        // The app's prices: the same 404 as the app, word for word.
+        let (pricesStatus, pricesJSON) = try served.get("/v1/apps/\(removedID)/prices")
+        #expect(pricesStatus == 404)
+        let pricesError = try #require((pricesJSON as? [String: Any])?["error"] as? [String: Any])
+        #expect(pricesError["message"] as? String == error["message"] as? String, "\(pricesError)")
+        let pricesRemoved = try #require(pricesError["removed"] as? [String: Any])
+        #expect(pricesRemoved["removedInExport"] as? String == "2026-01-12T00:00:00Z", "\(pricesRemoved)")
         // Never in the store: the bare 404, no "removed".
-        let (neverStatus, neverJSON) = try served.get("/v1/apps/12345")
-        let never = (neverJSON as? [String: Any])?["error"] as? [String: Any]
-        #expect(neverStatus == 404 && never?["removed"] == nil
-                && never?["message"] as? String == "no app with id 12345")
+        for path in ["/v1/apps/12345", "/v1/apps/12345/prices"] {
+            let (neverStatus, neverJSON) = try served.get(path)
+            let never = (neverJSON as? [String: Any])?["error"] as? [String: Any]
+            #expect(neverStatus == 404 && never?["removed"] == nil
+                    && never?["message"] as? String == "no app with id 12345", "\(path): \(neverJSON)")
+        }
+    }
+
+    /// `epf prices` of an app a full export dropped says what `epf lookup` says: the export that removed it,
+    /// exit status 1, and the removal's facts in its JSON. After `epf import --force` of the older full, the apps
+    /// the later full had added are removed again by the older one: the newest change recorded is that removal,
+    /// though the "added" change has a later export date; applying the later full again makes its removals the
+    /// newest again.
+    @Test func pricesAndLookupSayWhenAnAppWasRemoved() throws {
+        let work = try WorkDirectory()
+        try DemoDatabase.copy(into: work.path)
+        let removedID = try #require(try Self.removedApp(in: work.path))
+        func expectRemoved(_ id: String, in date: String) throws {
+            for command in ["lookup", "prices"] {
+                let run = try runEPF([command, id], in: work.path)
+                #expect(run.status == 1, "\(command) \(id): \(run.stderr)")
+                #expect(run.stderr == "epf \(command): \(id): removed from the store in the export of \(date)\n",
+                        "\(command) \(id): \(run.stderr)")
+            }
+            let json = try runEPF(["prices", id, "--json"], in: work.path)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            let removed = try #require(object["removed"] as? [String: Any], "\(json.stdout)")
+            #expect(object["found"] as? Bool == false && json.status == 1)
+            #expect(removed["removedInExport"] as? String == date + "T00:00:00Z", "\(removed)")
+        }
+        try expectRemoved(removedID, in: "2026-01-12")
+        let never = try runEPF(["prices", "12345", "--json"], in: work.path)
+        #expect(never.status == 1 && never.stderr == "epf prices: not found: 12345\n")
+        #expect(!never.stdout.contains("removed"), "\(never.stdout)")
+
+        let added = try runEPF(["changes", "--since", "2026-01-12", "--kind", "app", "--csv"], in: work.path)
+        let addedID = try #require(added.stdout.split(whereSeparator: \.isNewline).first { $0.contains(",added,") }
+            .flatMap { $0.split(separator: ",").last?.trimmingCharacters(in: .whitespacesAndNewlines) })
+        let older = try runEPF(["import", "feeds/itunes20260105", "feeds/pricing20260105", "--force", "--quiet"],
+                               in: work.path)
+        #expect(older.status == 0, "\(older.stderr)")
+        try expectRemoved(addedID, in: "2026-01-05")
+        #expect(try runEPF(["lookup", removedID], in: work.path).status == 0, "the older full has it again")
+        // The later full again: its removal, recorded before, is the latest change again.
+        let later = try runEPF(["import"] + (try DemoDatabase.laterFull()) + ["--force", "--quiet"], in: work.path)
+        #expect(later.status == 0, "\(later.stderr)")
+        try expectRemoved(removedID, in: "2026-01-12")
+        #expect(try runEPF(["prices", addedID], in: work.path).status == 0, "the later full has it again")
     }
 
     /// The first app `epf changes` lists as removed.

@@ -27,8 +27,9 @@ struct ChangeTracking {
     // MARK: Full exports
 
     /// Records what replacing the table with `staging` changes: ids only in the table `removed`, ids only in
-    /// `staging` `added`. Runs in the caller's swap transaction, before the rename. Records nothing when the
-    /// table does not exist (the first load) or either table lacks the key column.
+    /// `staging` `added` (a change already recorded gets a new `seq`, so it is the id's latest). Runs in the
+    /// caller's swap transaction, before the rename. Records nothing when the table does not exist (the first load)
+    /// or either table lacks the key column.
     ///
     /// The comparison reads `staging`'s index of its keys alone (see `indexKeys`), made when the staging table
     /// was, or now when the load was begun by a version without it.
@@ -41,8 +42,12 @@ struct ChangeTracking {
         guard try connection.tableExists(table), try hasKey(connection, table) else { return }
         try connection.execute(ChangeLog.schema)
         let date = ChangeLog.exportDate(exportDate, feedDate: feedDate)
-        let insert = try connection.prepare("INSERT OR IGNORE INTO epf_changes (export_date, kind, id, change) "
-                                            + "VALUES (?1, ?2, ?3, ?4)")
+        // A change recorded before (the same full applied again with --force, after a later one) is moved to the
+        // end (a new `seq`), not left where it was: the last change recorded for an id is what lookups report.
+        let insert = try connection.prepare("""
+            INSERT INTO epf_changes (export_date, kind, id, change) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT (id, kind, export_date, change) DO UPDATE SET seq = (SELECT max(seq) FROM epf_changes) + 1
+            """)
         func record(_ id: Int64, _ change: String) throws {
             try insert.bind([.integer(date), .text(kind), .integer(id), .text(change)])
             _ = try insert.step()
