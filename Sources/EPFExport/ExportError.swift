@@ -6,6 +6,8 @@ import Glibc
 package enum ExportError: Error, CustomStringConvertible {
     /// No database at the path.
     case databaseMissing(path: String)
+    /// The database holds no table an export can write (an empty file, or one never imported into).
+    case databaseEmpty(path: String)
     /// `--tables` named a table the database does not have; `available` lists those it has.
     case unknownTable(name: String, available: [String])
     /// SQLite failed reading the database.
@@ -19,6 +21,8 @@ package enum ExportError: Error, CustomStringConvertible {
         switch self {
         case .databaseMissing(let path):
             return "no database at \(path) (run epf import first, or pass --db)"
+        case .databaseEmpty(let path):
+            return "database '\(path)' holds no EPF tables (run epf import first, or pass --db)"
         case .unknownTable(let name, let available):
             return "the database has no table '\(name.prefix(60))'; it has: " + available.joined(separator: ", ")
         case .sqlite(let error):

@@ -104,6 +104,7 @@ package enum ParquetExport {
         try connection.execute("BEGIN")
         defer { try? connection.execute("COMMIT") }
         let available = try availableTables(connection)
+        guard !available.isEmpty else { throw ExportError.databaseEmpty(path: databasePath) }
         var chosen = available
         if let wanted = options.tables {
             for name in wanted where !available.contains(name) {

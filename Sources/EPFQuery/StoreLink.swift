@@ -87,6 +87,14 @@ package struct StoreLink: Equatable, Sendable {
         + "https://apps.apple.com/us/app/x/id293406864 (apps.apple.com, itunes.apple.com, books.apple.com, "
         + "music.apple.com)"
 
+    /// The one wording of the error for arguments `parse` reads no Apple ID from (every command and the HTTP API):
+    /// "not an Apple ID or store link: 'abc'; give an Apple ID (...) or a store link such as ...", naming at most
+    /// five of them, each cut to 200 characters.
+    package static func notAnIDMessage(_ unreadable: [String]) -> String {
+        "not an Apple ID or store link: " + unreadable.prefix(5).map { "'\($0.prefix(200))'" }.joined(separator: ", ")
+            + "; give " + acceptedForms
+    }
+
     /// The arguments `parse` reads no Apple ID from, in their order; empty when every one is an ID or a link.
     package static func unreadable(_ arguments: [String]) -> [String] {
         arguments.filter { parse($0) == nil }

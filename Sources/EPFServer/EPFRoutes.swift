@@ -254,10 +254,7 @@ package final class EPFRoutes: HTTPResponder {
         let unreadable = StoreLink.unreadable(arguments)
         guard unreadable.isEmpty else {
             let name = request.parameter("id") == nil ? "url" : "id"
-            throw RouteError.badParameter(name, "not an Apple ID or store link: "
-                                          + unreadable.prefix(5).map { "'\($0.prefix(200))'" }
-                                              .joined(separator: ", ")
-                                          + "; give " + StoreLink.acceptedForms)
+            throw RouteError.badParameter(name, StoreLink.notAnIDMessage(unreadable))
         }
         let country = try Self.optional(request, "country")
         let language = try Self.optional(request, "lang")
@@ -272,7 +269,7 @@ package final class EPFRoutes: HTTPResponder {
             throw RouteError(status: 400, message: "missing parameter 'url'")
         }
         guard StoreLink.parse(link) != nil else {
-            throw RouteError.badParameter("url", "not a store link or Apple ID: '\(link.prefix(200))'")
+            throw RouteError.badParameter("url", StoreLink.notAnIDMessage([link]))
         }
         guard let value = try withEngine({ try $0.lookups.resolve(link) }) else {
             throw RouteError(status: 404, message: "no entry for '\(link.prefix(200))'")

@@ -111,7 +111,10 @@ enum ExportCommand: Command {
             return .ok
         } catch let error as ExportError {
             switch error {
-            case .databaseMissing: throw CommandFailure(.noInput, error.description)
+            case .databaseMissing(let path):
+                throw CommandFailure(.noInput, QueryCLI.message(.databaseMissing(path: path)))
+            case .databaseEmpty(let path):
+                throw CommandFailure(.noInput, QueryCLI.message(.databaseEmpty(path: path)))
             case .unknownTable: throw UsageError(error.description)
             case .sqlite(let sqlite):
                 throw CommandFailure(ExitCode.forDatabaseFile(sqlite) ?? .dataError, error.description)

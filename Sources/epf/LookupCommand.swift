@@ -44,8 +44,7 @@ enum LookupCommand: Command {
         guard !items.isEmpty else { throw UsageError("give at least one Apple ID or store link") }
         let unreadable = StoreLink.unreadable(items)
         guard unreadable.isEmpty else {
-            throw UsageError("not an Apple ID or store link: " + unreadable.map { "'\($0)'" }.joined(separator: ", ")
-                             + "; give " + StoreLink.acceptedForms)
+            throw UsageError(StoreLink.notAnIDMessage(unreadable))
         }
         let result = try QueryCLI.run {
             let engine = try QueryEngine(databasePath: path)
@@ -91,8 +90,7 @@ enum QueryCLI {
         switch error {
         case .databaseEmpty(let path) where ImportLock.isHeld(databasePath: path):
             // A first import running, before its first commit: as status says, try again later.
-            return CommandFailure(.tempFail, "database '\(path)': an import is running and has committed no table "
-                                  + "yet; try again later")
+            return importRunning(path)
         case .databaseMissing, .databaseEmpty: return CommandFailure(.noInput, message(error))
         case .badArgument: return UsageError(message(error))
         case .refused: return CommandFailure(.dataError, message(error))
@@ -100,7 +98,15 @@ enum QueryCLI {
         }
     }
 
-    /// A query error in the CLI's words: options as flags, and what to run when there is no data.
+    /// The failure of every command reading a database whose first import is running and has committed no table
+    /// yet (75, try again later).
+    static func importRunning(_ path: String) -> CommandFailure {
+        CommandFailure(.tempFail, "database '\(path)': an import is running and has committed no table yet; try "
+                       + "again later")
+    }
+
+    /// A query error in the CLI's words: options as flags, and what to run when there is no data. The one wording
+    /// of "no database" and "no EPF tables" for every command (`status` and `export` too).
     static func message(_ error: QueryError) -> String {
         switch error {
         case .databaseMissing(let path):

@@ -48,7 +48,7 @@ enum PricesCommand: Command {
         let items = try arguments.finish()
         guard items.count == 1 else { throw UsageError("give exactly one Apple ID or store link") }
         guard let link = StoreLink.parse(items[0]) else {
-            throw UsageError("'\(items[0])' is not an Apple ID or store link")
+            throw UsageError(StoreLink.notAnIDMessage(items))
         }
         if history {
             return try PriceHistoryCommand.run(link: link, argument: items[0], country: country, since: since,

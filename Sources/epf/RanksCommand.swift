@@ -54,7 +54,7 @@ enum RanksCommand: Command {
         let items = try arguments.finish()
         guard items.count == 1 else { throw UsageError("give exactly one Apple ID or store link") }
         guard let link = StoreLink.parse(items[0]) else {
-            throw UsageError("'\(items[0])' is not an Apple ID or store link; give " + StoreLink.acceptedForms)
+            throw UsageError(StoreLink.notAnIDMessage(items))
         }
         guard link.kind == nil || link.kind == .software else {
             throw UsageError("'\(items[0])' is not an app: the charts rank apps")

@@ -40,12 +40,7 @@ enum StatusCommand: Command {
             return try show(status, json: json)
         }
         guard FileManager.default.fileExists(atPath: database) else {
-            if let reason = DatabaseLocation.readerReason(for: database) {
-                throw CommandFailure(.noInput, "\(database): no database here: \(reason). Give --db the path of an "
-                                     + "existing database")
-            }
-            throw CommandFailure(.noInput, "\(database): no database here. Create it with: "
-                                 + "epf import <feed directory or file> --db \(database)")
+            throw CommandFailure(.noInput, QueryCLI.message(.databaseMissing(path: database)))
         }
         let connection = try SQLiteConnection(path: database, mode: .readOnly)
         let status = try StoreStatus.read(connection, databasePath: database, lastImports: count)
@@ -63,12 +58,8 @@ enum StatusCommand: Command {
                            + "applied since:")
                 for failure in status.failures.prefix(10) { printError(failure.line) }
             }
-            if status.importRunning {
-                throw CommandFailure(.tempFail, "\(database): an import is running and has committed no table yet; "
-                                     + "try again later")
-            }
-            throw CommandFailure(.noInput, "\(database) holds no EPF tables. Load some with: "
-                                 + "epf import <feed directory or file> --db \(database)")
+            if status.importRunning { throw QueryCLI.importRunning(database) }
+            throw CommandFailure(.noInput, QueryCLI.message(.databaseEmpty(path: database)))
         }
         if json {
             Output.shared.write(status.json().prettyText + "\n")

@@ -44,6 +44,36 @@ struct EdgeAnswersCLITests {
         #expect(try runEPF(["lookup", "12345"], in: work.path).status == 1)
     }
 
+    /// The same error is worded once: an argument that is not an Apple ID (lookup, prices, ranks), no database file
+    /// and a database without EPF tables (every command that reads one, status and export too), each the same
+    /// message after "epf COMMAND: ", with the same exit status.
+    @Test func oneErrorHasOneWording() throws {
+        let work = try WorkDirectory()
+        FileManager.default.createFile(atPath: work.file("empty.sqlite"), contents: Data())
+        func messages(_ runs: [[String]], status: Int32) throws -> Set<String> {
+            var seen: Set<String> = []
+            for arguments in runs {
+                let run = try runEPF(arguments, in: work.path)
+                #expect(run.status == status, "\(arguments): \(run.stderr)")
+                let first = run.stderr.split(separator: "\n").first.map(String.init) ?? ""
+                #expect(first.hasPrefix("epf \(arguments[0]): "), "\(arguments): \(run.stderr)")
+                seen.insert(String(first.dropFirst("epf \(arguments[0]): ".count)))
+            }
+            return seen
+        }
+        let notAnID = try messages([["lookup", "abc"], ["prices", "abc"], ["ranks", "abc"]], status: 64)
+        #expect(notAnID.count == 1 && notAnID.first?.hasPrefix("not an Apple ID or store link: 'abc'; give ") == true,
+                "\(notAnID)")
+        for (database, wording) in [("none.sqlite", "no database at 'none.sqlite': "),
+                                    ("empty.sqlite", "database 'empty.sqlite' holds no EPF tables: ")] {
+            let readers = [["lookup", "1"], ["prices", "1"], ["ranks", "1"], ["status"], ["search", "x"],
+                           ["charts", "--country", "us"], ["changes", "--since", "2026-01-01"], ["sql", "SELECT 1"],
+                           ["genres"], ["storefronts"], ["export", "out"], ["serve", "--port", "0"]]
+            let said = try messages(readers.map { $0 + ["--db", database] }, status: 66)
+            #expect(said.count == 1 && said.first?.hasPrefix(wording) == true, "\(database): \(said)")
+        }
+    }
+
     /// 284207097 (Café Olé Lite 2) has no price in gb; 293406864 (Dragon Battle Tracker) has one.
     @Test(arguments: ["284207097", "293406864"])
     func aLinksCountryIsTheSameAsCountry(id: String) throws {
@@ -74,7 +104,8 @@ struct EdgeAnswersCLITests {
         let served = try ServedEPF(database: database, in: work.path)
         defer { served.stop() }
 
-        for path in ["/v1/lookup?id=abc", "/v1/lookup?id=293406864,-5", "/v1/lookup?url=https://example.com/foo"] {
+        for path in ["/v1/lookup?id=abc", "/v1/lookup?id=293406864,-5", "/v1/lookup?url=https://example.com/foo",
+                     "/v1/resolve?url=abc"] {
             let (status, json) = try served.get(path)
             let error = (json as? [String: Any])?["error"] as? [String: Any]
             let message = error?["message"] as? String ?? ""
