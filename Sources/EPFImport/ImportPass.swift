@@ -153,6 +153,8 @@ package struct ImportPass<Load: TableLoading> {
                             outcome.feed = tableFile.feed
                             outcome.feedDate = tableFile.feedDate
                             outcome.mode = reader.header.exportMode?.rawValue
+                            // Not read, so no row's export_date: the date of its feed folder, as the ledger has it.
+                            outcome.exportDate = tableFile.feedDate.flatMap(ImportFailures.midnight)
                             if case .refused(let reason) = decision {
                                 outcome.status = .failed
                                 outcome.message = ImportFailures.orderRefusalPrefix + reason

@@ -33,6 +33,14 @@ import Testing
         let first = try runEPF(["import"] + incremental + ["--db", database, "--quiet"], in: work.path)
         #expect(first.status == 65)
         #expect(first.stderr.contains("import a full export of application first"), "\(first.stderr)")
+        // The JSON report dates each refused table, though it was not read: its feed folder's day.
+        let json = try runEPF(["import"] + incremental + ["--db", work.file("j.sqlite"), "--json"], in: work.path)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let refused = (report["outcomes"] as? [[String: Any]] ?? []).filter { $0["status"] as? String == "failed" }
+        #expect(json.status == 65 && refused.count >= 2, "\(json.stdout)")
+        for table in refused {
+            #expect(table["exportDate"] as? String == "2026-01-06T00:00:00Z", "\(table)")
+        }
         // No table yet: status fails (66) but still says, in JSON, what was refused.
         let empty = try runEPF(["status", "--json", "--db", database], in: work.path)
         #expect(empty.status == 66)
