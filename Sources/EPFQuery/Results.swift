@@ -54,6 +54,12 @@ package struct LookupResult {
     /// Of the ids not found, those that left the store (lookup only; see `ChangeQueries.removal(of:argument:)`).
     package var removedIds: [RemovedItem] = []
 
+    /// A search's answer, `{"resultCount": N, "results": [...]}` like Apple's Search API (no `invalidIds`: a search
+    /// has no ids to be invalid).
+    package var searchJSON: JSONValue {
+        .object([("resultCount", .int(Int64(items.count))), ("results", .array(items.map(\.value)))])
+    }
+
     /// `{"resultCount": N, "results": [...], "invalidIds": [...]}` like Apple's Lookup API, plus
     /// `"removedIds": [...]` when any id not found was removed from the store.
     package var json: JSONValue {

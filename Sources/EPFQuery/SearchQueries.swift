@@ -23,7 +23,9 @@ extension SearchQueries {
     /// in milliseconds; equal ranks keep index order.
     /// Case and diacritics do not matter, the last word matches as a prefix, CJK words match as phrases,
     /// and FTS5 syntax in the term is neutralised. `entity` restricts the kind; `country` selects the price
-    /// storefront (default "us"). A term with no letters or digits gives no results. Throws
+    /// storefront (default "us") and, when given, each item says whether that storefront sells it
+    /// (`availableInStorefront`, as a lookup in that country says). A term with no letters or digits gives no
+    /// results (send `searchJSON`: a search has no `invalidIds`). Throws
     /// `QueryError.badArgument` for an unknown country or a limit outside 1...1000; returns no results
     /// when the database has no search index (`epf_search`).
     package func matches(term: String, entity: EntityKind?, country: String?, limit: Int) throws -> LookupResult {
@@ -36,7 +38,8 @@ extension SearchQueries {
             for rowid in try rankedMatches(term: term, kinds: entity.map { [$0] }, column: nil).prefix(limit) {
                 guard let (kind, id) = try searchHit(rowid) else { continue }
                 if let item = try lookups.item(kind: kind, id: id, country: country, language: nil, allPrices: false) {
-                    items.append(item)
+                    // With a country, what a lookup in that storefront says: whether it sells the item.
+                    items.append(try lookups.markingAvailability(item, country: country))
                 }
             }
             return LookupResult(items: items, invalidIds: [])

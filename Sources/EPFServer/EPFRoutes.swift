@@ -309,7 +309,7 @@ package final class EPFRoutes: HTTPResponder {
         }
         let country = try Self.optional(request, "country")
         let result = try withEngine { try $0.search.matches(term: term, entity: entity, country: country, limit: limit) }
-        return json(result.json)
+        return json(result.searchJSON)
     }
 
     /// The prices of an item of `kind` in every storefront; with `history=1` its recorded price changes

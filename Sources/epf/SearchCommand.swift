@@ -48,8 +48,7 @@ enum SearchCommand: Command {
                     engine.hasTable("epf_search"))
         }
         if json {
-            QueryCLI.writeJSON(.object([("resultCount", .int(Int64(result.items.count))),
-                                        ("results", .array(result.items.map(\.value)))]))
+            QueryCLI.writeJSON(result.searchJSON)
         } else if !result.items.isEmpty {
             let rows = result.items.map { item -> [String] in
                 let value = item.value

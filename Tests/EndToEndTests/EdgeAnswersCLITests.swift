@@ -130,6 +130,20 @@ struct EdgeAnswersCLITests {
         let removed = try #require(error["removed"] as? [String: Any])
         #expect(removed["id"] as? Int == fact["id"] as? Int && removed["kind"] as? String == fact["kind"] as? String
                 && removed["removedInExport"] as? String == fact["removedInExport"] as? String, "\(removed)")
+        // A search says what the lookup in the same storefront says of the same app (284207097 is not sold in gb),
+        // in Apple's Search shape: no invalidIds.
+        for country in ["gb", "us"] {
+            let (_, found) = try served.get("/v1/search?term=cafe%20ole&country=\(country)")
+            let answer = try #require(found as? [String: Any])
+            #expect(answer["invalidIds"] == nil && answer["resultCount"] != nil, "\(answer)")
+            let results = answer["results"] as? [[String: Any]] ?? []
+            let hit = try #require(results.first { $0["trackId"] as? Int == 284207097 }, "\(answer)")
+            let (_, looked) = try served.get("/v1/apps/284207097?country=\(country)")
+            let app = try #require(looked as? [String: Any])
+            #expect(hit["availableInStorefront"] as? Bool == (country == "us"), "\(country): \(hit)")
+            #expect(hit["availableInStorefront"] as? Bool == app["availableInStorefront"] as? Bool, "\(country)")
+            #expect("\(hit["price"] ?? "absent")" == "\(app["price"] ?? "absent")", "\(country): \(hit) \(app)")
+        }
         // The app's prices: the same 404 as the app, word for word.
         let (pricesStatus, pricesJSON) = try served.get("/v1/apps/\(removedID)/prices")
         #expect(pricesStatus == 404)
