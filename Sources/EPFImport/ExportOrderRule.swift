@@ -76,7 +76,7 @@ package enum ExportOrderRule {
     }
 
     /// `20260105` as `2026-01-05`.
-    static func iso(_ day: String) -> String {
+    package static func iso(_ day: String) -> String {
         guard day.count == 8 else { return day }
         let characters = Array(day)
         return "\(String(characters[0..<4]))-\(String(characters[4..<6]))-\(String(characters[6..<8]))"

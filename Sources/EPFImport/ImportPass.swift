@@ -69,6 +69,8 @@ package struct ImportPass<Load: TableLoading> {
         var outcomes: [TableOutcome] = []
         /// Set at the first write that found no room: nothing more is read or written.
         var stop: ImportStop?
+        /// The tables of each full export this path holds, for the ledger's record of the tables they lack.
+        var listing = ExportListing(path: path)
 
         func finishPending() {
             guard let load = pending else { return }
@@ -87,6 +89,7 @@ package struct ImportPass<Load: TableLoading> {
             let prepared = schedule?.take(unit)
             if try alreadyApplied(source) {
                 report.unchangedSources.append(file)
+                listing.unread(unit)
                 continue
             }
             var ok = true
@@ -101,6 +104,7 @@ package struct ImportPass<Load: TableLoading> {
                 try FeedInput.forEachTable(inUnit: unit, options: options.readOptions,
                                            readAhead: prepared) { tableFile, reader in
                     if stop != nil { throw StopForNoRoom() }
+                    listing.read(tableFile, mode: reader.header.exportMode)
                     md5 = tableFile.verifiedMD5
                     feedDate = tableFile.feedDate
                     guard selected(tableFile.table) else {
@@ -200,6 +204,7 @@ package struct ImportPass<Load: TableLoading> {
                 ok = false
             } catch {
                 ok = false
+                listing.unread(unit)
                 let noRoom = DiskSpace.noRoom(in: error)
                 var table: String?
                 if let load = pending {
@@ -234,6 +239,10 @@ package struct ImportPass<Load: TableLoading> {
         }
         report.outcomes += outcomes
         if report.stopped == nil { report.stopped = stop }
+        if let ledger, !options.dryRun, stop == nil {
+            // Before the input is recorded as applied: killed in between, the next run reads it again.
+            listing.record(ledger)
+        }
         let anyFailed = outcomes.contains { $0.status == .failed }
         if let ledger, !anyFailed, !options.dryRun {
             for entry in fileSucceeded where entry.ok {

@@ -9,7 +9,9 @@ extension StoreStatus {
     /// whether the tables mix exports, `failures` the files not applied and not made up for since, `missing` the
     /// tables (or `<feed> feed`s) those failures name that the database holds nothing of, `incrementalOnly` the
     /// tables loaded from incrementals alone (with `--force`, no full), `importRunning` whether an import holds the
-    /// import lock now (the tables are then what it committed so far);
+    /// import lock now (the tables are then what it committed so far), `retired` the tables the newest full of
+    /// their feed no longer contained (`{"table", "feed", "keptAsOf", "notInFull"}`: kept as of their last full, not
+    /// behind);
     /// `exportDateFallback` stands in for the top-level date when no table has bookkeeping, and
     /// `extra` members are appended. `mixedExports` is null, or names the tables behind the newest full export
     /// and what the next `epf sync` does about them. `selection` holds the storefronts (`id`, `country`) and
@@ -62,6 +64,7 @@ extension StoreStatus {
             ("failures", .array(failures.map(\.json))),
             ("missing", .array(missing.map { .string($0) })),
             ("incrementalOnly", .array(incrementalOnly.map { .string($0) })),
+            ("retired", .array(retired.map(\.json))),
             ("tables", .array(tables)),
             ("derived", .array(derived)),
             ("mixedExports", mixedExports?.json ?? .null),

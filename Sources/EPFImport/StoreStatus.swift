@@ -72,6 +72,9 @@ package struct StoreStatus: Sendable {
     package var derived: [Derived] = []
     /// Set when the tables come from more than one full export (see `MixedExports`).
     package var mixedExports: MixedExports?
+    /// Tables the newest full of their feed no longer contained, kept as of their last full (`RetiredTables`):
+    /// not behind, not counted toward `mixed`.
+    package var retired: [RetiredTable] = []
     /// The storefronts and languages the database keeps (`--storefronts`, `--languages`).
     package var selection = RowSelection()
     /// Whether imports record price history (`--history prices`), and how many changes they recorded.
@@ -158,6 +161,16 @@ package struct StoreStatus: Sendable {
     package mutating func setIncrementalOnly(_ names: [String]) {
         let listed = Set(tables.map(\.name))
         incrementalOnly = names.filter { listed.contains($0) }.sorted()
+    }
+
+    /// Sets `retired` and `mixedExports` from each table's last full (`MixedExports.lastFullsSQL`) and the recorded
+    /// tables of a full export (`RetiredTables.find`'s `listing`): a retired table is not behind.
+    package mutating func setFulls(_ fulls: [MixedExports.TableFull],
+                                   listing: (_ feed: String, _ date: String) throws -> Set<String>?) rethrows {
+        let listed = present(fulls)
+        retired = try RetiredTables.find(fulls: listed, listing: listing)
+        let names = Set(retired.map(\.table))
+        mixedExports = MixedExports.find(listed.filter { !names.contains($0.table) })
     }
 
     /// The fulls of tables this status lists (a table dropped since is no longer behind), with a known date.

@@ -92,6 +92,7 @@ enum StatusCommand: Command {
             [table.name, "\(table.rows)", table.exportDate.map { EPFValues.isoTimestamp(milliseconds: $0) } ?? "-",
              table.mode ?? "-", table.updated ?? "-"]
         }, rightAligned: [1], priorities: [0, 0, 0, 1, 2])
+        for line in retiredLines(status.retired) { say(line) }
         if !status.selection.keepsEverything {
             say()
             say("keeps only: storefronts \(RowSelection.describe(status.selection.storefronts)); languages "
@@ -133,6 +134,28 @@ enum StatusCommand: Command {
             }, rightAligned: [4, 5, 6, 7], priorities: [0, 0, 0, 2, 0, 1, 2, 3, 4])
         }
         return .ok
+    }
+
+    /// The tables no longer shipped, one line per feed and pair of dates: "retired (no longer shipped): song,
+    /// collection: kept as of the itunes full of 2025-03-10; the itunes full of 2026-01-12 did not contain them".
+    static func retiredLines(_ retired: [RetiredTable]) -> [String] {
+        var groups: [(key: String, tables: [RetiredTable])] = []
+        for table in retired {
+            let key = "\(table.feed ?? "")/\(table.lastFull)/\(table.notIn)"
+            if let index = groups.firstIndex(where: { $0.key == key }) {
+                groups[index].tables.append(table)
+            } else {
+                groups.append((key, [table]))
+            }
+        }
+        return groups.map { group in
+            let first = group.tables[0]
+            let feed = first.feed.map { "\($0) " } ?? ""
+            let pronoun = group.tables.count == 1 ? "it" : "them"
+            return "retired (no longer shipped): \(group.tables.map(\.table).joined(separator: ", ")): kept as of the "
+                + "\(feed)full of \(ExportOrderRule.iso(first.lastFull)); the \(feed)full of "
+                + "\(ExportOrderRule.iso(first.notIn)) did not contain \(pronoun)"
+        }
     }
 
     /// What to do about the open failures, by kind: a file refused for its order is fine (its reason says which

@@ -104,6 +104,9 @@ struct OperationsModel {
     /// applied again).
     var done: Set<String> = []
     var failures: [Failure] = []
+    /// The tables of each full feed export (`feed/YYYYMMDD`) an import read (docs/import.md, "What status claims":
+    /// retired tables): a file read, not refused before its header, makes its feed's listing known.
+    var listings: [String: Set<String>] = [:]
     private var order = 0
     /// Whether each export seen so far is a full one (by number).
     private var exportsFull: [Int: Bool] = [:]
@@ -135,6 +138,17 @@ struct OperationsModel {
     mutating func importExport(_ export: PlannedExport, root: String, force: Bool, damaged: String? = nil,
                                request: SelectionRequest = SelectionRequest()) -> Int32 {
         exportsFull[export.number] = export.full
+        for feed in export.feeds {
+            // Read whole unless its archive's `.md5` is wrong; a file refused before its header (not EPF, a table's
+            // archive with a wrong `.md5`) is still named by its file.
+            let read = feed.files.filter { file in
+                !(feed.archived && feed.wrongMD5) && !(file.archived && file.wrongMD5)
+                    && !(damaged == file.table.name && !feed.archived)
+            }
+            if read.contains(where: { $0.full ?? export.full }) {
+                listings["\(feed.feed)/\(feed.day ?? export.day)"] = Set(feed.files.map(\.table.name))
+            }
+        }
         var failed = false
         var skipping: Set<String> = []
         var applying: [(file: PlannedFile, feed: String, full: Bool)] = []
@@ -243,11 +257,29 @@ struct OperationsModel {
     /// The newest export date of any table.
     var newest: Int64? { tables.values.compactMap(\.date).max() }
 
+    /// The tables the newest full of their feed did not contain (docs/import.md, "What status claims"): that full
+    /// is newer than the table's last full and its listing is known and lacks the table. Kept, not behind.
+    var retired: Set<String> {
+        func feed(_ name: String) -> String? { ContractTables.compared.first { $0.name == name }?.feed }
+        var newest: [String: String] = [:]
+        for (name, state) in tables {
+            guard let feed = feed(name), let day = state.lastFull?.day else { continue }
+            newest[feed] = max(newest[feed] ?? day, day)
+        }
+        return Set(tables.compactMap { name, state in
+            guard let feed = feed(name), let day = state.lastFull?.day, let newestDay = newest[feed], newestDay > day,
+                  let listed = listings["\(feed)/\(newestDay)"], !listed.contains(name) else { return nil }
+            return name
+        })
+    }
+
     /// The tables loaded from another full than the newest (`MixedExports`): the newest is the catalogue's (a
     /// chart, FULL every day, is not a full export of the catalogue), and a chart of a later day than it is that
-    /// day's chart, not behind.
+    /// day's chart, not behind. A retired table is not behind.
     var behind: Set<String> {
+        let retired = self.retired
         let fulls = tables.compactMap { name, state in state.lastFull.map { (name, $0) } }
+            .filter { !retired.contains($0.0) }
         func chart(_ name: String) -> Bool { name.hasSuffix("_popularity_per_genre") }
         guard let newest = fulls.filter({ !chart($0.0) })
             .max(by: { ($0.1.day, $0.1.order) < ($1.1.day, $1.1.order) }) else { return [] }

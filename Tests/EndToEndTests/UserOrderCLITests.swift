@@ -127,6 +127,35 @@ import Testing
         #expect((status["failures"] as? [Any])?.isEmpty == true)
     }
 
+    /// Tables Apple stopped shipping (as music left EPF) stay in the database; once a newer full of their feed was
+    /// applied without them, status says they are no longer shipped, kept as of their last full, not behind: no
+    /// mixed exports, no sync advice.
+    @Test func tablesTheNewerFullNoLongerShipsAreRetiredNotBehind() throws {
+        let work = try WorkDirectory(prefix: "epf-order")
+        try DemoDatabase.copy(into: work.path)
+        let generated = try runEPF(["generate", "later", "--apps", "150", "--week", "2", "--match"], in: work.path)
+        #expect(generated.status == 0, "\(generated.stderr)")
+        for table in ["song", "collection_song", "artist_song"] {
+            try FileManager.default.removeItem(atPath: work.file("later/itunes20260119/\(table)"))
+        }
+        let feeds = ["itunes", "pricing", "popularity", "match"].map { "later/\($0)20260119" }
+        let imported = try runEPF(["import"] + feeds + ["--quiet"], in: work.path)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let status = try Self.status("epf.sqlite", in: work.path)
+        let retired = status["retired"] as? [[String: Any]] ?? []
+        let names = retired.map { $0["table"] as? String ?? "" }
+        #expect(names == ["artist_song", "collection_song", "song"], "\(retired)")
+        #expect(retired.allSatisfy { $0["keptAsOf"] as? String == "2026-01-12T00:00:00Z"
+                && $0["notInFull"] as? String == "2026-01-19T00:00:00Z" && $0["feed"] as? String == "itunes" })
+        #expect(status["mixed"] as? Bool == false && status["mixedExports"] is NSNull,
+                "\(status["mixedExports"] ?? "")")
+        #expect(status["exportDate"] as? String == "2026-01-19T00:00:00Z")
+        let text = try runEPF(["status"], in: work.path).stdout
+        #expect(text.contains("retired (no longer shipped): artist_song, collection_song, song: kept as of the itunes "
+                              + "full of 2026-01-12; the itunes full of 2026-01-19 did not contain them"), "\(text)")
+        #expect(!text.contains("behind") && !text.contains("epf sync"), "\(text)")
+    }
+
     /// A refused incremental, imported alone, next to a chart that did apply: the tables it names are missing,
     /// so the data is not complete as of any day, and the advice is the order, not the files.
     @Test func aRefusedIncrementalAloneLeavesItsTablesMissing() throws {

@@ -171,6 +171,38 @@ import Testing
         #expect(try dump(url, "SELECT application_id FROM epf.artist_application") == ["9"])
     }
 
+    /// A table the newer full of its feed no longer contains (as music left EPF) is kept as of its last full and
+    /// called retired, not behind, by both stores' status (importing that full again changes nothing).
+    @Test func aTableTheNewerFullLacksIsRetiredNotBehindOnBothStores() throws {
+        let url = try TestCluster.get().database()
+        let scratch = try TemporaryDirectory()
+        let first = try generate(feedOptions(apps: 100), in: scratch.path, name: "week0")
+        var later = feedOptions(apps: 100)
+        later.week = 1
+        let second = try generate(later, in: scratch.path, name: "week1")
+        let itunes = try #require(second.first { ($0 as NSString).lastPathComponent.hasPrefix("itunes") })
+        let gone = ["artist_song", "collection_song", "song"]
+        for table in gone { try FileManager.default.removeItem(atPath: itunes + "/" + table) }
+        var options = ImportOptions()
+        options.rejectsDirectory = scratch.file("sqlite.rejects")
+        let database = scratch.file("epf.sqlite")
+        for paths in [first, second, second] {
+            _ = try importPostgres(paths, url: url, scratch: scratch, schema: "retired")
+            _ = try Importer(databasePath: database, options: options).run(paths: paths)
+        }
+        let target = try PostgresTarget(url: url, schema: "retired")
+        let postgres = try StoreStatus.read(PostgresConnection(url: url), target: target, lastImports: 50)
+        let sqlite = try StoreStatus.read(SQLiteConnection(path: database, mode: .readOnly), databasePath: database,
+                                          lastImports: 50)
+        for (store, status) in [("PostgreSQL", postgres), ("SQLite", sqlite)] {
+            #expect(status.retired.map(\.table) == gone, "\(store): \(status.retired)")
+            #expect(status.retired.allSatisfy { $0.feed == "itunes" && $0.notIn > $0.lastFull }, "\(store)")
+            #expect(status.mixedExports == nil && !status.mixed, "\(store): \(String(describing: status.mixedExports))")
+            #expect(status.failures.isEmpty, "\(store): \(status.failures)")
+            #expect(status.dataAsOf == status.exportDate, "\(store)")
+        }
+    }
+
     @Test func statusReportsTheSameAsForSQLite() throws {
         let url = try TestCluster.get().database()
         let scratch = try TemporaryDirectory()

@@ -62,6 +62,16 @@ final class PostgresLedger: ImportLedger, AppliedTableLedger {
             }
     }
 
+    /// Each table's last applied full (`MixedExports.lastFullsSQL`).
+    func lastFulls() throws -> [MixedExports.TableFull] {
+        try connection.query(MixedExports.lastFullsSQL(ledger: table("epf_ledger"))).compactMap { row in
+            guard row.count == 6, let table = row[0], let source = row[1] else { return nil }
+            return MixedExports.TableFull(table: table, source: source, feed: row[2], feedDate: row[3],
+                                          exportDate: row[4].flatMap { Int64($0) },
+                                          order: row[5].flatMap { Int64($0) } ?? 0)
+        }
+    }
+
     func recordSource(_ source: SourceIdentity, feedDate: String?, md5: String?) throws {
         try connection.execute("""
             INSERT INTO \(table("epf_sources")) (source, size, mtime, md5, feed_date, finished, outcome)

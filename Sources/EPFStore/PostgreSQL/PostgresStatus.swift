@@ -73,14 +73,13 @@ extension StoreStatus {
         }
         if try target.tableExists(connection, "epf_ledger") {
             status.importRunning = try target.importLockHeld(connection)
-            let rows = try connection.query(MixedExports.lastFullsSQL(ledger: target.qualified("epf_ledger")))
-            let fulls = rows.compactMap { row -> MixedExports.TableFull? in
-                guard row.count == 6, let table = row[0], let source = row[1] else { return nil }
-                return MixedExports.TableFull(table: table, source: source, feed: row[2], feedDate: row[3],
-                                              exportDate: row[4].flatMap { Int64($0) },
-                                              order: row[5].flatMap { Int64($0) } ?? 0)
+            let bookkeeping = PostgresLedger(connection: connection, target: target)
+            let settings = try target.tableExists(connection, "epf_settings")
+            try status.setFulls(try bookkeeping.lastFulls()) { feed, date in
+                guard settings else { return nil }
+                return RetiredTables.tables(fromSetting: try bookkeeping.setting(RetiredTables.exportTablesSetting(
+                    feed: feed, date: date)))
             }
-            status.mixedExports = MixedExports.find(status.present(fulls))
             let ledger = target.qualified("epf_ledger")
             status.setIncrementalOnly(try connection.query(StoreStatus.incrementalOnlySQL(ledger: ledger))
                 .compactMap { $0.first ?? nil })

@@ -75,6 +75,17 @@ final class Ledger: AppliedTableLedger {
             }
     }
 
+    /// Each table's last applied full (`MixedExports.lastFullsSQL`).
+    func lastFulls() throws -> [MixedExports.TableFull] {
+        func text(_ value: SQLValue) -> String? { if case .text(let text) = value { text } else { nil } }
+        func integer(_ value: SQLValue) -> Int64? { if case .integer(let value) = value { value } else { nil } }
+        return try connection.query(MixedExports.lastFullsSQL(ledger: "epf_ledger")).compactMap { row in
+            guard row.count == 6, let table = text(row[0]), let source = text(row[1]) else { return nil }
+            return MixedExports.TableFull(table: table, source: source, feed: text(row[2]), feedDate: text(row[3]),
+                                          exportDate: integer(row[4]), order: integer(row[5]) ?? 0)
+        }
+    }
+
     /// Records a completely applied input file.
     func recordSource(_ source: SourceIdentity, feedDate: String?, md5: String?) throws {
         try connection.transaction {

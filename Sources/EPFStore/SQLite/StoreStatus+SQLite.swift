@@ -91,18 +91,13 @@ extension StoreStatus {
         }
         status.importRunning = ImportLock.isHeld(databasePath: databasePath)
         if try connection.tableExists("epf_ledger") {
-            var fulls: [MixedExports.TableFull] = []
-            for row in try connection.query(MixedExports.lastFullsSQL(ledger: "epf_ledger")) where row.count == 6 {
-                guard case .text(let table) = row[0], case .text(let source) = row[1] else { continue }
-                func text(_ value: SQLValue) -> String? { if case .text(let text) = value { text } else { nil } }
-                func integer(_ value: SQLValue) -> Int64? {
-                    if case .integer(let value) = value { value } else { nil }
-                }
-                fulls.append(MixedExports.TableFull(table: table, source: source, feed: text(row[2]),
-                                                    feedDate: text(row[3]), exportDate: integer(row[4]),
-                                                    order: integer(row[5]) ?? 0))
+            let ledger = Ledger(connection: connection)
+            let settings = try connection.tableExists("epf_settings")
+            try status.setFulls(try ledger.lastFulls()) { feed, date in
+                guard settings else { return nil }
+                return RetiredTables.tables(fromSetting: try ledger.setting(RetiredTables.exportTablesSetting(
+                    feed: feed, date: date)))
             }
-            status.mixedExports = MixedExports.find(status.present(fulls))
             status.setIncrementalOnly(try connection.query(StoreStatus.incrementalOnlySQL(ledger: "epf_ledger"))
                 .compactMap { row in if case .text(let name) = row.first { name } else { nil } })
             let entries = try connection.query(ImportFailures.ledgerSQL(ledger: "epf_ledger")).map(Self.entry)
