@@ -51,11 +51,12 @@ package struct MixedExports: Sendable, Equatable {
     /// Whether a table is one Apple ships as a FULL snapshot every day (the popularity feed's charts).
     static func isDailySnapshot(_ table: String) -> Bool { table.hasSuffix("_popularity_per_genre") }
 
-    /// What the next `epf sync` does about it, in words.
+    /// What to run about it, in words: a sync of the directory the newest full was read from applies it (the
+    /// tables applied from it already are skipped); a sync of another mirror applies nothing until that mirror
+    /// holds the full (or a newer one), so the sentence names the directory, not "the mirror".
     package var nextSync: String {
-        "the next epf sync applies the \(behind.count) tables behind from the full export of \(Self.day(newestFull)) "
-            + "(tables already applied from the same files are skipped), or, if the mirror holds a newer full, "
-            + "that full to every table; its --only/--skip must not leave them out"
+        "epf sync \(newestRoot) applies the \(behind.count) tables behind from the full export of "
+            + "\(Self.day(newestFull)) there; a sync of another mirror, only once it holds that full or a newer one"
     }
 
     /// The finding from each table's last full, or nil when all tables come from the same full export.
@@ -120,7 +121,7 @@ package struct MixedExports: Sendable, Equatable {
         for entry in behind {
             lines.append("  \(entry.table) (full of \(Self.day(entry.date)) from \(entry.root))")
         }
-        lines.append(nextSync.prefix(1).uppercased() + nextSync.dropFirst() + ".")
+        lines.append("Next: " + nextSync + ".")
         return lines
     }
 

@@ -168,8 +168,16 @@ struct DiskSpaceCLITests {
         #expect(text.stdout.contains("warning: the tables come from more than one full export: 1 from the full of "
                                      + "2026-01-12 in \(mirror), 18 behind:"), "\(text.stdout)")
         #expect(text.stdout.contains("  artist (full of 2026-01-05 from \(EPFBinary.packageRoot.path)/feeds)"))
-        #expect(text.stdout.contains("The next epf sync applies the 18 tables behind from the full export of "
-                                     + "2026-01-12"))
+        // The advice names the directory the newest full came from: a sync of the sample's own folder (which
+        // holds only the older full) applies nothing.
+        #expect(text.stdout.contains("Next: epf sync \(mirror) applies the 18 tables behind from the full export of "
+                                     + "2026-01-12 there; a sync of another mirror, only once it holds that full"),
+                "\(text.stdout)")
+        let elsewhere = try runEPF(["sync", EPFBinary.packageRoot.path + "/feeds", "--db", database, "--quiet"],
+                                   in: work.path)
+        #expect(elsewhere.status == 0, "\(elsewhere.stderr)")
+        let still = try runEPF(["status", "--db", database, "--json"], in: work.path)
+        #expect(Self.behindAfterSync(still.stdout).count == 18, "\(still.stdout)")
 
         let json = try runEPF(["status", "--db", database, "--json"], in: work.path)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
@@ -178,7 +186,7 @@ struct DiskSpaceCLITests {
         #expect(mixed["current"] as? [String] == ["application"])
         let behind = (mixed["behind"] as? [[String: Any]] ?? []).compactMap { $0["table"] as? String }
         #expect(behind.count == 18 && behind.contains("application_price"))
-        #expect((mixed["nextSync"] as? String)?.hasPrefix("the next epf sync applies the 18 tables behind") == true)
+        #expect((mixed["nextSync"] as? String)?.hasPrefix("epf sync \(mirror) applies the 18 tables behind") == true)
 
         let served = try servedStatus(database, in: work.path)
         let servedMixed = try #require(served["mixedExports"] as? [String: Any], "\(served)")
