@@ -66,7 +66,8 @@ extension EPFRoutes {
 
     /// `GET /{cc}/rss/{feed}/limit={n}[/genre={g}]/json`: the legacy iTunes RSS feed in JSON, `{"feed": {"author",
     /// "entry": [...], "updated", "rights", "title", "icon", "link", "id"}}`, each value `{"label": ...}` with its
-    /// `attributes`, as Apple wrote it.
+    /// `attributes`, as Apple wrote it; as Apple's XML-to-JSON conversion did, `entry` is the object itself when the
+    /// feed holds one entry and absent when it holds none.
     func legacyChart(_ country: String, _ name: String, _ limitText: String, _ genreText: String?,
                      _ request: HTTPRequest) throws -> HTTPResponse {
         guard let feed = Self.legacyFeeds[name] else {
@@ -91,8 +92,13 @@ extension EPFRoutes {
         var head: [(String, JSONValue)] = [
             ("author", .object([("name", Self.label("iTunes Store")),
                                 ("uri", Self.label("http://www.apple.com/itunes/"))])),
-            ("entry", .array(entries)),
         ]
+        // Apple's feed was XML turned into JSON: one <entry> became an object, none no member at all.
+        switch entries.count {
+        case 0: break
+        case 1: head.append(("entry", entries[0]))
+        default: head.append(("entry", .array(entries)))
+        }
         if let date = chart.exportDate {
             head.append(("updated", Self.label(EPFValues.isoTimestamp(milliseconds: date))))
         }

@@ -189,6 +189,15 @@ struct ChartRoutesTests {
         let overall = try server.get("/us/rss/toppaidapplications/limit=3/json").json()
         let top = ((overall["feed"] as? [String: Any])?["entry"] as? [[String: Any]])?.count
         #expect(top == 3)
+        // As Apple's XML-to-JSON feed: one entry is the object itself, none leaves `entry` out.
+        let one = try server.get("/us/rss/topfreeipadapplications/limit=1/genre=6014/json").json()
+        let single = try #require((one["feed"] as? [String: Any])?["entry"] as? [String: Any], "\(one)")
+        #expect(((single["id"] as? [String: Any])?["attributes"] as? [String: Any])?["im:id"] as? String
+                == ids.first.map { String($0) })
+        let none = try server.get("/us/rss/topfreeipadapplications/limit=5/genre=99999/json")
+        #expect(none.status == 200, "\(none.text.prefix(300))")
+        let empty = try #require(try none.json()["feed"] as? [String: Any])
+        #expect(empty["entry"] == nil && empty["title"] != nil, "\(empty)")
     }
 
     /// v3's one chart of every app serves the free and the paid chart, split by the app's price there.
