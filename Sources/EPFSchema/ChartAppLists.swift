@@ -114,7 +114,7 @@ package struct ChartAppLists {
         return []
     }
 
-    /// Cuts apps, met in increasing id order, into lists.
+    /// Cuts apps, met in increasing id order, into lists: `startApp`, its rows (`appendRow`), `endApp`, ...
     package struct Encoder {
         /// The lists made so far: each one's first app and bytes.
         package private(set) var lists: [(firstID: Int64, bytes: [UInt8])] = []
@@ -126,8 +126,8 @@ package struct ChartAppLists {
 
         package init() {}
 
-        /// Adds app `id` (above every id added before) with its rows.
-        package mutating func add(id: Int64, entries: some Collection<ChartAppEntry>) {
+        /// Starts app `id` (above every id before) of `count` rows.
+        package mutating func startApp(id: Int64, count: Int) {
             if bytes.isEmpty {
                 firstID = id
                 previousID = id
@@ -136,16 +136,22 @@ package struct ChartAppLists {
                 bytes.reserveCapacity(ChartAppLists.listBytes + 256)
             }
             RankListCodec.appendVarint(RankListCodec.zigzag(id &- previousID), to: &bytes)
-            RankListCodec.appendVarint(UInt64(entries.count), to: &bytes)
+            RankListCodec.appendVarint(UInt64(count), to: &bytes)
             previousID = id
-            for entry in entries {
-                RankListCodec.appendVarint(RankListCodec.zigzag(entry.storefrontID &- storefront), to: &bytes)
-                RankListCodec.appendVarint(RankListCodec.zigzag(entry.genreID), to: &bytes)
-                RankListCodec.appendVarint(RankListCodec.zigzag(entry.rank), to: &bytes)
-                RankListCodec.appendVarint(RankListCodec.zigzag(entry.exportDate &- date), to: &bytes)
-                storefront = entry.storefrontID
-                date = entry.exportDate
-            }
+        }
+
+        /// A row of the app started last (as many as it said).
+        package mutating func appendRow(_ entry: ChartAppEntry) {
+            RankListCodec.appendVarint(RankListCodec.zigzag(entry.storefrontID &- storefront), to: &bytes)
+            RankListCodec.appendVarint(RankListCodec.zigzag(entry.genreID), to: &bytes)
+            RankListCodec.appendVarint(RankListCodec.zigzag(entry.rank), to: &bytes)
+            RankListCodec.appendVarint(RankListCodec.zigzag(entry.exportDate &- date), to: &bytes)
+            storefront = entry.storefrontID
+            date = entry.exportDate
+        }
+
+        /// Ends the app started last: the list is cut when it reached `listBytes`.
+        package mutating func endApp() {
             if bytes.count >= ChartAppLists.listBytes { flush() }
         }
 

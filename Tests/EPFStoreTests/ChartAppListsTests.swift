@@ -28,7 +28,7 @@ import Testing
 
     @Test func everyAppReadsItsRowsInTheOrderMet() throws {
         let rows = Self.chartRows(seed: 7)
-        var gathered = ChartAppRows()
+        let gathered = ChartAppRows()
         for row in rows {
             gathered.add(app: row.app, storefront: row.storefront, genre: row.genre, rank: row.rank, date: row.date)
         }
@@ -56,7 +56,7 @@ import Testing
         (Int64(-1), Int64(1)), (Int64(1) << 40, Int64(1)), (Int64(5), Int64(4096)), (Int64(5), Int64(-1)),
     ])
     func aRowThatDoesNotFitGivesUp(app: Int64, rank: Int64) {
-        var gathered = ChartAppRows()
+        let gathered = ChartAppRows()
         gathered.add(app: 9, storefront: 143441, genre: 36, rank: 1, date: 0)
         gathered.add(app: app, storefront: 143441, genre: 36, rank: rank, date: 0)
         #expect(!gathered.isComplete)
@@ -72,7 +72,7 @@ import Testing
             return app << 23 | UInt64(row)
         }
         let expected = keys.sorted()
-        ChartAppRows.sortByApp(&keys)
+        keys.withUnsafeMutableBufferPointer { ChartAppRows.sortByApp($0) }
         #expect(keys == expected)
     }
 

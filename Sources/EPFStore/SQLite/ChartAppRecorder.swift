@@ -15,7 +15,7 @@ final class ChartAppRecorder {
     /// file (then the rows are read from the staging table).
     private let columns: (app: Int, storefront: Int, genre: Int, rank: Int, date: Int)?
     /// The rows written, gathered; nil when they are read from the staging table.
-    private var rows: ChartAppRows?
+    @exclusivity(unchecked) private var rows: ChartAppRows?
     private var lists: [(firstID: Int64, bytes: [UInt8])]?
     private var entries = 0
 
@@ -43,11 +43,9 @@ final class ChartAppRecorder {
     /// NULL).
     @inline(__always)
     func rowAccepted(_ record: EPFRecord) {
-        guard let columns else { return }
-        rows?.add(app: Self.integer(record.field(columns.app)),
-                  storefront: Self.integer(record.field(columns.storefront)),
-                  genre: Self.integer(record.field(columns.genre)), rank: Self.integer(record.field(columns.rank)),
-                  date: Self.integer(record.field(columns.date)))
+        guard let columns, let rows else { return }
+        rows.add(app: record.field(columns.app), storefront: record.field(columns.storefront),
+                 genre: record.field(columns.genre), rank: record.field(columns.rank), date: record.field(columns.date))
     }
 
     /// The staging table holds rows the load did not write in this process, or lost some it wrote: the rows are
@@ -59,7 +57,7 @@ final class ChartAppRecorder {
     /// Sorts and encodes the rows, before the swap: from those gathered, else from the staging table (its indexes
     /// built). Lists are not made when a row does not fit them (`ChartAppRows`).
     func prepare(_ connection: SQLiteConnection) throws {
-        var gathered: ChartAppRows
+        let gathered: ChartAppRows
         if let rows {
             gathered = rows
             self.rows = nil
@@ -102,10 +100,5 @@ final class ChartAppRecorder {
                                            + "VALUES (?1, ?2, ?3)")
         try stamp.bind([.text(table), .integer(ledgerID), .integer(Int64(entries))])
         try stamp.step()
-    }
-
-    @inline(__always)
-    private static func integer(_ field: UnsafeRawBufferPointer) -> Int64? {
-        field.isEmpty ? nil : EPFValues.integer(field)
     }
 }

@@ -1,4 +1,6 @@
+import EPFFormat
 import EPFSchema
+import Glibc
 
 /// An app chart table's rows gathered for `ChartAppLists`, compactly (12 bytes a row: the rows of a storefront,
 /// genre and export date share one run), then sorted by app (a radix sort: the rows come in chart order).
@@ -6,104 +8,194 @@ import EPFSchema
 /// Rows with a NULL storefront, genre, rank, app or export date are left out, as the table's own reading does. An
 /// app id outside 0 ..< 2^40, a rank outside 0 ..< 4096, more than 2^23 rows or 2^20 runs make the gathering give
 /// up (`isComplete` false): the lists are then not made, and readers read the table (Apple's charts rank 1...200).
-struct ChartAppRows {
-    private static let indexBits: UInt64 = 23
+/// Used by the loading thread alone: its state goes without dynamic exclusivity checks (a row costs a few of them
+/// otherwise).
+final class ChartAppRows {
+    static let indexBits: UInt64 = 23
     private static let idLimit: Int64 = 1 << 40
     private static let rankBits: UInt32 = 12
     private static let runLimit = 1 << 20
+    /// Bytes of a run's storefront, genre and export date fields kept to recognise the run's next rows.
+    private static let runTextCapacity = 64
 
     /// Per row: `app << 23 | row number`, sorted by `finish` (app first, then the order met).
-    private var keys: [UInt64] = []
+    @exclusivity(unchecked) private var keys: UnsafeMutablePointer<UInt64>
     /// Per row: `run << 12 | rank`.
-    private var places: [UInt32] = []
-    private var runs: [(storefront: Int64, genre: Int64, date: Int64)] = []
-    /// False once a row did not fit (see the type's summary).
-    private(set) var isComplete = true
-
+    @exclusivity(unchecked) private var places: UnsafeMutablePointer<UInt32>
+    @exclusivity(unchecked) private var capacity = 1 << 16
     /// The rows gathered.
-    var count: Int { keys.count }
+    @exclusivity(unchecked) private(set) var count = 0
+    @exclusivity(unchecked) private var runs: [(storefront: Int64, genre: Int64, date: Int64)] = []
+    /// The current run's storefront, genre and export date fields as the file wrote them, and their lengths (-1: no
+    /// text to compare with): a row with the same three fields is in the run without parsing them.
+    private let runText = UnsafeMutablePointer<UInt8>.allocate(capacity: runTextCapacity)
+    @exclusivity(unchecked) private var runLengths = (-1, -1, -1)
+    /// False once a row did not fit (see the type's summary).
+    @exclusivity(unchecked) private(set) var isComplete = true
 
-    init() {}
-
-    /// A row of the table: nil for a NULL value.
-    @inline(__always)
-    mutating func add(app: Int64?, storefront: Int64?, genre: Int64?, rank: Int64?, date: Int64?) {
-        guard isComplete, let app, let storefront, let genre, let rank, let date else { return }
-        guard (0..<Self.idLimit).contains(app), (0..<1 << Int64(Self.rankBits)).contains(rank),
-              keys.count < 1 << Self.indexBits else {
-            isComplete = false
-            return
-        }
-        if let last = runs.last, last.storefront == storefront, last.genre == genre, last.date == date {
-        } else if runs.count < Self.runLimit {
-            runs.append((storefront, genre, date))
-        } else {
-            isComplete = false
-            return
-        }
-        keys.append(UInt64(app) << Self.indexBits | UInt64(keys.count))
-        places.append(UInt32(runs.count - 1) << Self.rankBits | UInt32(rank))
+    init() {
+        keys = .allocate(capacity: capacity)
+        places = .allocate(capacity: capacity)
     }
 
-    /// The lists of the rows gathered (empty when there are none), or nil when the gathering gave up. Empties the
-    /// rows.
-    mutating func finish() -> [(firstID: Int64, bytes: [UInt8])]? {
-        defer { self = ChartAppRows() }
-        guard isComplete else { return nil }
-        Self.sortByApp(&keys)
-        var encoder = ChartAppLists.Encoder()
-        var entries: [ChartAppEntry] = []
-        var app: Int64 = -1
-        let rowMask = (UInt64(1) << Self.indexBits) - 1
-        for key in keys {
-            let id = Int64(key >> Self.indexBits)
-            if id != app {
-                if !entries.isEmpty { encoder.add(id: app, entries: entries) }
-                entries.removeAll(keepingCapacity: true)
-                app = id
-            }
-            let place = places[Int(key & rowMask)]
-            let run = runs[Int(place >> Self.rankBits)]
-            entries.append(ChartAppEntry(storefrontID: run.storefront, genreID: run.genre,
-                                         rank: Int64(place & (1 << Self.rankBits - 1)), exportDate: run.date))
+    deinit {
+        keys.deallocate()
+        places.deallocate()
+        runText.deallocate()
+    }
+
+    /// A row of the table: nil for a NULL value.
+    func add(app: Int64?, storefront: Int64?, genre: Int64?, rank: Int64?, date: Int64?) {
+        guard isComplete, let app, let storefront, let genre, let rank, let date else { return }
+        if let last = runs.last, last.storefront == storefront, last.genre == genre, last.date == date {
+        } else {
+            guard startRun(storefront: storefront, genre: genre, date: date) else { return }
+            runLengths = (-1, -1, -1)
         }
-        if !entries.isEmpty { encoder.add(id: app, entries: entries) }
+        append(app: app, rank: rank)
+    }
+
+    /// A row of the table as the file wrote it, the fields read as `RowBinder` binds them (an empty or unparsable
+    /// integer is NULL).
+    @inline(__always)
+    func add(app: UnsafeRawBufferPointer, storefront: UnsafeRawBufferPointer, genre: UnsafeRawBufferPointer,
+             rank: UnsafeRawBufferPointer, date: UnsafeRawBufferPointer) {
+        guard isComplete else { return }
+        if !isRunText(storefront, genre, date) {
+            guard let storefrontID = Self.integer(storefront), let genreID = Self.integer(genre),
+                  let day = Self.integer(date) else { return }
+            if let last = runs.last, last.storefront == storefrontID, last.genre == genreID, last.date == day {
+            } else {
+                guard startRun(storefront: storefrontID, genre: genreID, date: day) else { return }
+            }
+            keepRunText(storefront, genre, date)
+        }
+        guard let appID = Self.integer(app), let rankValue = Self.integer(rank) else { return }
+        append(app: appID, rank: rankValue)
+    }
+
+    @inline(__always)
+    private func append(app: Int64, rank: Int64) {
+        guard (0..<Self.idLimit).contains(app), (0..<1 << Int64(Self.rankBits)).contains(rank),
+              count < 1 << Self.indexBits else {
+            isComplete = false
+            return
+        }
+        if count == capacity { grow() }
+        keys[count] = UInt64(app) << Self.indexBits | UInt64(count)
+        places[count] = UInt32(runs.count - 1) << Self.rankBits | UInt32(rank)
+        count += 1
+    }
+
+    private func startRun(storefront: Int64, genre: Int64, date: Int64) -> Bool {
+        guard runs.count < Self.runLimit else {
+            isComplete = false
+            return false
+        }
+        runs.append((storefront, genre, date))
+        return true
+    }
+
+    @inline(__always)
+    private func isRunText(_ storefront: UnsafeRawBufferPointer, _ genre: UnsafeRawBufferPointer,
+                           _ date: UnsafeRawBufferPointer) -> Bool {
+        guard storefront.count == runLengths.0, genre.count == runLengths.1, date.count == runLengths.2,
+              let first = storefront.baseAddress, let second = genre.baseAddress, let third = date.baseAddress
+        else { return false }
+        return memcmp(runText, first, storefront.count) == 0
+            && memcmp(runText + storefront.count, second, genre.count) == 0
+            && memcmp(runText + storefront.count + genre.count, third, date.count) == 0
+    }
+
+    private func keepRunText(_ storefront: UnsafeRawBufferPointer, _ genre: UnsafeRawBufferPointer,
+                             _ date: UnsafeRawBufferPointer) {
+        runLengths = (-1, -1, -1)
+        guard storefront.count + genre.count + date.count <= Self.runTextCapacity,
+              let first = storefront.baseAddress, let second = genre.baseAddress, let third = date.baseAddress
+        else { return }
+        memcpy(runText, first, storefront.count)
+        memcpy(runText + storefront.count, second, genre.count)
+        memcpy(runText + storefront.count + genre.count, third, date.count)
+        runLengths = (storefront.count, genre.count, date.count)
+    }
+
+    private func grow() {
+        let larger = capacity * 2
+        let newKeys = UnsafeMutablePointer<UInt64>.allocate(capacity: larger)
+        newKeys.moveInitialize(from: keys, count: count)
+        keys.deallocate()
+        keys = newKeys
+        let newPlaces = UnsafeMutablePointer<UInt32>.allocate(capacity: larger)
+        newPlaces.moveInitialize(from: places, count: count)
+        places.deallocate()
+        places = newPlaces
+        capacity = larger
+    }
+
+    @inline(__always)
+    private static func integer(_ field: UnsafeRawBufferPointer) -> Int64? {
+        field.isEmpty ? nil : EPFValues.integer(field)
+    }
+
+    /// The lists of the rows gathered (empty when there are none), or nil when the gathering gave up.
+    func finish() -> [(firstID: Int64, bytes: [UInt8])]? {
+        guard isComplete else { return nil }
+        let sorted = UnsafeMutableBufferPointer(start: keys, count: count)
+        Self.sortByApp(sorted)
+        var encoder = ChartAppLists.Encoder()
+        let rowMask = (UInt64(1) << Self.indexBits) - 1
+        var index = 0
+        while index < count {
+            let app = sorted[index] >> Self.indexBits
+            var end = index + 1
+            while end < count && sorted[end] >> Self.indexBits == app { end += 1 }
+            encoder.startApp(id: Int64(app), count: end - index)
+            for key in sorted[index..<end] {
+                let place = places[Int(key & rowMask)]
+                let run = runs[Int(place >> Self.rankBits)]
+                encoder.appendRow(ChartAppEntry(storefrontID: run.storefront, genreID: run.genre,
+                                                rank: Int64(place & (1 << Self.rankBits - 1)), exportDate: run.date))
+            }
+            encoder.endApp()
+            index = end
+        }
         return encoder.finish()
     }
 
     /// Sorts `keys` by their app bits, keeping the order of equal apps (the row numbers below them are already in
     /// order): an LSD radix sort of 11-bit digits, as many as the largest app needs.
-    static func sortByApp(_ keys: inout [UInt64]) {
+    static func sortByApp(_ keys: UnsafeMutableBufferPointer<UInt64>) {
         let digitBits: UInt64 = 11
         let buckets = 1 << Int(digitBits)
         let largest = (keys.max() ?? 0) >> indexBits
         guard keys.count > 1, largest > 0 else { return }
-        var scratch = [UInt64](repeating: 0, count: keys.count)
-        var counts = [Int](repeating: 0, count: buckets)
+        let scratch = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: keys.count)
+        defer { scratch.deallocate() }
+        let counts = UnsafeMutableBufferPointer<Int>.allocate(capacity: buckets)
+        defer { counts.deallocate() }
+        var source = keys
+        var target = scratch
         var shift = indexBits
+        let mask = UInt64(buckets - 1)
         while shift < 64, largest >> (shift - indexBits) > 0 {
-            keys.withUnsafeBufferPointer { source in
-                scratch.withUnsafeMutableBufferPointer { target in
-                    counts.withUnsafeMutableBufferPointer { counts in
-                        for index in counts.indices { counts[index] = 0 }
-                        let mask = UInt64(buckets - 1)
-                        for key in source { counts[Int((key >> shift) & mask)] += 1 }
-                        var start = 0
-                        for index in counts.indices {
-                            let count = counts[index]
-                            counts[index] = start
-                            start += count
-                        }
-                        for key in source {
-                            let digit = Int((key >> shift) & mask)
-                            target[counts[digit]] = key
-                            counts[digit] += 1
-                        }
-                    }
-                }
+            counts.initialize(repeating: 0)
+            for key in source { counts[Int((key >> shift) & mask)] += 1 }
+            var start = 0
+            for index in counts.indices {
+                let count = counts[index]
+                counts[index] = start
+                start += count
             }
-            swap(&keys, &scratch)
+            for key in source {
+                let digit = Int((key >> shift) & mask)
+                target[counts[digit]] = key
+                counts[digit] += 1
+            }
+            swap(&source, &target)
             shift += digitBits
+        }
+        if source.baseAddress != keys.baseAddress {
+            _ = keys.update(fromContentsOf: source)
         }
     }
 }

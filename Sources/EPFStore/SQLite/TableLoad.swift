@@ -32,8 +32,9 @@ final class TableLoad {
     private var prices: PriceRecorder?
     /// Records a popularity table's day of ranks (see `RankHistoryRead`), with `--history ranks`.
     private var ranks: RankRecorder?
-    /// Today's chart table by app (`ChartAppLists`), for full loads of app chart tables.
-    private var chartApps: ChartAppRecorder?
+    /// Today's chart table by app (`ChartAppLists`), for full loads of app chart tables; read for every row by the
+    /// loading thread alone, unchecked.
+    @exclusivity(unchecked) private var chartApps: ChartAppRecorder?
 
     var table: String { schema.name }
     /// `state.mode`, read on every row without a (checked) access to `state`.
