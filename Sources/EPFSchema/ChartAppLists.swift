@@ -23,8 +23,10 @@ package struct ChartAppEntry: Hashable, Sendable {
 /// row), where gathering the rows the load writes anyway costs a few percent (docs/performance.md).
 ///
 /// Tables (SQLite; absent from databases no full load of a chart table wrote since):
-/// - `listsTable` (`table_name`, `first_id`, `list`), WITHOUT ROWID: a table's apps in id order, cut into lists
-///   of about `listBytes` bytes, each keyed by its first app;
+/// - `listsTable` (`id`, `list`): a table's apps in id order, cut into lists of at most `listBytes` bytes (an app
+///   with more rows makes a list of its own), each keyed by `key(table:firstID:)`: the table's chart code and the
+///   list's first app in one integer, so a list is a row of the rowid tree, stored whole in its page (a blob
+///   beyond a quarter page in a WITHOUT ROWID tree spills to an overflow page of its own);
 /// - `stampsTable` (`table_name`, `ledger_id`, `entries`): the `epf_ledger` entry of the load the lists were made
 ///   from, and how many rows they hold. A later applied entry of the table (an incremental, a load by an epf
 ///   that does not make lists) means the lists are not the table's rows: readers then read the table.
@@ -35,17 +37,16 @@ package struct ChartAppEntry: Hashable, Sendable {
 /// `zigzag(export date - previous export date)` (the previous values run across the list, from 0).
 /// Rows with a NULL storefront, genre, rank, app or export date are not listed (a reading of the table skips them).
 package struct ChartAppLists {
-    package static let listsTable = "epf_chart_apps"
+    package static let listsTable = "epf_chart_app_lists"
     package static let stampsTable = "epf_chart_app_stamps"
-    /// The size at which a list is cut: one or two pages, decoded in microseconds.
-    package static let listBytes = 4000
+    /// The size a list stays under (unless one app is larger): it fits a 4 KB page whole, decodes in microseconds.
+    package static let listBytes = 3500
+    /// Bits of a list's key below the chart code: app ids are below 2^40.
+    package static let idBits: Int64 = 40
 
     /// The tables, created by the first full load of a chart table.
     package static let schema = """
-        CREATE TABLE IF NOT EXISTS \(listsTable) (
-            table_name TEXT NOT NULL, first_id INTEGER NOT NULL, list BLOB NOT NULL,
-            PRIMARY KEY (table_name, first_id)
-        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS \(listsTable) (id INTEGER PRIMARY KEY, list BLOB NOT NULL);
         CREATE TABLE IF NOT EXISTS \(stampsTable) (
             table_name TEXT PRIMARY KEY, ledger_id INTEGER NOT NULL, entries INTEGER NOT NULL
         );
@@ -57,11 +58,20 @@ package struct ChartAppLists {
         SELECT 1 FROM \(stampsTable) s WHERE s.table_name = ?1 AND NOT EXISTS (
             SELECT 1 FROM epf_ledger l WHERE l.id > s.ledger_id AND l.table_name = ?1 AND l.outcome = 'applied')
         """
-    /// The list of table `?1` that holds app `?2` if any list does: the last one starting at or before it.
+    /// The list that holds the app of key `?2` if any list does: the last one of the table (keys from `?1`)
+    /// starting at or before it.
     package static let listSQL = """
-        SELECT first_id, list FROM \(listsTable) WHERE table_name = ?1 AND first_id <= ?2
-        ORDER BY first_id DESC LIMIT 1
+        SELECT id, list FROM \(listsTable) WHERE id BETWEEN ?1 AND ?2 ORDER BY id DESC LIMIT 1
         """
+
+    /// The key of `table`'s list whose first app is `firstID` (0 ..< 2^40); nil for a table that is not an app
+    /// chart.
+    package static func key(table: String, firstID: Int64) -> Int64? {
+        guard let chart = RankChart(table: table), chart.ranksApps, (0..<1 << idBits).contains(firstID) else {
+            return nil
+        }
+        return chart.code << idBits | firstID
+    }
 
     private let connection: SQLiteConnection
 
@@ -79,11 +89,14 @@ package struct ChartAppLists {
         let current = try connection.prepare(Self.currentSQL)
         try current.bind([.text(table)])
         guard try current.step() else { return nil }
+        guard let low = Self.key(table: table, firstID: 0), let high = Self.key(table: table, firstID: id) else {
+            return []
+        }
         let list = try connection.prepare(Self.listSQL)
-        try list.bind([.text(table), .integer(id)])
-        guard try list.step(), let first = list.int64(at: 0) else { return [] }
+        try list.bind([.integer(low), .integer(high)])
+        guard try list.step(), let key = list.int64(at: 0) else { return [] }
         return try list.withBlob(at: 1) { bytes throws(RankListCodec.Malformed) in
-            try Self.entries(of: id, in: bytes, firstID: first)
+            try Self.entries(of: id, in: bytes, firstID: key - low)
         } ?? []
     }
 
@@ -123,11 +136,18 @@ package struct ChartAppLists {
         private var previousID: Int64 = 0
         private var storefront: Int64 = 0
         private var date: Int64 = 0
+        /// The app being added: where its bytes start, its id and rows (to code it again at the head of a list).
+        private var appStart = 0
+        private var appID: Int64 = 0
+        private var appRows: [ChartAppEntry] = []
 
         package init() {}
 
         /// Starts app `id` (above every id before) of `count` rows.
         package mutating func startApp(id: Int64, count: Int) {
+            appStart = bytes.count
+            appID = id
+            appRows.removeAll(keepingCapacity: true)
             if bytes.isEmpty {
                 firstID = id
                 previousID = id
@@ -142,6 +162,7 @@ package struct ChartAppLists {
 
         /// A row of the app started last (as many as it said).
         package mutating func appendRow(_ entry: ChartAppEntry) {
+            appRows.append(entry)
             RankListCodec.appendVarint(RankListCodec.zigzag(entry.storefrontID &- storefront), to: &bytes)
             RankListCodec.appendVarint(RankListCodec.zigzag(entry.genreID), to: &bytes)
             RankListCodec.appendVarint(RankListCodec.zigzag(entry.rank), to: &bytes)
@@ -150,9 +171,18 @@ package struct ChartAppLists {
             date = entry.exportDate
         }
 
-        /// Ends the app started last: the list is cut when it reached `listBytes`.
+        /// Ends the app started last: an app that takes its list past `listBytes` starts the next one, coded again
+        /// from there (an app larger than that alone is a list of its own).
         package mutating func endApp() {
-            if bytes.count >= ChartAppLists.listBytes { flush() }
+            guard bytes.count > ChartAppLists.listBytes else { return }
+            if appStart > 0 {
+                bytes.removeSubrange(appStart...)
+                flush()
+                let rows = appRows
+                startApp(id: appID, count: rows.count)
+                for row in rows { appendRow(row) }
+            }
+            if bytes.count > ChartAppLists.listBytes { flush() }
         }
 
         /// Ends the last list; returns every list.

@@ -39,6 +39,7 @@ import Testing
         let lists = try #require(finished)
         #expect(lists.count > 1, "several lists: \(lists.count)")
         #expect(lists.map(\.firstID) == lists.map(\.firstID).sorted())
+        #expect(lists.allSatisfy { $0.bytes.count <= ChartAppLists.listBytes })
         func read(_ id: Int64) throws -> [ChartAppEntry] {
             guard let list = lists.last(where: { $0.firstID <= id }) else { return [] }
             return try list.bytes.withUnsafeBytes { try ChartAppLists.entries(of: id, in: $0, firstID: list.firstID) }
@@ -50,6 +51,57 @@ import Testing
         }
         for (app, entries) in expected { #expect(try read(app) == entries, "\(app)") }
         for absent in [Int64(0), 1, 6_400_000_001, 7_000_000_000] { #expect(try read(absent).isEmpty) }
+    }
+
+    /// Apps near 2^40, ranks near 4096 and 8,200 runs do not fit one 64-bit key each: the rows are read by number,
+    /// and read back the same.
+    @Test func rowsTooWideToPackReadTheSame() throws {
+        let gathered = ChartAppRows()
+        var expected: [Int64: [ChartAppEntry]] = [:]
+        for run in 0..<8200 {
+            let app = (Int64(1) << 40) - 1 - Int64(run % 7)
+            let rank = Int64(4095 - run % 3)
+            gathered.add(app: app, storefront: 143441 + Int64(run / 100), genre: Int64(run % 100), rank: rank,
+                         date: 1_767_571_200_000)
+            expected[app, default: []].append(ChartAppEntry(storefrontID: 143441 + Int64(run / 100),
+                                                            genreID: Int64(run % 100), rank: rank,
+                                                            exportDate: 1_767_571_200_000))
+        }
+        let finished = gathered.finish()
+        let lists = try #require(finished)
+        for (app, entries) in expected {
+            let list = try #require(lists.last { $0.firstID <= app })
+            let read = try list.bytes.withUnsafeBytes {
+                try ChartAppLists.entries(of: app, in: $0, firstID: list.firstID)
+            }
+            #expect(read == entries, "\(app)")
+        }
+    }
+
+    /// An app too large for a list is a list of its own; the apps around it are in lists of their own.
+    @Test func anAppLargerThanAListStandsAlone() throws {
+        var encoder = ChartAppLists.Encoder()
+        func rows(_ count: Int) -> [ChartAppEntry] {
+            (0..<count).map { ChartAppEntry(storefrontID: 143441 + Int64($0), genreID: 36, rank: 7,
+                                            exportDate: 1_767_571_200_000) }
+        }
+        let apps: [(Int64, Int)] = (1...600).map { (Int64($0) * 10, $0 == 300 ? 1500 : 3) }
+        for (id, count) in apps {
+            encoder.startApp(id: id, count: count)
+            for row in rows(count) { encoder.appendRow(row) }
+            encoder.endApp()
+        }
+        let lists = encoder.finish()
+        let big = try #require(lists.first { $0.firstID == 3000 })
+        #expect(big.bytes.count > ChartAppLists.listBytes)
+        #expect(lists.filter { $0.bytes.count > ChartAppLists.listBytes }.count == 1)
+        for (id, count) in apps {
+            let list = try #require(lists.last { $0.firstID <= id })
+            let read = try list.bytes.withUnsafeBytes {
+                try ChartAppLists.entries(of: id, in: $0, firstID: list.firstID)
+            }
+            #expect(read == rows(count), "\(id)")
+        }
     }
 
     @Test(arguments: [
@@ -72,7 +124,7 @@ import Testing
             return app << 23 | UInt64(row)
         }
         let expected = keys.sorted()
-        keys.withUnsafeMutableBufferPointer { ChartAppRows.sortByApp($0) }
+        keys.withUnsafeMutableBufferPointer { ChartAppRows.sortByApp($0, from: ChartAppRows.indexBits) }
         #expect(keys == expected)
     }
 
@@ -89,7 +141,8 @@ import Testing
             }.joined(separator: "; ")
         }
         let list = try plan(ChartAppLists.listSQL)
-        #expect(list.contains("SEARCH epf_chart_apps USING PRIMARY KEY (table_name=? AND first_id<?)"), "\(list)")
+        #expect(list.contains("SEARCH epf_chart_app_lists USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+                "\(list)")
         let current = try plan(ChartAppLists.currentSQL.replacingOccurrences(of: "?1", with: "?1 AND ?2 = ?2"))
         #expect(current.contains("SEARCH l USING INTEGER PRIMARY KEY (rowid>?)"), "\(current)")
         #expect(!current.contains("SCAN"), "\(current)")

@@ -83,7 +83,7 @@ import Testing
         #expect(try Self.ranks(top, database, in: work).contains("\(word) \(storefront) \(genre) 999"))
 
         // A database from before the lists reads the tables, and the next full load of a table makes them again.
-        try writer.execute("DROP TABLE epf_chart_apps; DROP TABLE epf_chart_app_stamps")
+        try writer.execute("DROP TABLE epf_chart_app_lists; DROP TABLE epf_chart_app_stamps")
         truth = try Self.truth(database)
         #expect(try Self.ranks(top, database, in: work) == truth[top])
         let day = try runEPF(["generate", work.file("day1"), "--apps", "300", "--seed", "3",

@@ -45,7 +45,8 @@ final class ChartAppRecorder {
     func rowAccepted(_ record: EPFRecord) {
         guard let columns, let rows else { return }
         rows.add(app: record.field(columns.app), storefront: record.field(columns.storefront),
-                 genre: record.field(columns.genre), rank: record.field(columns.rank), date: record.field(columns.date))
+                 genre: record.field(columns.genre), rank: record.field(columns.rank),
+                 date: record.field(columns.date))
     }
 
     /// The staging table holds rows the load did not write in this process, or lost some it wrote: the rows are
@@ -80,8 +81,10 @@ final class ChartAppRecorder {
     /// (call inside the swap, after the ledger entry of this load); without prepared lists, removes the table's.
     func publish(_ connection: SQLiteConnection) throws {
         try connection.execute(ChartAppLists.schema)
-        let remove = try connection.prepare("DELETE FROM \(ChartAppLists.listsTable) WHERE table_name = ?1")
-        try remove.bind([.text(table)])
+        guard let low = ChartAppLists.key(table: table, firstID: 0),
+              let high = ChartAppLists.key(table: table, firstID: (1 << ChartAppLists.idBits) - 1) else { return }
+        let remove = try connection.prepare("DELETE FROM \(ChartAppLists.listsTable) WHERE id BETWEEN ?1 AND ?2")
+        try remove.bind([.integer(low), .integer(high)])
         try remove.step()
         let unstamp = try connection.prepare("DELETE FROM \(ChartAppLists.stampsTable) WHERE table_name = ?1")
         try unstamp.bind([.text(table)])
@@ -90,10 +93,9 @@ final class ChartAppRecorder {
             "SELECT max(id) FROM epf_ledger WHERE table_name = ?1 AND outcome = 'applied'", [.text(table)])
         else { return }
         self.lists = nil
-        let insert = try connection.prepare("INSERT INTO \(ChartAppLists.listsTable) (table_name, first_id, list) "
-                                            + "VALUES (?1, ?2, ?3)")
+        let insert = try connection.prepare("INSERT INTO \(ChartAppLists.listsTable) (id, list) VALUES (?1, ?2)")
         for list in lists {
-            try insert.bind([.text(table), .integer(list.firstID), .blob(list.bytes)])
+            try insert.bind([.integer(low + list.firstID), .blob(list.bytes)])
             try insert.runOnce()
         }
         let stamp = try connection.prepare("INSERT INTO \(ChartAppLists.stampsTable) (table_name, ledger_id, entries) "

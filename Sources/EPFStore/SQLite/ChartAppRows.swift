@@ -138,36 +138,74 @@ final class ChartAppRows {
     }
 
     /// The lists of the rows gathered (empty when there are none), or nil when the gathering gave up.
+    ///
+    /// Each row's app, run and rank are packed into its key when they fit 64 bits together (Apple's ids need 33, a
+    /// day's runs about 15, its ranks 8), so the rows sorted by app are read in order; else the key keeps the row
+    /// number and the run and rank are looked up by it.
     func finish() -> [(firstID: Int64, bytes: [UInt8])]? {
         guard isComplete else { return nil }
         let sorted = UnsafeMutableBufferPointer(start: keys, count: count)
-        Self.sortByApp(sorted)
+        let rowBuffer = UnsafeBufferPointer(start: places, count: count)
+        let largestApp = (sorted.max() ?? 0) >> Self.indexBits
+        let rankBits = UInt64(Self.bitWidth(UInt64(rowBuffer.lazy.map { $0 & Self.rankMask }.max() ?? 0)))
+        let runBits = UInt64(Self.bitWidth(UInt64(max(runs.count - 1, 0))))
         var encoder = ChartAppLists.Encoder()
-        let rowMask = (UInt64(1) << Self.indexBits) - 1
-        var index = 0
-        while index < count {
-            let app = sorted[index] >> Self.indexBits
-            var end = index + 1
-            while end < count && sorted[end] >> Self.indexBits == app { end += 1 }
-            encoder.startApp(id: Int64(app), count: end - index)
-            for key in sorted[index..<end] {
-                let place = places[Int(key & rowMask)]
-                let run = runs[Int(place >> Self.rankBits)]
-                encoder.appendRow(ChartAppEntry(storefrontID: run.storefront, genreID: run.genre,
-                                                rank: Int64(place & (1 << Self.rankBits - 1)), exportDate: run.date))
+        if UInt64(Self.bitWidth(largestApp)) + runBits + rankBits <= 64 {
+            let appShift = runBits + rankBits
+            for row in 0..<count {
+                let place = UInt64(places[row])
+                sorted[row] = (sorted[row] >> Self.indexBits) << appShift
+                    | (place >> UInt64(Self.rankBits)) << rankBits | (place & UInt64(Self.rankMask))
             }
-            encoder.endApp()
-            index = end
+            Self.sortByApp(sorted, from: appShift)
+            let runMask = (UInt64(1) << runBits) - 1
+            let rankMask = (UInt64(1) << rankBits) - 1
+            encode(into: &encoder, sorted: sorted, appShift: appShift) { key in
+                (Int((key >> rankBits) & runMask), Int64(key & rankMask))
+            }
+        } else {
+            Self.sortByApp(sorted, from: Self.indexBits)
+            let rowMask = (UInt64(1) << Self.indexBits) - 1
+            encode(into: &encoder, sorted: sorted, appShift: Self.indexBits) { key in
+                let place = self.places[Int(key & rowMask)]
+                return (Int(place >> Self.rankBits), Int64(place & Self.rankMask))
+            }
         }
         return encoder.finish()
     }
 
-    /// Sorts `keys` by their app bits, keeping the order of equal apps (the row numbers below them are already in
-    /// order): an LSD radix sort of 11-bit digits, as many as the largest app needs.
-    static func sortByApp(_ keys: UnsafeMutableBufferPointer<UInt64>) {
+    private static let rankMask: UInt32 = 1 << rankBits - 1
+
+    /// The number of bits `value` takes (at least 1).
+    private static func bitWidth(_ value: UInt64) -> Int { max(1, 64 - value.leadingZeroBitCount) }
+
+    /// Encodes the rows of `sorted` (keys sorted by the app above `appShift`), `place` giving a key's run and rank.
+    @inline(__always)
+    private func encode(into encoder: inout ChartAppLists.Encoder, sorted: UnsafeMutableBufferPointer<UInt64>,
+                        appShift: UInt64, place: (UInt64) -> (run: Int, rank: Int64)) {
+        var index = 0
+        while index < sorted.count {
+            let app = sorted[index] >> appShift
+            var end = index + 1
+            while end < sorted.count && sorted[end] >> appShift == app { end += 1 }
+            encoder.startApp(id: Int64(app), count: end - index)
+            for key in sorted[index..<end] {
+                let (run, rank) = place(key)
+                let found = runs[run]
+                encoder.appendRow(ChartAppEntry(storefrontID: found.storefront, genreID: found.genre, rank: rank,
+                                                exportDate: found.date))
+            }
+            encoder.endApp()
+            index = end
+        }
+    }
+
+    /// Sorts `keys` by their bits from `lowBit` up (the app), keeping the order of equal apps (the order met): an
+    /// LSD radix sort of 11-bit digits, as many as the largest app needs.
+    static func sortByApp(_ keys: UnsafeMutableBufferPointer<UInt64>, from lowBit: UInt64) {
         let digitBits: UInt64 = 11
         let buckets = 1 << Int(digitBits)
-        let largest = (keys.max() ?? 0) >> indexBits
+        let largest = (keys.max() ?? 0) >> lowBit
         guard keys.count > 1, largest > 0 else { return }
         let scratch = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: keys.count)
         defer { scratch.deallocate() }
@@ -175,9 +213,9 @@ final class ChartAppRows {
         defer { counts.deallocate() }
         var source = keys
         var target = scratch
-        var shift = indexBits
+        var shift = lowBit
         let mask = UInt64(buckets - 1)
-        while shift < 64, largest >> (shift - indexBits) > 0 {
+        while shift < 64, largest >> (shift - lowBit) > 0 {
             counts.initialize(repeating: 0)
             for key in source { counts[Int((key >> shift) & mask)] += 1 }
             var start = 0
