@@ -120,7 +120,8 @@ final class ChartAppRows {
     }
 
     private func grow() {
-        let larger = capacity * 2
+        // By half again, not twice: the slack is memory held until the table is published.
+        let larger = capacity + capacity / 2
         let newKeys = UnsafeMutablePointer<UInt64>.allocate(capacity: larger)
         newKeys.moveInitialize(from: keys, count: count)
         keys.deallocate()
@@ -142,8 +143,13 @@ final class ChartAppRows {
     /// Each row's app, run and rank are packed into its key when they fit 64 bits together (Apple's ids need 33, a
     /// day's runs about 15, its ranks 8), so the rows sorted by app are read in order; else the key keeps the row
     /// number and the run and rank are looked up by it.
+    /// Called once: afterwards the rows are gone and nothing more is gathered (`isComplete` false).
     func finish() -> [(firstID: Int64, bytes: [UInt8])]? {
         guard isComplete else { return nil }
+        defer {
+            isComplete = false
+            count = 0
+        }
         let sorted = UnsafeMutableBufferPointer(start: keys, count: count)
         let rowBuffer = UnsafeBufferPointer(start: places, count: count)
         let largestApp = (sorted.max() ?? 0) >> Self.indexBits
@@ -157,6 +163,9 @@ final class ChartAppRows {
                 sorted[row] = (sorted[row] >> Self.indexBits) << appShift
                     | (place >> UInt64(Self.rankBits)) << rankBits | (place & UInt64(Self.rankMask))
             }
+            // The places are in the keys now: their memory goes before the sort takes its own.
+            places.deallocate()
+            places = .allocate(capacity: 1)
             Self.sortByApp(sorted, from: appShift)
             let runMask = (UInt64(1) << runBits) - 1
             let rankMask = (UInt64(1) << rankBits) - 1
