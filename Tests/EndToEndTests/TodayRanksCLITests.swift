@@ -96,4 +96,22 @@ import Testing
         truth = try Self.truth(database)
         for id in sample { #expect(try Self.ranks(id, database, in: work) == (truth[id] ?? []), "\(id)") }
     }
+
+    /// A chart file without a column the lists need (here export_date) still imports: the table has no lists.
+    @Test func aChartWithoutAColumnTheListsNeedImportsWithoutThem() throws {
+        let work = try WorkDirectory(prefix: "epf-today-ranks")
+        let folder = work.file("popularity20260105")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let lines = ["#storefront_id\u{1}genre_id\u{1}application_id\u{1}application_rank",
+                     "#primaryKey:storefront_id\u{1}genre_id\u{1}application_id",
+                     "#dbTypes:INTEGER\u{1}INTEGER\u{1}BIGINT\u{1}INTEGER", "#exportMode:FULL",
+                     "143441\u{1}36\u{1}284882215\u{1}1", "143441\u{1}36\u{1}5\u{1}2", "#recordsWritten:2"]
+        try Data(lines.map { $0 + "\u{2}\n" }.joined().utf8)
+            .write(to: URL(fileURLWithPath: folder + "/application_popularity_per_genre"))
+        let database = work.file("epf.sqlite")
+        let imported = try runEPF(["import", folder, "--db", database, "--quiet"], in: work.path)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try ImportCLITests.scalar(database, "SELECT count(*) FROM application_popularity_per_genre") == 2)
+        #expect(try ImportCLITests.scalar(database, "SELECT count(*) FROM epf_chart_app_stamps") == 0)
+    }
 }

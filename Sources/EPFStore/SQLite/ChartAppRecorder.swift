@@ -41,6 +41,9 @@ final class ChartAppRecorder {
 
     /// A record the load writes to the staging table, as `RowBinder` bound it (an empty or unparsable integer is
     /// NULL).
+    /// The columns the lists are made of.
+    private static let columns = ["application_id", "storefront_id", "genre_id", "application_rank", "export_date"]
+
     @inline(__always)
     func rowAccepted(_ record: EPFRecord) {
         guard let columns, let rows else { return }
@@ -64,6 +67,14 @@ final class ChartAppRecorder {
             self.rows = nil
         } else {
             gathered = ChartAppRows()
+            // A table without one of the columns (a file that lacks it) has no lists: readers read the table.
+            let names = Set(try connection.query("SELECT name FROM pragma_table_info(?1)", [.text(staging)])
+                .compactMap { row -> String? in if case .text(let name) = row.first { name } else { nil } })
+            guard Self.columns.allSatisfy(names.contains) else {
+                lists = nil
+                entries = 0
+                return
+            }
             let select = try connection.prepare("""
                 SELECT application_id, storefront_id, genre_id, application_rank, export_date
                 FROM \(SQLiteConnection.quote(staging))
