@@ -41,6 +41,7 @@ import bench_changes
 import bench_export
 import bench_history
 import bench_ranks
+import bench_ranks_today
 import bench_sql
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,7 +65,7 @@ PROFILES = {
                   lookups=10_000),
 }
 SECTIONS = ["parse", "validate", "tbz", "bzip2", "import", "incremental", "lookup", "http", "fetch", "changes",
-            "sql", "export", "scale", "postgres", "history", "ranks"]
+            "sql", "export", "scale", "postgres", "history", "ranks", "ranks-today"]
 # Rows per second of the Python reference importer, from the performance issue.
 PYTHON_REFERENCE = {"application_price": 54_000, "application_detail": 9_500}
 SEED = 42
@@ -1177,7 +1178,9 @@ def main():
     profile_name = "quick" if args.quick else "full"
     profile = PROFILES[profile_name]
     reps = args.reps or profile["reps"]
-    sections = args.only.split(",") if args.only else [s for s in SECTIONS if s not in ("scale", "postgres", "history", "ranks")]
+    sections = args.only.split(",") if args.only else [s for s in SECTIONS
+                                                          if s not in ("scale", "postgres", "history", "ranks",
+                                                                       "ranks-today")]
     for section in sections:
         if section not in SECTIONS:
             parser.error(f"unknown section '{section}'; choose from {', '.join(SECTIONS)}")
@@ -1235,6 +1238,8 @@ def main():
         guarded("history", bench_history.bench_history, sys.modules[__name__], epf, profile_name, reps)
     if "ranks" in sections:
         guarded("ranks", bench_ranks.bench_ranks, sys.modules[__name__], epf, profile_name, reps)
+    if "ranks-today" in sections:
+        guarded("ranks-today", bench_ranks_today.bench_ranks_today, sys.modules[__name__], epf, profile_name, reps)
     if "fetch" in sections:
         guarded("fetch", bench_fetch.bench_fetch, epf, profile_name, sys.modules[__name__])
     if "postgres" in sections:

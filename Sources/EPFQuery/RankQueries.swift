@@ -22,7 +22,8 @@ package final class RankQueries: SessionReading {
     /// `id`'s ranks in every chart, storefront and genre it is in, optionally only in `country`'s storefront, one
     /// `chart` (a word of `charts`) and one `genre`. Today's ranks come from the chart tables (one day, the tables'
     /// export date): from the rank history when it recorded that day (its spans find the app's charts at once),
-    /// else by reading the tables, which have no index on the app.
+    /// else from the tables' rows by app (`ChartAppLists`), else by reading the tables, whose key does not start
+    /// with the app.
     ///
     /// Throws `QueryError.badArgument` naming `country` or `chart` for a value it does not know.
     package func current(id: Int64, country: String?, chart: String?, genre: Int64?) throws -> AppRanks {
@@ -63,9 +64,17 @@ package final class RankQueries: SessionReading {
         return best.map { ($0.key.storefrontID, $0.key.genreID, $0.value, day) }
     }
 
-    /// The app's rows of `table`, read from the table (every row when no storefront narrows it). Call inside
-    /// `reading`.
+    /// The app's rows of `table`: from the table's rows by app when they are the table's (`ChartAppLists`), else
+    /// read from the table (every row when no storefront narrows it). Call inside `reading`.
     private func tableRows(id: Int64, table: String, storefront: Int64?, genre: Int64?) throws -> [TodayRow] {
+        if let lists = ChartAppLists(connection, tables: tables),
+           let entries = try lists.entries(of: id, table: table) {
+            return entries.compactMap { entry -> TodayRow? in
+                guard storefront.map({ $0 == entry.storefrontID }) ?? true,
+                      genre.map({ $0 == entry.genreID }) ?? true else { return nil }
+                return (entry.storefrontID, entry.genreID, Int(entry.rank), entry.exportDate)
+            }
+        }
         var sql = "SELECT storefront_id, genre_id, application_rank, export_date FROM \(table) "
             + "WHERE application_id = ?1"
         var bindings: [SQLValue] = [.integer(id)]

@@ -32,6 +32,9 @@ final class TableLoad {
     private var prices: PriceRecorder?
     /// Records a popularity table's day of ranks (see `RankHistoryRead`), with `--history ranks`.
     private var ranks: RankRecorder?
+    /// Today's chart table by app (`ChartAppLists`), for full loads of app chart tables; read for every row by the
+    /// loading thread alone, unchecked.
+    @exclusivity(unchecked) private var chartApps: ChartAppRecorder?
 
     var table: String { schema.name }
     /// `state.mode`, read on every row without a (checked) access to `state`.
@@ -76,6 +79,8 @@ final class TableLoad {
                                    feedDate: state.file.feedDate, enabled: options.recordsPriceHistory)
         ranks = RankRecorder(table: schema.name, mode: mode, staging: staging, feedDate: state.file.feedDate,
                              enabled: options.recordsRankHistory, schema: schema, fileColumns: binder.columnCount)
+        chartApps = ChartAppRecorder(table: schema.name, mode: mode, staging: staging, schema: schema,
+                                     fileColumns: binder.columnCount)
         switch mode {
         case .full:
             try prepareFull(connection)
@@ -102,6 +107,7 @@ final class TableLoad {
            case .integer(let part) = row[3], case .integer(let done) = row[4] {
             state.resume = (Int(part), Int(done))
             ranks?.stagingChanged()
+            chartApps?.stagingChanged()
             if case .integer(let value) = row[5] { state.attempts = Int(value) }
             if case .integer(let value) = row[6] { state.outcome.rejects = Int(value) }
             if case .integer(let value) = row[8] { resumeRejectsBytes = value }
@@ -211,6 +217,7 @@ final class TableLoad {
     func acceptRow(_ record: EPFRecord) {
         state.accept(record, binder: binder)
         ranks?.rowAccepted(record)
+        chartApps?.rowAccepted(record)
     }
 
     @inline(__always)
@@ -295,7 +302,10 @@ final class TableLoad {
         if state.outcome.duplicates != 0 {
             prices?.stagingChanged()
             ranks?.stagingChanged()
+            chartApps?.stagingChanged()
         }
+        // Today's chart by app: sorted and encoded with the indexes, written in the swap (`ChartAppLists`).
+        if !state.recordsOnly { try chartApps?.prepare(connection) }
         state.stop(indexesClock, .indexes)
         let commitClock = PhaseClock()
         defer { state.stop(commitClock, .committing) }
@@ -326,6 +336,7 @@ final class TableLoad {
             try connection.execute("ALTER TABLE \(quoted(staging)) RENAME TO \(quoted(schema.name))")
             try connection.execute("DELETE FROM epf_progress WHERE staging = \(sqlLiteral(staging))")
             try ledger?.recordApplied(state.outcome, file: state.file, source: state.source)
+            try chartApps?.publish(connection)
         }
         try connection.execute("DROP TABLE IF EXISTS \(quoted(retired))")
     }
