@@ -138,7 +138,10 @@ package struct RankHistoryPoint: Hashable, Sendable {
 ///   the presence (never narrower): the lists decide;
 /// - `newSpansTable`, the same columns: the spans opened since each chart table's last keyframe day, moved into
 ///   `spansTable` on its next (absent from databases recorded before 2026-11-27: then every span is in
-///   `spansTable`).
+///   `spansTable`);
+/// - `newListsTable`, the columns of `listsTable`: the lists of the days since each chart table's newest keyframe
+///   day, moved into `listsTable` on its next (absent from databases recorded by earlier versions: then every
+///   list is in `listsTable`). A list is in one of the two tables; readers read both (`overLists`).
 package struct RankHistoryRead {
     /// The recorded days of each chart table.
     package static let daysTable = "epf_rank_days"
@@ -148,6 +151,11 @@ package struct RankHistoryRead {
     package static let spansTable = "epf_rank_spans"
     /// The spans opened since a chart table's last keyframe day.
     package static let newSpansTable = "epf_rank_spans_new"
+    /// The lists of the days since a chart table's newest keyframe day.
+    package static let newListsTable = "epf_rank_lists_new"
+    /// The index of `listsTable` by (chart, day), and that of `newListsTable`.
+    package static let listsDayIndex = "epf_rank_lists_day"
+    package static let newListsDayIndex = "epf_rank_lists_new_day"
     /// The `epf_settings` word of `--history` that records ranks.
     package static let settingWord = "ranks"
 
@@ -170,6 +178,21 @@ package struct RankHistoryRead {
     private let connection: SQLiteConnection
     /// Whether the database has `newSpansTable`.
     private let hasNewSpans: Bool
+    /// Whether the database has `newListsTable`.
+    private let hasNewLists: Bool
+
+    /// `select` over the lists: the SELECT that `select` makes of a lists table and its day index (`FROM` and
+    /// `INDEXED BY` those names), of `newListsTable` too when `newLists`, joined by `UNION ALL` (a list is in one
+    /// table only). The new table comes first: the newest days, which most reads want, are there.
+    package static func overLists(newLists: Bool, _ select: (_ table: String, _ dayIndex: String) -> String)
+        -> String {
+        let settled = select(listsTable, listsDayIndex)
+        return newLists ? select(newListsTable, newListsDayIndex) + " UNION ALL " + settled : settled
+    }
+
+    private func overLists(_ select: (_ table: String, _ dayIndex: String) -> String) -> String {
+        Self.overLists(newLists: hasNewLists, select)
+    }
 
     /// The rank history of `connection`'s database, nil when it holds none (ranks never recorded).
     package init?(_ connection: SQLiteConnection) throws {
@@ -177,6 +200,7 @@ package struct RankHistoryRead {
               try connection.tableExists(Self.spansTable) else { return nil }
         self.connection = connection
         hasNewSpans = try connection.tableExists(Self.newSpansTable)
+        hasNewLists = try connection.tableExists(Self.newListsTable)
     }
 
     /// The rank history of a database with these tables, nil when it holds none.
@@ -185,6 +209,7 @@ package struct RankHistoryRead {
               tables.contains(Self.spansTable) else { return nil }
         self.connection = connection
         hasNewSpans = tables.contains(Self.newSpansTable)
+        hasNewLists = tables.contains(Self.newListsTable)
     }
 
     // MARK: Days
@@ -244,10 +269,9 @@ package struct RankHistoryRead {
     /// when the chart was absent.
     package func depth(_ key: RankChartKey, on day: Int64) throws -> Int? {
         guard try isRecorded(day, chart: key.chart) else { return nil }
-        let value = try connection.scalar("""
-            SELECT depth FROM \(Self.listsTable)
-            WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date = ?4
-            """, bindings(key) + [.integer(day)])
+        let value = try connection.scalar(overLists { table, _ in
+            "SELECT depth FROM \(table) WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date = ?4"
+        }, bindings(key) + [.integer(day)])
         if case .integer(let depth)? = value { return Int(depth) }
         return 0
     }
@@ -255,10 +279,12 @@ package struct RankHistoryRead {
     /// Every chart of `chart`'s table recorded on `day` (in `storefront` only when given) with its depth; empty
     /// when the day is not recorded.
     package func depths(chart: RankChart, on day: Int64, storefront: Int64? = nil) throws -> [RankChartKey: Int] {
-        let statement = try connection.prepare("""
-            SELECT storefront_id, genre_id, depth FROM \(Self.listsTable) INDEXED BY epf_rank_lists_day
+        let statement = try connection.prepare(overLists { table, dayIndex in
+            """
+            SELECT storefront_id, genre_id, depth FROM \(table) INDEXED BY \(dayIndex)
             WHERE chart = ?1 AND export_date = ?2 AND (?3 IS NULL OR storefront_id = ?3)
-            """)
+            """
+        })
         try statement.bind([.integer(chart.code), .integer(day), storefront.map { .integer($0) } ?? .null])
         var depths: [RankChartKey: Int] = [:]
         while try statement.step() {
@@ -301,11 +327,12 @@ package struct RankHistoryRead {
             ranges.append((RankChartKey(chart: kind, storefrontID: storefrontID, genreID: genreID),
                            max(from, entered), left >= 106_751_991_167 ? Int64.max : left * Self.dayLength))
         }
-        let rows = try connection.prepare("""
-            SELECT export_date, base_date, list FROM \(Self.listsTable)
+        let rows = try connection.prepare(overLists { table, _ in
+            """
+            SELECT export_date, base_date, list FROM \(table)
             WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date >= ?4 AND export_date < ?5
-            ORDER BY export_date
-            """)
+            """
+        } + " ORDER BY export_date")
         var points: [RankHistoryPoint] = []
         for range in ranges {
             // From a keyframe span before the first day asked, where the chains of the days asked begin: each
@@ -349,10 +376,12 @@ package struct RankHistoryRead {
 
     /// The statement `listRow` reads with.
     private func listStatement() throws -> SQLiteStatement {
-        try connection.prepare("""
-            SELECT base_date, list FROM \(Self.listsTable)
+        try connection.prepare(overLists { table, _ in
+            """
+            SELECT base_date, list FROM \(table)
             WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date = ?4
-            """)
+            """
+        } + " LIMIT 1")
     }
 
     private func listRow(_ statement: SQLiteStatement, _ key: RankChartKey,

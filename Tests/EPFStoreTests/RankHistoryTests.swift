@@ -219,6 +219,15 @@ import Testing
             since.formUnion(ids)
             #expect(open.isSuperset(of: ids), "day \(day)")
             #expect(keyframe ? open == ids : open.isSubset(of: since), "day \(day)")
+            // The lists of the days since the newest keyframe day wait in the new lists' table; the keyframe day
+            // moved the others into the settled one.
+            let newestKeyframe = (keyframes.last ?? 0) * Self.day
+            #expect(try connection.scalar("SELECT count(*) FROM epf_rank_lists_new WHERE export_date <= ?1",
+                                          [.integer(newestKeyframe)]) == .integer(0), "day \(day)")
+            #expect(try connection.scalar("SELECT count(*) FROM epf_rank_lists WHERE export_date > ?1",
+                                          [.integer(newestKeyframe)]) == .integer(0), "day \(day)")
+            #expect(try connection.scalar("SELECT count(*) FROM epf_rank_lists_new")
+                    == .integer(day - (keyframes.last ?? 0)), "day \(day)")
         }
         #expect(keyframes == [1, 15])
         let closed = try connection.scalar("SELECT count(*) FROM (\(Self.spans) WHERE left_day IS NOT NULL)")

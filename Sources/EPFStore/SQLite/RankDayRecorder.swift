@@ -14,6 +14,8 @@ import Foundation
 /// - A day recorded again replaces itself: its old lists go, and the lists coded against it are decoded first and
 ///   coded again against the new ones.
 /// - A day older than days already recorded lands in its place: no other day's list changes.
+/// - Lists of days after the chart table's newest keyframe day go to `RankHistoryLayout.newLists`, the others to
+///   `lists`; a keyframe day recorded as the newest first moves the chart table's new lists into `lists`.
 /// - Spans (`RankHistoryRead.spansTable`): an item in the day's chart that was not in the chart the day before
 ///   (or in the day's old chart, when recorded again) and has no span covering the day gets one from the day, open
 ///   when the day is the newest, else up to the next recorded day (an item back within four weeks of leaving
@@ -35,6 +37,8 @@ final class RankDayRecorder {
     private var keyframeDay: Int64 = 0
     /// The first day of the chains the recording decodes: the keyframe day of the day before (or of the day).
     private var chainStart: Int64 = 0
+    /// The chart table's newest keyframe day, the day's own included: the lists of later days are new lists.
+    private var newestKeyframe: Int64 = 0
     /// The day's new lists by chart, kept when the day replaces itself (lists coded against it are coded again).
     private var newLists: [RankChartKey: [Int64]] = [:]
     /// The recorded days just before and after the day.
@@ -56,7 +60,9 @@ final class RankDayRecorder {
 
     private var listRow: SQLiteStatement
     private let chainRows: SQLiteStatement
-    private let insertList: SQLiteStatement
+    /// The statements that write a list into `Layout.lists` and into `Layout.newLists`.
+    private let settledListRows: ListStatements
+    private let newListRows: ListStatements
     /// The statements on the spans of `Layout.spans` and of `Layout.newSpans`.
     private let spans: SpanStatements
     private let newSpans: SpanStatements
@@ -70,19 +76,20 @@ final class RankDayRecorder {
         self.chart = chart
         self.day = day
         try Layout.prepare(connection)
-        listRow = try connection.prepare("""
-            SELECT base_date, list FROM \(Layout.lists)
+        listRow = try connection.prepare(Self.overLists { table, _ in
+            """
+            SELECT base_date, list FROM \(table)
             WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date = ?4
-            """)
-        chainRows = try connection.prepare("""
-            SELECT export_date, base_date, list FROM \(Layout.lists)
+            """
+        } + " LIMIT 1")
+        chainRows = try connection.prepare(Self.overLists { table, _ in
+            """
+            SELECT export_date, base_date, list FROM \(table)
             WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date >= ?4 AND export_date <= ?5
-            """)
-        insertList = try connection.prepare("""
-            INSERT OR REPLACE INTO \(Layout.lists)
-                (chart, storefront_id, genre_id, export_date, base_date, depth, list)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-            """)
+            """
+        })
+        settledListRows = try ListStatements(connection, table: Layout.lists)
+        newListRows = try ListStatements(connection, table: Layout.newLists)
         spans = try SpanStatements(connection, table: Layout.spans)
         newSpans = try SpanStatements(connection, table: Layout.newSpans)
     }
@@ -123,6 +130,7 @@ final class RankDayRecorder {
     /// and id), all of the day's chart table.
     func record(_ groups: consuming [RankChartKey: [RankedEntry]]) throws {
         try settleDays()
+        if closing == .period { try newListRows.move(into: settledListRows, chart: chart.code) }
         let dependents = replacing ? try decodeDependents() : []
         let referenceDay = replacing ? day : previousDay
         let keys = groups.keys.sorted()
@@ -164,6 +172,8 @@ final class RankDayRecorder {
                 WHERE chart = ?1 AND keyframe = 1 AND export_date < ?2 AND export_date > ?2 - ?3
                 """, [code, at, .integer(Layout.keyframeSpan)]) ?? day
         }
+        newestKeyframe = max(keyframeDay == day ? day : Int64.min, try integer(
+            "SELECT max(export_date) FROM \(Layout.days) WHERE chart = ?1 AND keyframe = 1", [code]) ?? Int64.min)
         let last = previousDay ?? day
         chainStart = try integer("""
             SELECT max(export_date) FROM \(Layout.days) WHERE chart = ?1 AND keyframe = 1 AND export_date <= ?2
@@ -174,6 +184,11 @@ final class RankDayRecorder {
     private func integer(_ sql: String, _ bindings: [SQLValue]) throws -> Int64? {
         if case .integer(let value)? = try connection.scalar(sql, bindings) { return value }
         return nil
+    }
+
+    /// `select` over both lists tables (`RankHistoryRead.overLists`).
+    private static func overLists(_ select: (_ table: String, _ dayIndex: String) -> String) -> String {
+        RankHistoryRead.overLists(newLists: true, select)
     }
 
     // MARK: One chart
@@ -236,10 +251,10 @@ final class RankDayRecorder {
             }
         }
         if baseDate == nil { list = RankListCodec.keyframe(group) }
-        try insertList.bind([.integer(key.chart.code), .integer(key.storefrontID), .integer(key.genreID),
-                             .integer(date), baseDate.map { .integer($0) } ?? .null, .integer(Int64(group.count)),
-                             .blob(list)])
-        try insertList.runOnce()
+        let (table, other) = date > newestKeyframe ? (newListRows, settledListRows) : (settledListRows, newListRows)
+        // A list written before (the day recorded again, or a list coded against it) may be in the other table.
+        if replacing { try other.delete(key, on: date) }
+        try table.insert(key, on: date, baseDate: baseDate, depth: group.count, list: list)
     }
 
     /// An item entering or leaving a chart of the day, written once the day's charts are done, in the spans'
@@ -327,10 +342,13 @@ final class RankDayRecorder {
         let from = closing == .period ? min(chainStart, day) : day
         guard replacing || closing == .period else { return }
         var gone: [RankChartKey] = []
-        let keys = try connection.prepare("""
-            SELECT DISTINCT storefront_id, genre_id FROM \(Layout.lists) INDEXED BY \(Layout.dayIndex)
-            WHERE chart = ?1 AND export_date >= ?2 AND export_date <= ?3
-            """)
+        let keys = try connection.prepare("SELECT DISTINCT storefront_id, genre_id FROM ("
+            + Self.overLists { table, dayIndex in
+                """
+                SELECT storefront_id, genre_id FROM \(table) INDEXED BY \(dayIndex)
+                WHERE chart = ?1 AND export_date >= ?2 AND export_date <= ?3
+                """
+            } + ")")
         try keys.bind([.integer(chart.code), .integer(from), .integer(day)])
         while try keys.step() {
             let key = RankChartKey(chart: chart, storefrontID: keys.columnInt64(0), genreID: keys.columnInt64(1))
@@ -343,10 +361,8 @@ final class RankDayRecorder {
                 updateSpans(key, now: [], before: [], leaving: try closed(&lists, dates: dates, reference: reference))
             }
             if replacing {
-                try connection.execute("""
-                    DELETE FROM \(Layout.lists) WHERE chart = \(key.chart.code) AND storefront_id = \(key.storefrontID)
-                        AND genre_id = \(key.genreID) AND export_date = \(day)
-                    """)
+                try settledListRows.delete(key, on: day)
+                try newListRows.delete(key, on: day)
             }
         }
     }
@@ -363,10 +379,12 @@ final class RankDayRecorder {
     /// The lists coded against the day (a delta's base is at most `keyframeSpan` before it), decoded through the
     /// day's old lists.
     private func decodeDependents() throws -> [Dependent] {
-        let rows = try connection.prepare("""
-            SELECT storefront_id, genre_id, export_date FROM \(Layout.lists) INDEXED BY \(Layout.dayIndex)
+        let rows = try connection.prepare(Self.overLists { table, dayIndex in
+            """
+            SELECT storefront_id, genre_id, export_date FROM \(table) INDEXED BY \(dayIndex)
             WHERE chart = ?1 AND export_date > ?2 AND export_date < ?2 + ?3 AND base_date = ?2
-            """)
+            """
+        })
         try rows.bind([.integer(chart.code), .integer(day), .integer(Layout.keyframeSpan)])
         var found: [(RankChartKey, Int64)] = []
         while try rows.step() {
@@ -400,6 +418,50 @@ final class RankDayRecorder {
     private func decodedChart(_ key: RankChartKey, on date: Int64) throws -> [RankedEntry]? {
         var lists = RankListChain(name: name(key)) { [self] date in try row(key, on: date) }
         return try lists.entries(on: date)
+    }
+}
+
+/// The statements `RankDayRecorder` runs on one lists table (`RankHistoryLayout.lists` or `newLists`).
+private struct ListStatements {
+    let table: String
+    private let insertList: SQLiteStatement
+    private let deleteList: SQLiteStatement
+    private let connection: SQLiteConnection
+
+    init(_ connection: SQLiteConnection, table: String) throws {
+        self.connection = connection
+        self.table = table
+        insertList = try connection.prepare("""
+            INSERT OR REPLACE INTO \(table) (chart, storefront_id, genre_id, export_date, base_date, depth, list)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """)
+        deleteList = try connection.prepare("""
+            DELETE FROM \(table) WHERE chart = ?1 AND storefront_id = ?2 AND genre_id = ?3 AND export_date = ?4
+            """)
+    }
+
+    /// Writes the list of `key` on `date` (coded against `baseDate`, nil: a keyframe), replacing one there.
+    func insert(_ key: RankChartKey, on date: Int64, baseDate: Int64?, depth: Int, list: [UInt8]) throws {
+        try insertList.bind([.integer(key.chart.code), .integer(key.storefrontID), .integer(key.genreID),
+                             .integer(date), baseDate.map { .integer($0) } ?? .null, .integer(Int64(depth)),
+                             .blob(list)])
+        try insertList.runOnce()
+    }
+
+    /// Deletes the list of `key` on `date`, if this table holds it.
+    func delete(_ key: RankChartKey, on date: Int64) throws {
+        try deleteList.bind([.integer(key.chart.code), .integer(key.storefrontID), .integer(key.genreID),
+                             .integer(date)])
+        try deleteList.runOnce()
+    }
+
+    /// Moves this table's lists of `chart` into `other` (in key order: both tables are clustered on the same key).
+    func move(into other: ListStatements, chart: Int64) throws {
+        let columns = "chart, storefront_id, genre_id, export_date, base_date, depth, list"
+        try connection.execute("""
+            INSERT OR REPLACE INTO \(other.table) (\(columns)) SELECT \(columns) FROM \(table) WHERE chart = \(chart);
+            DELETE FROM \(table) WHERE chart = \(chart);
+            """)
     }
 }
 

@@ -10,14 +10,20 @@ import EPFSQLite
 /// the days asked and of their chains. `WITHOUT ROWID` tables, clustered on their
 /// keys: a chart's days sit together, an item's spans together. The spans opened since a chart table's last
 /// keyframe day wait in a small table of their own (`newSpans`) until the next one moves them, so a day's new
-/// spans dirty its pages rather than every page of the spans (an item's spans are all over the index).
+/// spans dirty its pages rather than every page of the spans (an item's spans are all over the index). So do the
+/// lists of the days since a chart table's newest keyframe day (`newLists`): a day adds a row to every chart, and in
+/// `lists`, where a chart's days sit together, that dirtied every page holding a chart's newest row (984 of 1,057
+/// pages on the 45th generated day), where in `newLists` it dirties the few pages of the days since the keyframe.
 enum RankHistoryLayout {
     static let days = RankHistoryRead.daysTable
     static let lists = RankHistoryRead.listsTable
+    static let newLists = RankHistoryRead.newListsTable
     static let spans = RankHistoryRead.spansTable
     static let newSpans = RankHistoryRead.newSpansTable
-    /// The index of a day's rows (the recorder reads and replaces a day's rows by it, `depths` reads it).
-    static let dayIndex = "epf_rank_lists_day"
+    /// The index of a day's rows (the recorder reads and replaces a day's rows by it, `depths` reads it), and that
+    /// of `newLists`.
+    static let dayIndex = RankHistoryRead.listsDayIndex
+    static let newDayIndex = RankHistoryRead.newListsDayIndex
 
     /// A day's lists are deltas (against the day before) while a keyframe day lies at most this long before it.
     static let keyframeSpan = RankHistoryRead.keyframeSpan
@@ -32,7 +38,17 @@ enum RankHistoryLayout {
             recorded TEXT NOT NULL,
             PRIMARY KEY (chart, export_date)
         ) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS \(lists) (
+        \(listsSchema(lists, dayIndex: dayIndex))
+        \(listsSchema(newLists, dayIndex: newDayIndex))
+        \(spansSchema(spans))
+        \(spansSchema(newSpans))
+        """
+
+    /// The DDL of a lists table and its day index: the settled lists and the new lists' table have the same columns
+    /// and key.
+    private static func listsSchema(_ name: String, dayIndex: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(name) (
             chart INTEGER NOT NULL,
             storefront_id INTEGER NOT NULL,
             genre_id INTEGER NOT NULL,
@@ -42,10 +58,9 @@ enum RankHistoryLayout {
             list BLOB NOT NULL,
             PRIMARY KEY (chart, storefront_id, genre_id, export_date)
         ) WITHOUT ROWID;
-        CREATE INDEX IF NOT EXISTS \(dayIndex) ON \(lists) (chart, export_date);
-        \(spansSchema(spans))
-        \(spansSchema(newSpans))
+        CREATE INDEX IF NOT EXISTS \(dayIndex) ON \(name) (chart, export_date);
         """
+    }
 
     /// The DDL of a spans table: the settled spans and the new spans' table have the same columns and key.
     private static func spansSchema(_ name: String) -> String {
