@@ -117,7 +117,8 @@ let package = Package(
         .testTarget(name: "EPFFetchTests", dependencies: ["EPFFetch", "EPFTestSupport"]),
         // The import contract as a randomized, model-checked matrix on both stores (runs the built epf).
         .testTarget(name: "ContractTests",
-                    dependencies: ["EPFSQLite", "EPFTestSupport", "EPFStore", "EPFPostgres", "EPFSchema"]),
+                    dependencies: ["EPFSQLite", "EPFTestSupport", "EPFStore", "EPFPostgres", "EPFSchema",
+                                   "EPFConcurrency"]),
         // Against a throwaway PostgreSQL cluster the tests start themselves (Debian package postgresql).
         .testTarget(name: "PostgresTests",
                     dependencies: ["EPFPostgresStore", "EPFImport", "EPFSchema", "EPFSQLite", "EPFPostgres",

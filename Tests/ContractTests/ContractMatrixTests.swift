@@ -1,3 +1,4 @@
+import EPFConcurrency
 import EPFPostgres
 import EPFSQLite
 import EPFTestSupport
@@ -93,7 +94,14 @@ enum ContractPostgres {
         try SeededSequences.run(ContractSettings.seeds, replay: "scripts/test --seed") { seed in
             try Self.run(seed: seed, postgres: postgres)
         }
+        // Today's ranks by app were read from their lists, not only from the tables (the check is not idle).
+        if ContractSettings.seeds.count >= 20 {
+            #expect(Self.answersFromChartLists.withLock { $0 } > 0)
+        }
     }
+
+    /// How many of today's ranks `RankChecks.todayProblems` read from the lists by app, over the sequences.
+    static let answersFromChartLists = Mutex(0)
 
     /// Runs one sequence; nil when every export left both stores as the model says, else what broke.
     static func run(seed: UInt64, postgres: String) throws -> String? {
@@ -134,6 +142,9 @@ enum ContractPostgres {
             problems += try Self.rowProblems(SQLiteReader(path: database), model, store: "SQLite")
             problems += try Self.historyProblems(SQLiteReader(path: database), model, store: "SQLite")
             problems += try RankChecks.sqliteProblems(database: database, model, seed: seed)
+            let today = try RankChecks.todayProblems(database: database, seed: seed)
+            problems += today.problems
+            Self.answersFromChartLists.withLock { $0 += today.fromLists }
             problems += try Self.changeProblems(database: database, model, in: scratch.path)
             problems += try Self.lookupProblems(database: database, model, seed: seed, in: scratch.path)
 

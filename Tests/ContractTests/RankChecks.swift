@@ -97,6 +97,51 @@ enum RankChecks {
         return problems
     }
 
+    /// Today's ranks by app (`ChartAppLists`, what `epf ranks` reads without history) against the chart tables'
+    /// own rows, for a few apps of each chart table the database holds (the tables are checked against the model
+    /// by `rowProblems`): when the lists say they are the table's, they hold exactly its rows of the app. Returns
+    /// the problems, and how many answers came from the lists (so a run can tell the check was not idle).
+    static func todayProblems(database: String, seed: UInt64) throws -> (problems: [String], fromLists: Int) {
+        guard FileManager.default.fileExists(atPath: database) else { return ([], 0) }
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        let tables = Set(try connection.query("SELECT name FROM sqlite_schema WHERE type = 'table'").compactMap {
+            if case .text(let name) = $0[0] { return name }
+            return nil
+        })
+        guard let lists = ChartAppLists(connection, tables: tables) else { return ([], 0) }
+        var problems: [String] = []
+        var fromLists = 0
+        let chartTables = ContractTables.compared.filter(\.chart).map(\.name).filter { tables.contains($0) }
+        for table in chartTables.sorted() {
+            let complete = "storefront_id IS NOT NULL AND genre_id IS NOT NULL AND application_rank IS NOT NULL "
+                + "AND export_date IS NOT NULL"
+            let ids = try connection.query("""
+                SELECT DISTINCT application_id FROM \(table) WHERE application_id IS NOT NULL AND \(complete)
+                ORDER BY application_id
+                """).compactMap { row -> Int64? in
+                if case .integer(let id) = row[0] { return id }
+                return nil
+            }
+            let asked = ids.isEmpty ? [unranked]
+                : [ids[Int(seed % UInt64(ids.count))], ids[0], ids[ids.count - 1], unranked]
+            for id in Set(asked).sorted() {
+                guard let have = try lists.entries(of: id, table: table) else { continue }
+                fromLists += 1
+                let want = try connection.query("""
+                    SELECT storefront_id, genre_id, application_rank, export_date FROM \(table)
+                    WHERE application_id = ?1 AND \(complete)
+                    """, [.integer(id)]).map { row in row.map { "\($0)" }.joined(separator: " ") }.sorted()
+                let got = have.map { "integer(\($0.storefrontID)) integer(\($0.genreID)) integer(\($0.rank)) "
+                    + "integer(\($0.exportDate))" }.sorted()
+                if got != want {
+                    problems.append("SQLite: today's ranks of \(id) in \(table) from the lists by app are \(got), "
+                                    + "the table's rows \(want)")
+                }
+            }
+        }
+        return (problems, fromLists)
+    }
+
     static func postgresProblems(_ reader: PostgresReader, _ model: ContractModel) throws -> [String] {
         let schema = "\"\(reader.schema)\""
         guard try reader.connection.query("SELECT to_regclass($1)::text", ["\(schema).epf_rank_days"])
