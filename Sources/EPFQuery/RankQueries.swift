@@ -21,7 +21,7 @@ package final class RankQueries: SessionReading {
 
     /// `id`'s ranks in every chart, storefront and genre it is in, optionally only in `country`'s storefront, one
     /// `chart` (a word of `charts`) and one `genre`. Today's ranks come from the chart tables (one day, the tables'
-    /// export date): from the rank history when it recorded that day (its spans find the app's charts at once),
+    /// export date): from the rank history when it recorded that day (its item index finds the app's charts at once),
     /// else from the tables' rows by app (`ChartAppLists`), else by reading the tables, whose key does not start
     /// with the app.
     ///
@@ -119,7 +119,7 @@ package final class RankQueries: SessionReading {
     }
 
     /// Each recorded day's ranks of `id` in `charts` (narrowed to `country` and `genre`) from `since` on, else the
-    /// last `defaultDays` recorded; nil when the history holds no day. One reading of the app's spans and of each
+    /// last `defaultDays` recorded; nil when the history holds no day. One reading of the app's item index and of each
     /// chart table's days, whatever the number of days (`RankHistoryRead.history`). Call inside `reading`.
     func recorded(id: Int64, history: RankHistoryRead, country: String?, charts: [(word: String, table: String)],
                   genre: Int64?, since: Int64?) throws -> AppRanks? {

@@ -132,13 +132,13 @@ package struct RankHistoryPoint: Hashable, Sendable {
 ///   against the same chart's list of `base_date` (the recorded day before, itself a keyframe or a delta: a list
 ///   decodes through its chain back to a keyframe, `RankListChain`, at most `keyframeSpan` before it); `depth` the
 ///   number of entries;
-/// - `spansTable` (`id`, `chart`, `storefront_id`, `genre_id`, `entered_day`, `left_day`): the spans of days an
-///   item was in a chart, in whole UTC days since 1970 (`spanDay`; `left_day` exclusive, NULL while it still is),
-///   written as items enter and leave: an item's history reads only the charts it was in. A span may be wider than
-///   the presence (never narrower): the lists decide;
-/// - `newSpansTable`, the same columns: the spans opened since each chart table's last keyframe day, moved into
-///   `spansTable` on its next (absent from databases recorded before 2026-11-27: then every span is in
-///   `spansTable`);
+/// - `RankItemIndex.table`: the charts each recorded day's items were in (`RankItemIndex`), so an item's history
+///   reads only the charts it was in;
+/// - `spansTable` (`id`, `chart`, `storefront_id`, `genre_id`, `entered_day`, `left_day`), only in databases
+///   recorded before the item index: the spans of days an item was in a chart, in whole UTC days since 1970
+///   (`spanDay`; `left_day` exclusive, NULL while it still is), and `newSpansTable`, the same columns. A span may
+///   be wider than the presence (never narrower): the lists decide. The first day such a database records with the
+///   index ends every open span after the newest day recorded before, and the index lists the days from then on;
 /// - `newListsTable`, the columns of `listsTable`: the lists of the days since each chart table's newest keyframe
 ///   day, moved into `listsTable` on its next (absent from databases recorded by earlier versions: then every
 ///   list is in `listsTable`). A list is in one of the two tables; readers read both (`overLists`).
@@ -176,8 +176,10 @@ package struct RankHistoryRead {
     package static func spanDay(left milliseconds: Int64) -> Int64 { -spanDay(entered: -milliseconds) }
 
     private let connection: SQLiteConnection
-    /// Whether the database has `newSpansTable`.
+    /// Whether the database has `spansTable`, `newSpansTable` and the item index.
+    private let hasSpans: Bool
     private let hasNewSpans: Bool
+    private let hasItemIndex: Bool
     /// Whether the database has `newListsTable`.
     private let hasNewLists: Bool
 
@@ -196,19 +198,22 @@ package struct RankHistoryRead {
 
     /// The rank history of `connection`'s database, nil when it holds none (ranks never recorded).
     package init?(_ connection: SQLiteConnection) throws {
-        guard try connection.tableExists(Self.listsTable), try connection.tableExists(Self.daysTable),
-              try connection.tableExists(Self.spansTable) else { return nil }
-        self.connection = connection
-        hasNewSpans = try connection.tableExists(Self.newSpansTable)
-        hasNewLists = try connection.tableExists(Self.newListsTable)
+        var tables: Set<String> = []
+        for name in [Self.listsTable, Self.daysTable, Self.spansTable, Self.newSpansTable, Self.newListsTable,
+                     RankItemIndex.table] where try connection.tableExists(name) {
+            tables.insert(name)
+        }
+        self.init(connection, tables: tables)
     }
 
     /// The rank history of a database with these tables, nil when it holds none.
     package init?(_ connection: SQLiteConnection, tables: Set<String>) {
         guard tables.contains(Self.listsTable), tables.contains(Self.daysTable),
-              tables.contains(Self.spansTable) else { return nil }
+              tables.contains(Self.spansTable) || tables.contains(RankItemIndex.table) else { return nil }
         self.connection = connection
+        hasSpans = tables.contains(Self.spansTable)
         hasNewSpans = tables.contains(Self.newSpansTable)
+        hasItemIndex = tables.contains(RankItemIndex.table)
         hasNewLists = tables.contains(Self.newListsTable)
     }
 
@@ -297,6 +302,25 @@ package struct RankHistoryRead {
 
     // MARK: An item's history
 
+    /// The charts item `id` may have been in from `since` on (every day when nil), narrowed as `history` narrows,
+    /// each with the days to read (`from` inclusive, `to` exclusive, export dates): what the item index (and the
+    /// spans of a database recorded before it) name, never fewer than the item was in; the lists decide.
+    package func charts(of id: Int64, since: Int64? = nil, chart: RankChart? = nil, storefront: Int64? = nil,
+                        genre: Int64? = nil) throws -> [(key: RankChartKey, from: Int64, to: Int64)] {
+        // Clamped so day arithmetic cannot overflow (about 142,000 years before 1970).
+        let from = max(since ?? Int64.min, -(1 << 52))
+        let filter = ChartFilter(chart: chart, storefront: storefront, genre: genre)
+        var found: [RankChartKey: (from: Int64, to: Int64)] = [:]
+        func add(_ key: RankChartKey, from start: Int64, to end: Int64) {
+            guard filter.admits(key), end > from else { return }
+            let known = found[key]
+            found[key] = (min(known?.from ?? Int64.max, max(from, start)), max(known?.to ?? Int64.min, end))
+        }
+        if hasItemIndex { try indexedCharts(of: id, from: from, chart: chart, add) }
+        if hasSpans { try spannedCharts(of: id, from: from, add) }
+        return found.map { (key: $0.key, from: $0.value.from, to: $0.value.to) }
+    }
+
     /// Every recorded rank of item `id` from `since` on (every day when nil), in every chart it was in, narrowed
     /// to `chart`, `storefront` and `genre` where given; ordered by day, then chart key. A day the item is absent
     /// from a recorded chart has no point (compare `recordedDays`); apps and songs share no chart, but an app and
@@ -304,29 +328,7 @@ package struct RankHistoryRead {
     /// Throws `RankListCodec.Malformed` for a damaged list.
     package func history(of id: Int64, since: Int64? = nil, chart: RankChart? = nil, storefront: Int64? = nil,
                          genre: Int64? = nil) throws -> [RankHistoryPoint] {
-        // Clamped so day arithmetic cannot overflow (about 142,000 years before 1970).
-        let from = max(since ?? Int64.min, -(1 << 52))
-        let columns = "chart, storefront_id, genre_id, entered_day, left_day"
-        let newSpans = hasNewSpans ? " UNION ALL SELECT \(columns) FROM \(Self.newSpansTable) WHERE id = ?1" : ""
-        let spans = try connection.prepare("""
-            SELECT chart, storefront_id, genre_id, min(entered_day), max(coalesce(left_day, 106751991167))
-            FROM (SELECT \(columns) FROM \(Self.spansTable) WHERE id = ?1\(newSpans))
-            WHERE (left_day IS NULL OR left_day > ?2) AND (?3 IS NULL OR chart = ?3)
-                AND (?4 IS NULL OR storefront_id = ?4) AND (?5 IS NULL OR genre_id = ?5)
-            GROUP BY chart, storefront_id, genre_id
-            """)
-        try spans.bind([.integer(id), .integer(Self.spanDay(entered: from)),
-                        chart.map { .integer($0.code) } ?? .null, storefront.map { .integer($0) } ?? .null,
-                        genre.map { .integer($0) } ?? .null])
-        var ranges: [(key: RankChartKey, from: Int64, to: Int64)] = []
-        while try spans.step() {
-            guard let code = spans.int64(at: 0), let kind = RankChart(code: code),
-                  let storefrontID = spans.int64(at: 1), let genreID = spans.int64(at: 2) else { continue }
-            let entered = (spans.int64(at: 3) ?? Int64.min / Self.dayLength) * Self.dayLength
-            let left = spans.int64(at: 4) ?? 106_751_991_167
-            ranges.append((RankChartKey(chart: kind, storefrontID: storefrontID, genreID: genreID),
-                           max(from, entered), left >= 106_751_991_167 ? Int64.max : left * Self.dayLength))
-        }
+        let ranges = try charts(of: id, since: since, chart: chart, storefront: storefront, genre: genre)
         let rows = try connection.prepare(overLists { table, _ in
             """
             SELECT export_date, base_date, list FROM \(table)
@@ -366,6 +368,67 @@ package struct RankHistoryRead {
         }
         points.sort { ($0.day, $0.key) < ($1.day, $1.key) }
         return points
+    }
+
+    /// The narrowing `history` applies to the charts it reads.
+    private struct ChartFilter {
+        let chart: RankChart?
+        let storefront: Int64?
+        let genre: Int64?
+
+        func admits(_ key: RankChartKey) -> Bool {
+            (chart.map { $0 == key.chart } ?? true) && (storefront.map { $0 == key.storefrontID } ?? true)
+                && (genre.map { $0 == key.genreID } ?? true)
+        }
+    }
+
+    /// The charts the item index names for item `id` on the recorded days from `from` on, each with the days its
+    /// listing covers (a day's rows name charts for the `keyframeSpan` from it, `RankItemIndex`), given to `add`.
+    private func indexedCharts(of id: Int64, from: Int64, chart: RankChart?,
+                               _ add: (RankChartKey, Int64, Int64) -> Void) throws {
+        // One statement: each recorded day's list that would hold the item (the last starting at or before it).
+        let lists = try connection.prepare("""
+            SELECT d.chart, d.export_date, i.first_id, i.list
+            FROM \(Self.daysTable) AS d JOIN \(RankItemIndex.table) AS i
+                ON i.chart = d.chart AND i.export_date = d.export_date AND i.first_id = (
+                    SELECT max(first_id) FROM \(RankItemIndex.table)
+                    WHERE chart = d.chart AND export_date = d.export_date AND first_id <= ?3)
+            WHERE d.export_date > ?1 AND (?2 IS NULL OR d.chart = ?2)
+            """)
+        try lists.bind([.integer(from - Self.keyframeSpan), chart.map { .integer($0.code) } ?? .null, .integer(id)])
+        while try lists.step() {
+            guard let code = lists.int64(at: 0), let kind = RankChart(code: code), let day = lists.int64(at: 1),
+                  let firstID = lists.int64(at: 2) else { continue }
+            let charts = try lists.withBlob(at: 3) { bytes throws(RankListCodec.Malformed) in
+                try RankItemIndex.charts(of: id, in: bytes, firstID: firstID)
+            } ?? []
+            let end = day <= Int64.max - Self.keyframeSpan ? day + Self.keyframeSpan : Int64.max
+            for found in charts {
+                add(RankChartKey(chart: kind, storefrontID: found.storefrontID, genreID: found.genreID), day, end)
+            }
+        }
+    }
+
+    /// The charts the spans of a database recorded before the item index name for item `id` from `from` on, with
+    /// the days they cover, given to `add`.
+    private func spannedCharts(of id: Int64, from: Int64, _ add: (RankChartKey, Int64, Int64) -> Void) throws {
+        let columns = "chart, storefront_id, genre_id, entered_day, left_day"
+        let newSpans = hasNewSpans ? " UNION ALL SELECT \(columns) FROM \(Self.newSpansTable) WHERE id = ?1" : ""
+        let spans = try connection.prepare("""
+            SELECT chart, storefront_id, genre_id, min(entered_day), max(coalesce(left_day, 106751991167))
+            FROM (SELECT \(columns) FROM \(Self.spansTable) WHERE id = ?1\(newSpans))
+            WHERE left_day IS NULL OR left_day > ?2
+            GROUP BY chart, storefront_id, genre_id
+            """)
+        try spans.bind([.integer(id), .integer(Self.spanDay(entered: from))])
+        while try spans.step() {
+            guard let code = spans.int64(at: 0), let kind = RankChart(code: code),
+                  let storefrontID = spans.int64(at: 1), let genreID = spans.int64(at: 2) else { continue }
+            let entered = (spans.int64(at: 3) ?? Int64.min / Self.dayLength) * Self.dayLength
+            let left = spans.int64(at: 4) ?? 106_751_991_167
+            add(RankChartKey(chart: kind, storefrontID: storefrontID, genreID: genreID), entered,
+                left >= 106_751_991_167 ? Int64.max : left * Self.dayLength)
+        }
     }
 
     // MARK: Rows

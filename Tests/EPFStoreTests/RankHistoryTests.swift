@@ -186,52 +186,158 @@ import Testing
         }
     }
 
-    /// Every span's id and left day, of both spans tables.
-    static let spans = """
-        SELECT id FROM (SELECT id, left_day FROM epf_rank_spans UNION ALL SELECT id, left_day FROM epf_rank_spans_new)
-        """
+    /// Every index entry a recorded day wrote: (id, storefront, genre) triples.
+    static func indexed(_ connection: SQLiteConnection, chart: RankChart, day: Int64) throws -> Set<[Int64]> {
+        let rows = try connection.prepare(
+            "SELECT first_id, list FROM epf_rank_items WHERE chart = ?1 AND export_date = ?2 ORDER BY first_id")
+        try rows.bind([.integer(chart.code), .integer(day)])
+        var entries: [RankItemIndex.Entry] = []
+        var count = 0
+        while try rows.step() {
+            count += 1
+            let firstID = rows.columnInt64(0)
+            let listed: [RankItemIndex.Entry]? = try rows.withBlob(at: 1) { bytes in
+                var found: [RankItemIndex.Entry] = []
+                try RankItemIndex.appendEntries(of: bytes, firstID: firstID, to: &found)
+                return found
+            }
+            entries += listed ?? []
+        }
+        #expect(count > 0, "a recorded day writes at least one index row")
+        return Set(entries.map { [$0.id, $0.storefrontID, $0.genreID] })
+    }
 
-    /// Items that leave a chart keep their spans open until the next keyframe day recorded as the newest closes
-    /// them: every day, each item in the chart has an open span and every open span is an item of the chart's days
-    /// since the last keyframe day; on a keyframe day the open spans are the day's items.
-    @Test func spansOfItemsThatLeftCloseOnTheNextKeyframeDay() throws {
+    /// The item index lists every item of a keyframe day (and of a chart table's first day), and on the other days
+    /// recorded as the newest only what entered a chart since the day before and was not in it on the keyframe day;
+    /// the lists of the days since the newest keyframe day wait in the new lists' table.
+    @Test func theItemIndexListsKeyframeDaysWholeAndEntrantsBetween() throws {
         let scratch = try TemporaryDirectory()
         let connection = try SQLiteConnection(path: scratch.file("ranks.sqlite"), mode: .readWriteCreate)
         var random = SeededGenerator(seed: 7)
-        let key = RankChartKey(chart: .free, storefrontID: 143441, genreID: 36)
-        var chart: [RankedEntry] = []
-        var since: Set<Int64> = []
+        let keys = [RankChartKey(chart: .free, storefrontID: 143441, genreID: 36),
+                    RankChartKey(chart: .free, storefrontID: 143444, genreID: 6014)]
+        var charts: [RankChartKey: [RankedEntry]] = [:]
         var keyframes: [Int64] = []
+        var keyframeCharts: [RankChartKey: [RankedEntry]] = [:]
         for day in Int64(1)...16 {
-            chart = Self.moved(chart, depth: 12, random: &random)
-            try Self.record(connection, .free, day: day * Self.day, [key: chart])
+            let previous = charts
+            for key in keys { charts[key] = Self.moved(charts[key] ?? [], depth: 12, random: &random) }
+            try Self.record(connection, .free, day: day * Self.day, charts)
             let keyframe = try connection.scalar("SELECT keyframe FROM epf_rank_days WHERE export_date = ?1",
                                                  [.integer(day * Self.day)]) == .integer(1)
-            let open = Set(try connection.query(Self.spans + " WHERE left_day IS NULL").compactMap {
-                if case .integer(let id) = $0[0] { return id }
-                return nil
-            })
-            let ids = Set(chart.map(\.id))
             if keyframe {
                 keyframes.append(day)
-                since = []
+                keyframeCharts = charts
             }
-            since.formUnion(ids)
-            #expect(open.isSuperset(of: ids), "day \(day)")
-            #expect(keyframe ? open == ids : open.isSubset(of: since), "day \(day)")
-            // The lists of the days since the newest keyframe day wait in the new lists' table; the keyframe day
-            // moved the others into the settled one.
+            var expected: Set<[Int64]> = []
+            for (key, entries) in charts {
+                let before = Set((previous[key] ?? []).map(\.id) + (keyframeCharts[key] ?? []).map(\.id))
+                for entry in entries where keyframe || !before.contains(entry.id) {
+                    expected.insert([entry.id, key.storefrontID, key.genreID])
+                }
+            }
+            #expect(try Self.indexed(connection, chart: .free, day: day * Self.day) == expected, "day \(day)")
             let newestKeyframe = (keyframes.last ?? 0) * Self.day
             #expect(try connection.scalar("SELECT count(*) FROM epf_rank_lists_new WHERE export_date <= ?1",
                                           [.integer(newestKeyframe)]) == .integer(0), "day \(day)")
             #expect(try connection.scalar("SELECT count(*) FROM epf_rank_lists WHERE export_date > ?1",
                                           [.integer(newestKeyframe)]) == .integer(0), "day \(day)")
             #expect(try connection.scalar("SELECT count(*) FROM epf_rank_lists_new")
-                    == .integer(day - (keyframes.last ?? 0)), "day \(day)")
+                    == .integer(2 * (day - (keyframes.last ?? 0))), "day \(day)")
         }
         #expect(keyframes == [1, 15])
-        let closed = try connection.scalar("SELECT count(*) FROM (\(Self.spans) WHERE left_day IS NOT NULL)")
-        #expect(closed.map { $0 != .integer(0) } == true, "items left and had their spans closed")
+        // Day 9 recorded again with other charts: it lists its new items besides its old ones (day 10 listed only
+        // what entered since the old day 9).
+        let old = try Self.indexed(connection, chart: .free, day: 9 * Self.day)
+        let again = [keys[0]: [RankedEntry(rank: 1, id: 9_000_001)]]
+        try Self.record(connection, .free, day: 9 * Self.day, again)
+        #expect(try Self.indexed(connection, chart: .free, day: 9 * Self.day)
+                == old.union([[9_000_001, keys[0].storefrontID, keys[0].genreID]]))
+    }
+
+    @Test func indexListsCutAtTheirSizeAndFindEveryItem() throws {
+        var random = SeededGenerator(seed: 11)
+        var entries: [RankItemIndex.Entry] = []
+        for _ in 0..<600 {
+            entries.append(RankItemIndex.Entry(id: Int64(random.below(400)) - 20,
+                                               storefrontID: 143_441 + Int64(random.below(30)),
+                                               genreID: Int64(random.below(3) == 0 ? 36 : 6000 + random.below(30))))
+        }
+        entries.append(RankItemIndex.Entry(id: 6_700_000_000, storefrontID: 143_441, genreID: 36))
+        entries.sort()
+        let lists = RankItemIndex.lists(entries, listBytes: 256)
+        #expect(lists.count > 3)
+        #expect(lists.allSatisfy { $0.bytes.count <= 256 })
+        #expect(lists.map(\.firstID) == lists.map(\.firstID).sorted())
+        var decoded: [RankItemIndex.Entry] = []
+        for list in lists {
+            try list.bytes.withUnsafeBytes { try RankItemIndex.appendEntries(of: $0, firstID: list.firstID,
+                                                                              to: &decoded) }
+        }
+        var unique: [RankItemIndex.Entry] = []
+        for entry in entries where unique.last != entry { unique.append(entry) }
+        #expect(decoded == unique)
+        for id in Set(entries.map(\.id)) {
+            let list = try #require(lists.last { $0.firstID <= id })
+            let charts = try list.bytes.withUnsafeBytes { try RankItemIndex.charts(of: id, in: $0,
+                                                                                   firstID: list.firstID) }
+            #expect(charts.map { [$0.storefrontID, $0.genreID] }
+                    == unique.filter { $0.id == id }.map { [$0.storefrontID, $0.genreID] }, "item \(id)")
+        }
+        for length in 1..<lists[0].bytes.count where length % 7 == 0 {
+            #expect(throws: RankListCodec.Malformed.self) {
+                var found: [RankItemIndex.Entry] = []
+                try Array(lists[0].bytes.prefix(length)).withUnsafeBytes {
+                    try RankItemIndex.appendEntries(of: $0, firstID: lists[0].firstID, to: &found)
+                }
+                // A cut that falls between items decodes: then it lacks the rest.
+                if found.count < lists[0].bytes.count { throw RankListCodec.Malformed(description: "short") }
+            }
+        }
+    }
+
+    /// A database recorded with spans before the item index reads its earlier days through them and its later
+    /// ones through the index: the first indexed day ends the open spans after the newest day recorded before.
+    @Test func aDatabaseRecordedWithSpansReadsBothEras() throws {
+        let scratch = try TemporaryDirectory()
+        let connection = try SQLiteConnection(path: scratch.file("ranks.sqlite"), mode: .readWriteCreate)
+        var random = SeededGenerator(seed: 5)
+        let chart = RankChart.paid
+        let keys = [RankChartKey(chart: chart, storefrontID: 143441, genreID: 36),
+                    RankChartKey(chart: chart, storefrontID: 143441, genreID: 6014)]
+        var model: Model = [:]
+        var charts: [RankChartKey: [RankedEntry]] = [:]
+        func recordDay(_ day: Int64) throws {
+            for key in keys { charts[key] = Self.moved(charts[key] ?? [], depth: 10, random: &random) }
+            try Self.record(connection, chart, day: day * Self.day, charts)
+            model[day * Self.day] = charts
+        }
+        for day in Int64(1)...5 { try recordDay(day) }
+        // As an earlier epf left it: spans instead of the index (an open span for each item in a chart on day 5).
+        try connection.execute("""
+            DROP TABLE epf_rank_items;
+            CREATE TABLE epf_rank_spans (id INTEGER NOT NULL, chart INTEGER NOT NULL, storefront_id INTEGER NOT NULL,
+                genre_id INTEGER NOT NULL, entered_day INTEGER NOT NULL, left_day INTEGER,
+                PRIMARY KEY (id, chart, storefront_id, genre_id, entered_day)) WITHOUT ROWID;
+            """)
+        var lastSeen: [[Int64]: Int64] = [:]
+        for (day, dayCharts) in model {
+            for (key, entries) in dayCharts {
+                for entry in entries {
+                    let item = [entry.id, key.storefrontID, key.genreID]
+                    lastSeen[item] = max(lastSeen[item] ?? 0, day / Self.day)
+                }
+            }
+        }
+        let span = try connection.prepare("INSERT INTO epf_rank_spans VALUES (?1, ?2, ?3, ?4, 1, ?5)")
+        for (item, last) in lastSeen {
+            try span.bind([.integer(item[0]), .integer(chart.code), .integer(item[1]), .integer(item[2]),
+                           last == 5 ? .null : .integer(last + 1)])
+            try span.runOnce()
+        }
+        for day in Int64(6)...9 { try recordDay(day) }
+        #expect(try connection.scalar("SELECT count(*) FROM epf_rank_spans WHERE left_day IS NULL") == .integer(0))
+        try Self.check(connection, model, chart: chart, keys: keys, days: 0...10)
     }
 
     @Test func dirtIsRecordedAsTheTableHoldsIt() throws {

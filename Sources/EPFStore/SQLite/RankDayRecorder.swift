@@ -16,15 +16,14 @@ import Foundation
 /// - A day older than days already recorded lands in its place: no other day's list changes.
 /// - Lists of days after the chart table's newest keyframe day go to `RankHistoryLayout.newLists`, the others to
 ///   `lists`; a keyframe day recorded as the newest first moves the chart table's new lists into `lists`.
-/// - Spans (`RankHistoryRead.spansTable`): an item in the day's chart that was not in the chart the day before
-///   (or in the day's old chart, when recorded again) and has no span covering the day gets one from the day, open
-///   when the day is the newest, else up to the next recorded day (an item back within four weeks of leaving
-///   reopens its span instead). Items that leave keep their spans open until the next keyframe day recorded as the
-///   newest closes those of every item of the chart's lists since the keyframe day before that the keyframe day's
-///   chart lacks (a newest day recorded again closes those its old chart had and the new lacks): an item that
-///   leaves and comes back within the two weeks costs no write (closing every item as it left, and reopening it as
-///   it came back, was most of the recording's writes). Spans so found may be wider than the presence, never
-///   narrower: readers decode the lists.
+/// - The item index (`RankItemIndex`): the day's items with their charts, or only those that entered a chart since
+///   the recorded day before when the day is the newest, not a keyframe day, not recorded before, and follows a
+///   day the index holds (its rows are what `RankItemIndex` says a reader may rely on). A day recorded again adds
+///   its items to those it listed before (days after it may have listed only what entered since its old charts).
+///   Written once the day's charts are coded, in id order, a few rows a day: the spans this replaced (an UPDATE or
+///   INSERT per item that entered or left, all over an index keyed by item, and every leaving item closed on a
+///   keyframe day) were most of the recording's time. A database recorded with spans keeps them for its earlier
+///   days: the chart table's first indexed day closes its open spans after its newest recorded day.
 final class RankDayRecorder {
     private typealias Layout = RankHistoryLayout
 
@@ -45,27 +44,20 @@ final class RankDayRecorder {
     private var previousDay: Int64?
     private var nextDay: Int64?
 
-    /// Which items' open spans the day closes.
-    private enum Closing {
-        /// None: the day is not the newest, or items that leave keep their spans open until a keyframe day.
-        case none
-        /// A keyframe day recorded as the newest: every item of the chart's lists from `chainStart` to the day
-        /// (the day's old lists included) that the day's chart lacks.
-        case period
-        /// Another newest day recorded again: the items of its old chart the new one lacks.
-        case replaced
-    }
-
-    private var closing = Closing.none
+    /// Whether the day is a keyframe day recorded as the newest (it moves the chart table's new lists).
+    private var settlesNewLists = false
+    /// Whether the index gets only the items that entered a chart since the day before (`RankItemIndex`), and
+    /// whether those in the chart on the day's keyframe day are left out too (the keyframe day listed them all).
+    private var indexesEntrants = false
+    private var keyframeIndexed = false
+    /// The index entries of the day, gathered chart by chart.
+    private var indexEntries: [RankItemIndex.Entry] = []
 
     private var listRow: SQLiteStatement
     private let chainRows: SQLiteStatement
     /// The statements that write a list into `Layout.lists` and into `Layout.newLists`.
     private let settledListRows: ListStatements
     private let newListRows: ListStatements
-    /// The statements on the spans of `Layout.spans` and of `Layout.newSpans`.
-    private let spans: SpanStatements
-    private let newSpans: SpanStatements
 
     /// What the day holds once recorded.
     private(set) var charts = 0
@@ -90,8 +82,6 @@ final class RankDayRecorder {
         })
         settledListRows = try ListStatements(connection, table: Layout.lists)
         newListRows = try ListStatements(connection, table: Layout.newLists)
-        spans = try SpanStatements(connection, table: Layout.spans)
-        newSpans = try SpanStatements(connection, table: Layout.newSpans)
     }
 
     /// Records the day from `source`, a table with the chart table's columns.
@@ -130,17 +120,16 @@ final class RankDayRecorder {
     /// and id), all of the day's chart table.
     func record(_ groups: consuming [RankChartKey: [RankedEntry]]) throws {
         try settleDays()
-        if closing == .period { try newListRows.move(into: settledListRows, chart: chart.code) }
+        if settlesNewLists { try newListRows.move(into: settledListRows, chart: chart.code) }
         let dependents = replacing ? try decodeDependents() : []
-        let referenceDay = replacing ? day : previousDay
         let keys = groups.keys.sorted()
         for key in keys {
             guard var entries = groups.removeValue(forKey: key) else { continue }
             entries.sort { ($0.rank, $0.id) < ($1.rank, $1.id) }
-            try recordChart(key, entries, referenceDay: referenceDay)
+            try recordChart(key, entries)
         }
-        try forgetCharts(notIn: Set(keys))
-        try writeSpans()
+        if replacing { try forgetCharts(notIn: Set(keys)) }
+        try writeIndex()
         for dependent in dependents { try recode(dependent) }
         let days = try connection.prepare("""
             INSERT OR REPLACE INTO \(Layout.days) (chart, export_date, keyframe, charts, entries, recorded)
@@ -178,7 +167,18 @@ final class RankDayRecorder {
         chainStart = try integer("""
             SELECT max(export_date) FROM \(Layout.days) WHERE chart = ?1 AND keyframe = 1 AND export_date <= ?2
             """, [code, .integer(last)]) ?? last
-        closing = nextDay != nil ? .none : keyframeDay == day ? .period : replacing ? .replaced : .none
+        settlesNewLists = nextDay == nil && keyframeDay == day
+        if nextDay == nil, !replacing, keyframeDay != day, let previousDay {
+            let indexed = "SELECT 1 FROM \(RankItemIndex.table) WHERE chart = ?1 AND export_date = ?2 LIMIT 1"
+            indexesEntrants = try connection.scalar(indexed, [code, .integer(previousDay)]) != nil
+            keyframeIndexed = try indexesEntrants && connection.scalar(indexed, [code, .integer(keyframeDay)]) != nil
+        }
+    }
+
+    private func run(_ sql: String, _ bindings: [SQLValue]) throws {
+        let statement = try connection.prepare(sql)
+        try statement.bind(bindings)
+        try statement.runOnce()
     }
 
     private func integer(_ sql: String, _ bindings: [SQLValue]) throws -> Int64? {
@@ -193,58 +193,50 @@ final class RankDayRecorder {
 
     // MARK: One chart
 
-    private func recordChart(_ key: RankChartKey, _ group: [RankedEntry], referenceDay: Int64?) throws {
-        var (lists, dates) = try chain(key)
-        let base = keyframeDay == day ? nil : try previousDay.flatMap { try lists.ids(on: $0) }
-        let reference = try referenceDay.flatMap { try lists.ids(on: $0) } ?? []
-        let ids = group.map(\.id)
-        let leaving = try closed(&lists, dates: dates, reference: reference)
-        try write(key, on: day, group, base: base.map { (previousDay ?? day, $0) })
-        if replacing { newLists[key] = ids }
+    private func recordChart(_ key: RankChartKey, _ group: [RankedEntry]) throws {
+        var lists = try chain(key)
+        let base = try keyframeDay == day ? nil : previousDay.flatMap { previous in
+            try lists.ids(on: previous).map { (day: previous, ids: $0, index: RankListCodec.BaseIndex($0)) }
+        }
+        try write(key, on: day, group, base: base)
+        if replacing { newLists[key] = group.map(\.id) }
         charts += 1
         entries += group.count
-        updateSpans(key, now: ids, before: reference, leaving: leaving)
+        // An item back in the chart since the keyframe day is listed there (an item going in and out near the
+        // chart's depth would otherwise be listed again each time it comes back).
+        let keyframe = keyframeIndexed ? try lists.ids(on: keyframeDay) ?? [] : []
+        for entry in group where !indexesEntrants
+            || !(base?.index.contains(entry.id) ?? false) && !keyframe.contains(entry.id) {
+            indexEntries.append(RankItemIndex.Entry(id: entry.id, storefrontID: key.storefrontID,
+                                                    genreID: key.genreID))
+        }
     }
 
-    /// The chart's lists from `chainStart` to the day, read in one scan (the rest are read as needed), and the
-    /// days of those lists.
-    private func chain(_ key: RankChartKey) throws -> (RankListChain, [Int64]) {
+    /// The chart's lists from `chainStart` to the day, read in one scan (the rest are read as needed).
+    private func chain(_ key: RankChartKey) throws -> RankListChain {
         var lists = RankListChain(name: name(key)) { [self] date in try row(key, on: date) }
-        var dates: [Int64] = []
         try chainRows.bind([.integer(key.chart.code), .integer(key.storefrontID), .integer(key.genreID),
                             .integer(min(chainStart, day)), .integer(day)])
         defer { chainRows.reset() }
         while try chainRows.step() {
             guard let date = chainRows.int64(at: 0), case .blob(let list) = chainRows.value(at: 2) else { continue }
             lists.add((chainRows.int64(at: 1), list), on: date)
-            dates.append(date)
         }
-        return (lists, dates)
-    }
-
-    /// The items whose open spans the day may close (`Closing`), before the day's chart is taken out of them.
-    private func closed(_ lists: inout RankListChain, dates: [Int64], reference: [Int64]) throws -> [Int64] {
-        switch closing {
-        case .none: return []
-        case .replaced: return reference
-        case .period:
-            var ids: [Int64] = []
-            for date in dates where date <= day { ids += try lists.ids(on: date) ?? [] }
-            return ids
-        }
+        return lists
     }
 
     private func name(_ key: RankChartKey) -> String {
         "the \(key.chart.rawValue) chart of storefront \(key.storefrontID), genre \(key.genreID)"
     }
 
-    /// Writes the list of `key` on `date`: a delta against `base` (a day's ids) when there is one and it is smaller.
+    /// Writes the list of `key` on `date`: a delta against `base` (a day's ids, indexed) when there is one and it
+    /// is smaller.
     private func write(_ key: RankChartKey, on date: Int64, _ group: [RankedEntry],
-                       base: (day: Int64, ids: [Int64])?) throws {
+                       base: (day: Int64, ids: [Int64], index: RankListCodec.BaseIndex)?) throws {
         var list: [UInt8] = []
         var baseDate: Int64?
         if let base {
-            let delta = RankListCodec.delta(group, base: RankListCodec.BaseIndex(base.ids))
+            let delta = RankListCodec.delta(group, base: base.index)
             if delta.count < RankListCodec.keyframeSize(group) {
                 list = delta
                 baseDate = base.day
@@ -257,113 +249,76 @@ final class RankDayRecorder {
         try table.insert(key, on: date, baseDate: baseDate, depth: group.count, list: list)
     }
 
-    /// An item entering or leaving a chart of the day, written once the day's charts are done, in the spans'
-    /// key order (written as found, an item's random place in the index made a first day's millions of spans
-    /// several times dearer).
-    struct SpanChange: Comparable {
-        let id: Int64
-        let storefrontID: Int64
-        let genreID: Int64
-
-        static func < (lhs: Self, rhs: Self) -> Bool {
-            (lhs.id, lhs.storefrontID, lhs.genreID) < (rhs.id, rhs.storefrontID, rhs.genreID)
-        }
-    }
-
-    /// Days out of a chart after which an item's return starts a new span (within them its span reopens): four
-    /// weeks took the spans of 90 generated days from 19.5 to 13.0 MB; an item's history reads a few more lists.
-    static let rejoinDays: Int64 = 28
-
-    private var entering: [SpanChange] = []
-    private var leaving: [SpanChange] = []
-
-    /// Notes the items new to the chart (against `before`), and those of `leaving` not in it now.
-    private func updateSpans(_ key: RankChartKey, now: [Int64], before: [Int64], leaving gone: [Int64]) {
-        let earlier = RankListCodec.BaseIndex(before)
-        for id in now where !earlier.contains(id) {
-            entering.append(SpanChange(id: id, storefrontID: key.storefrontID, genreID: key.genreID))
-        }
-        guard !gone.isEmpty else { return }
-        let current = RankListCodec.BaseIndex(now)
-        for id in gone where !current.contains(id) {
-            leaving.append(SpanChange(id: id, storefrontID: key.storefrontID, genreID: key.genreID))
-        }
-    }
-
-    /// Writes the noted spans: an entering item's latest span from before the day is read, and left alone when it
-    /// covers the day (and the days up to the next recorded one), reopened or widened when it ended within
-    /// `rejoinDays`, else a span opens, in `Layout.newSpans` (moved into `Layout.spans` on the chart table's next
-    /// keyframe day recorded as the newest, which opens its spans there directly).
-    private func writeSpans() throws {
-        let code = chart.code
-        let entered = RankHistoryRead.spanDay(entered: day)
-        let left = nextDay.map { RankHistoryRead.spanDay(left: $0) }
-        if closing == .period { try spans.adopt(newSpans, chart: code) }
-        let opening = closing == .period ? spans : newSpans
-        for change in entering.sorted() {
-            // The later of the two tables' latest spans; on a tie the new table's (a reopened copy, below).
-            var latest = try newSpans.latest(change, chart: code, before: entered)
-            if let old = try spans.latest(change, chart: code, before: entered),
-               latest.map({ old.span.entered > $0.span.entered }) ?? true {
-                latest = old
-            }
-            if let (table, span) = latest {
-                guard let spanLeft = span.left else { continue }
-                if let left, spanLeft >= left { continue }
-                if spanLeft >= entered - Self.rejoinDays {
-                    let widened = left.map { max($0, spanLeft) }
-                    if table.table == opening.table {
-                        try table.setLeft(change, chart: code, entered: span.entered, left: widened)
-                    } else {
-                        // A span of `epf_rank_spans` reopened between keyframe days: a copy with its new end in the
-                        // new spans' table (merged into it by the next keyframe day's move), so the day writes no
-                        // page of `epf_rank_spans` (items closed by a keyframe day come back all over it).
-                        try opening.open(change, chart: code, entered: span.entered, left: widened)
-                    }
-                    continue
+    /// Writes the day's index rows (`RankItemIndex`): the gathered entries in id order, with those the day listed
+    /// before when it is recorded again; at least one row, so a later day knows this one is indexed.
+    private func writeIndex() throws {
+        let code = SQLValue.integer(chart.code)
+        let at = SQLValue.integer(day)
+        try closeLegacySpans()
+        if replacing {
+            let old = try connection.prepare(
+                "SELECT first_id, list FROM \(RankItemIndex.table) WHERE chart = ?1 AND export_date = ?2")
+            try old.bind([code, at])
+            while try old.step() {
+                let firstID = old.columnInt64(0)
+                let listed: [RankItemIndex.Entry]? = try old.withBlob(at: 1) { bytes in
+                    var entries: [RankItemIndex.Entry] = []
+                    try RankItemIndex.appendEntries(of: bytes, firstID: firstID, to: &entries)
+                    return entries
                 }
+                indexEntries += listed ?? []
             }
-            try opening.open(change, chart: code, entered: entered, left: left)
+            try run("DELETE FROM \(RankItemIndex.table) WHERE chart = ?1 AND export_date = ?2", [code, at])
         }
-        let closedDay = RankHistoryRead.spanDay(left: day)
-        var previous: SpanChange?
-        for change in leaving.sorted() where change != previous {
-            previous = change
-            try spans.close(change, chart: code, left: closedDay)
-            if closing != .period { try newSpans.close(change, chart: code, left: closedDay) }
+        indexEntries.sort()
+        let pageSize = try integer("PRAGMA page_size", []) ?? 4096
+        let lists = RankItemIndex.lists(indexEntries, listBytes: RankItemIndex.listBytes(pageSize: Int(pageSize)))
+        indexEntries = []
+        let columns = "\(RankItemIndex.table) (chart, export_date, first_id, list)"
+        guard !lists.isEmpty else {
+            return try run("INSERT INTO \(columns) VALUES (?1, ?2, 0, zeroblob(0))", [code, at])
         }
-        entering = []
-        leaving = []
+        let insert = try connection.prepare("INSERT INTO \(columns) VALUES (?1, ?2, ?3, ?4)")
+        for list in lists {
+            try insert.bind([code, at, .integer(list.firstID), .blob(list.bytes)])
+            try insert.runOnce()
+        }
     }
 
-    /// The charts the new day lacks: a day recorded again loses its old lists of them, and their items' open spans
-    /// close as `closing` says (of the day's old lists, or of every list since `chainStart` on a keyframe day).
+    /// A database recorded with spans (`RankHistoryRead.spansTable`) before the index: the chart table's first
+    /// indexed day ends its open spans after the chart table's newest recorded day (the index lists the items of
+    /// the days from this one on, and of any day recorded again).
+    private func closeLegacySpans() throws {
+        let code = SQLValue.integer(chart.code)
+        guard try connection.tableExists(RankHistoryRead.spansTable),
+              try connection.scalar("SELECT 1 FROM \(RankItemIndex.table) WHERE chart = ?1 LIMIT 1", [code]) == nil
+        else { return }
+        let newest = max(day, try integer("SELECT max(export_date) FROM \(Layout.days) WHERE chart = ?1", [code])
+                         ?? day)
+        let left = SQLValue.integer(RankHistoryRead.spanDay(left: newest) + 1)
+        for table in [RankHistoryRead.spansTable, RankHistoryRead.newSpansTable]
+        where try connection.tableExists(table) {
+            try run("UPDATE \(table) SET left_day = ?2 WHERE chart = ?1 AND left_day IS NULL", [code, left])
+        }
+    }
+
+    /// The charts the day recorded again lacks lose their old lists of it.
     private func forgetCharts(notIn recorded: Set<RankChartKey>) throws {
-        let from = closing == .period ? min(chainStart, day) : day
-        guard replacing || closing == .period else { return }
         var gone: [RankChartKey] = []
-        let keys = try connection.prepare("SELECT DISTINCT storefront_id, genre_id FROM ("
-            + Self.overLists { table, dayIndex in
-                """
-                SELECT storefront_id, genre_id FROM \(table) INDEXED BY \(dayIndex)
-                WHERE chart = ?1 AND export_date >= ?2 AND export_date <= ?3
-                """
-            } + ")")
-        try keys.bind([.integer(chart.code), .integer(from), .integer(day)])
+        let keys = try connection.prepare(Self.overLists { table, dayIndex in
+            """
+            SELECT storefront_id, genre_id FROM \(table) INDEXED BY \(dayIndex)
+            WHERE chart = ?1 AND export_date = ?2
+            """
+        })
+        try keys.bind([.integer(chart.code), .integer(day)])
         while try keys.step() {
             let key = RankChartKey(chart: chart, storefrontID: keys.columnInt64(0), genreID: keys.columnInt64(1))
             if !recorded.contains(key) { gone.append(key) }
         }
         for key in gone {
-            if closing != .none {
-                var (lists, dates) = try chain(key)
-                let reference = replacing ? try lists.ids(on: day) ?? [] : []
-                updateSpans(key, now: [], before: [], leaving: try closed(&lists, dates: dates, reference: reference))
-            }
-            if replacing {
-                try settledListRows.delete(key, on: day)
-                try newListRows.delete(key, on: day)
-            }
+            try settledListRows.delete(key, on: day)
+            try newListRows.delete(key, on: day)
         }
     }
 
@@ -399,7 +354,7 @@ final class RankDayRecorder {
     /// Codes a dependent again, against the day's new list of its chart (a keyframe itself when there is none).
     private func recode(_ dependent: Dependent) throws {
         try write(dependent.key, on: dependent.day, dependent.entries,
-                  base: newLists[dependent.key].map { (day, $0) })
+                  base: newLists[dependent.key].map { (day, $0, RankListCodec.BaseIndex($0)) })
     }
 
     // MARK: Reading stored lists
@@ -461,96 +416,6 @@ private struct ListStatements {
         try connection.execute("""
             INSERT OR REPLACE INTO \(other.table) (\(columns)) SELECT \(columns) FROM \(table) WHERE chart = \(chart);
             DELETE FROM \(table) WHERE chart = \(chart);
-            """)
-    }
-}
-
-/// The statements `RankDayRecorder` runs on one spans table (`RankHistoryLayout.spans` or `newSpans`).
-private struct SpanStatements {
-    let table: String
-    private let latestSpan: SQLiteStatement
-    private let setLeftDay: SQLiteStatement
-    private let openSpan: SQLiteStatement
-    private let closeSpan: SQLiteStatement
-    private let connection: SQLiteConnection
-
-    init(_ connection: SQLiteConnection, table: String) throws {
-        self.connection = connection
-        self.table = table
-        latestSpan = try connection.prepare("""
-            SELECT entered_day, left_day FROM \(table)
-            WHERE id = ?1 AND chart = ?2 AND storefront_id = ?3 AND genre_id = ?4 AND entered_day <= ?5
-            ORDER BY entered_day DESC LIMIT 1
-            """)
-        setLeftDay = try connection.prepare("""
-            UPDATE \(table) SET left_day = ?6
-            WHERE id = ?1 AND chart = ?2 AND storefront_id = ?3 AND genre_id = ?4 AND entered_day = ?5
-            """)
-        openSpan = try connection.prepare("""
-            INSERT INTO \(table) (id, chart, storefront_id, genre_id, entered_day, left_day)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-            ON CONFLICT DO UPDATE SET left_day = CASE WHEN left_day IS NULL OR excluded.left_day IS NULL THEN NULL
-                ELSE max(left_day, excluded.left_day) END
-            """)
-        closeSpan = try connection.prepare("""
-            UPDATE \(table) SET left_day = ?5
-            WHERE id = ?1 AND chart = ?2 AND storefront_id = ?3 AND genre_id = ?4 AND left_day IS NULL
-            """)
-    }
-
-    /// Binds a span's key (?1-?4) and a day (?5).
-    private func bind(_ statement: SQLiteStatement, _ change: RankDayRecorder.SpanChange, chart: Int64,
-                      day: Int64) throws {
-        try statement.bind(change.id, at: 1)
-        try statement.bind(chart, at: 2)
-        try statement.bind(change.storefrontID, at: 3)
-        try statement.bind(change.genreID, at: 4)
-        try statement.bind(day, at: 5)
-    }
-
-    private func bindLeft(_ statement: SQLiteStatement, _ value: Int64?) throws {
-        if let value { try statement.bind(value, at: 6) } else { try statement.bindNull(at: 6) }
-    }
-
-    /// The item's span in the chart that entered last on or before `day`, with this table.
-    func latest(_ change: RankDayRecorder.SpanChange, chart: Int64,
-                before day: Int64) throws -> (table: SpanStatements, span: (entered: Int64, left: Int64?))? {
-        try bind(latestSpan, change, chart: chart, day: day)
-        defer { latestSpan.reset() }
-        guard try latestSpan.step() else { return nil }
-        return (self, (latestSpan.columnInt64(0), latestSpan.int64(at: 1)))
-    }
-
-    /// Sets the left day of the span that entered on `entered` (nil: open).
-    func setLeft(_ change: RankDayRecorder.SpanChange, chart: Int64, entered: Int64, left: Int64?) throws {
-        try bind(setLeftDay, change, chart: chart, day: entered)
-        try bindLeft(setLeftDay, left)
-        try setLeftDay.runOnce()
-    }
-
-    /// Opens a span from `entered` to `left` (nil: open), merged with one that entered the same day.
-    func open(_ change: RankDayRecorder.SpanChange, chart: Int64, entered: Int64, left: Int64?) throws {
-        try bind(openSpan, change, chart: chart, day: entered)
-        try bindLeft(openSpan, left)
-        try openSpan.runOnce()
-    }
-
-    /// Closes the item's open span in the chart on `left`.
-    func close(_ change: RankDayRecorder.SpanChange, chart: Int64, left: Int64) throws {
-        try bind(closeSpan, change, chart: chart, day: left)
-        try closeSpan.runOnce()
-    }
-
-    /// Moves `other`'s spans of `chart` into this table (in key order: the other table is clustered on the same
-    /// key).
-    func adopt(_ other: SpanStatements, chart: Int64) throws {
-        try connection.execute("""
-            INSERT INTO \(table) (id, chart, storefront_id, genre_id, entered_day, left_day)
-            SELECT id, chart, storefront_id, genre_id, entered_day, left_day FROM \(other.table)
-            WHERE chart = \(chart)
-            ON CONFLICT DO UPDATE SET left_day = CASE WHEN left_day IS NULL OR excluded.left_day IS NULL THEN NULL
-                ELSE max(left_day, excluded.left_day) END;
-            DELETE FROM \(other.table) WHERE chart = \(chart);
             """)
     }
 }

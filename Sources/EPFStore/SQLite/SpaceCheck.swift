@@ -41,7 +41,7 @@ package struct SpaceCheck: Sendable {
     /// test. Throws `ImportError.io` when the directory's free space cannot be read; an input that cannot be
     /// measured is left to the import itself, which reports it.
     /// With rank history (`ranks` true, or nil and the database records ranks), the popularity inputs count
-    /// `rankHistoryRatio` more: the day's lists and spans beside the table.
+    /// `rankHistoryRatio` more: the day's lists and item index beside the table.
     package static func estimate(paths: [String], databasePath: String, ranks: Bool? = nil,
                                  selected: (String) -> Bool) throws -> SpaceCheck {
         let directory = DiskSpace.directory(of: databasePath)
@@ -73,8 +73,8 @@ package struct SpaceCheck: Sendable {
     }
 
     /// Bytes of rank history per uncompressed byte of a popularity table (about 40 bytes a row): a keyframe day's
-    /// lists cost about 5 bytes an entry, a delta day's 1.2, a span about 25 bytes for each entry new to a chart
-    /// (every entry on the first day). 0.9 covers a first day; later days take far less.
+    /// lists cost about 5 bytes an entry and its item index about 3, a delta day's 1.2 and about 3 for each entry
+    /// new to a chart. 0.9 covers a first day with room; later days take far less.
     static let rankHistoryRatio = 0.9
 
     /// Whether a file name is a popularity table's, or a v3 popularity feed archive.
