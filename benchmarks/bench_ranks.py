@@ -79,13 +79,45 @@ def history_bytes(database):
     return dict(rows), entries[0] or 0, entries[1] or 0
 
 
+def indexed_items(db, day):
+    """The items the item index lists on `day` (every item on the first recorded day): RankItemIndex's lists,
+    each item a zigzag varint delta from the previous (the first from first_id), its chart count, then that many
+    (storefront delta, genre) varint pairs."""
+    def varints(data):
+        value, shift = 0, 0
+        for byte in data:
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                yield value
+                value, shift = 0, 0
+
+    def unzigzag(value):
+        return (value >> 1) ^ -(value & 1)
+
+    items = set()
+    for first_id, data in db.execute("SELECT first_id, list FROM epf_rank_items WHERE export_date = ?1", (day,)):
+        numbers = varints(data)
+        item = first_id
+        for delta in numbers:
+            item += unzigzag(delta)
+            items.add(item)
+            for _ in range(2 * next(numbers)):
+                next(numbers)
+    return items
+
+
 def sample_apps(database):
-    """A top app (in the most charts on the last day) and a median one (the median of the apps in any chart on the
-    last day, by the number of charts): the charts of the last day from the chart tables the last import left."""
+    """A top app (in the most charts on the last day, among the apps in a chart on the first day too) and a median
+    one (the median of the apps in any chart on the last day, by the number of charts): the charts of the last day
+    from the chart tables the last import left, the first day's from the item index."""
     with sqlite3.connect(database) as db:
         now = " UNION ALL ".join(f"SELECT application_id AS id FROM {table}" for table in CHARTS)
         counts = db.execute(f"SELECT id, count(*) AS n FROM ({now}) GROUP BY id ORDER BY n, id").fetchall()
-    return [counts[-1][0], counts[len(counts) // 2][0]] if counts else []
+        first = db.execute("SELECT min(export_date) FROM epf_rank_days").fetchone()[0]
+        steady = indexed_items(db, first)
+    top = [(n, -id) for id, n in counts if id in steady]
+    return [-max(top)[1], counts[len(counts) // 2][0]] if top and counts else []
 
 
 def bench_ranks(b, epf, profile_name, reps):
