@@ -8,12 +8,14 @@ import EPFSQLite
 /// wrote, each a list of items in id order with the charts (storefront, genre) each was in, cut into lists of at
 /// most `listBytes(pageSize:)` bytes (an item with more charts makes a list of its own) keyed by their first item.
 /// A day writes every item of its charts (a keyframe day, a day recorded out of order or again, a chart table's
-/// first day) or only the items that entered a chart since the recorded day before it (the newest day recorded
-/// after a day that wrote its rows here), and always at least one row (an empty list when nothing entered).
+/// first day) or only the items that entered a chart since the recorded day before it and were not in it on the
+/// day's keyframe day (the newest day recorded after a day that wrote its rows here), and always at least one row
+/// (an empty list when nothing entered).
 ///
 /// What a reader may rely on: every item in a chart on a recorded day `d` is listed with that chart by some
 /// recorded day of the same chart table in (`d` - `RankHistoryRead.keyframeSpan`, `d`], since a day that writes
-/// entrants only follows, within its keyframe span, a chain of such days back to one that wrote every item. So a
+/// entrants only follows a chain of such days back to its keyframe day, which wrote every item (a day recorded
+/// later inside those two weeks is never a keyframe day: the keyframe day lies within two weeks before it). So a
 /// day's rows name charts for the days [day, day + keyframe span), a superset of the presence: readers decode the
 /// lists to find the ranks.
 ///

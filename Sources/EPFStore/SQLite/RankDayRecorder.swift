@@ -17,8 +17,9 @@ import Foundation
 /// - Lists of days after the chart table's newest keyframe day go to `RankHistoryLayout.newLists`, the others to
 ///   `lists`; a keyframe day recorded as the newest first moves the chart table's new lists into `lists`.
 /// - The item index (`RankItemIndex`): the day's items with their charts, or only those that entered a chart since
-///   the recorded day before when the day is the newest, not a keyframe day, not recorded before, and follows a
-///   day the index holds (its rows are what `RankItemIndex` says a reader may rely on). A day recorded again adds
+///   the recorded day before and were not in it on the keyframe day (which listed them) when the day is the
+///   newest, not a keyframe day, not recorded before, and follows a day the index holds (its rows are what
+///   `RankItemIndex` says a reader may rely on). A day recorded again adds
 ///   its items to those it listed before (days after it may have listed only what entered since its old charts).
 ///   Written once the day's charts are coded, in id order, a few rows a day: the spans this replaced (an UPDATE or
 ///   INSERT per item that entered or left, all over an index keyed by item, and every leaving item closed on a
