@@ -25,6 +25,15 @@ extension AppliedTableLedger {
     /// - the date: a full sets it (one applied with --force over newer data takes it back); an incremental moves it
     ///   forward only (one older than the newest applied changes no row dated later). A file without rows has no
     ///   export_date of its own: the day of its export's folder stands for it.
+    /// Records, inside the caller's transaction, a chart table's older day loaded only to record its ranks
+    /// (`RankRecording.recordsOnly`): a ledger row marked superseded, so later imports of the same file skip it
+    /// (`ImportLedger.ranksRecorded`); the table and its summary keep their newer day.
+    package func recordRanksOnly(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity) throws {
+        var recorded = outcome
+        recorded.status = .superseded
+        try insertEntry(recorded, file: file, source: source)
+    }
+
     package func recordApplied(_ outcome: TableOutcome, file: TableFile, source: SourceIdentity) throws {
         var applied = outcome
         applied.status = .applied

@@ -79,6 +79,9 @@ package enum ImportFailures {
         package var applied: Bool
         package var finished: String?
         package var message: String?
+        /// A chart table's older day whose ranks were recorded, the table keeping its newer day
+        /// (`RankRecording.recordsOnly`): it makes up only for a failure of the same day of the same table.
+        package var ranksOnly: Bool
 
         package init(id: Int64, table: String, location: String, source: String, feed: String?, feedDate: String?,
                      exportDate: Int64?, mode: String?, outcome: String, finished: String?, message: String?) {
@@ -90,7 +93,9 @@ package enum ImportFailures {
             self.day = MixedExports.fullDate(feedDate: feedDate, exportDate: exportDate)
             self.mode = mode
             // An incremental a later full superseded was applied all the same: what it made up for stays made up.
-            self.applied = outcome == "applied" || outcome == "superseded"
+            // A FULL marked superseded is a chart table's older day loaded only for its ranks: not applied.
+            self.applied = outcome == "applied" || outcome == "superseded" && mode != ExportMode.full.rawValue
+            self.ranksOnly = outcome == "superseded" && mode == ExportMode.full.rawValue
             self.finished = finished
             self.message = message
         }
@@ -111,10 +116,15 @@ package enum ImportFailures {
     /// table (or, for a file that failed before a table was named, of the same feed, else the same input) that is
     /// of the same export, or a full export at least as new; or by any table of a newer full export of its feed,
     /// which replaces the feed whole (a table the newer full no longer ships, or a stray file, is not waited for).
+    /// A chart table's older day loaded for its ranks only makes up for a failure of that day only.
     package static func open(_ entries: [Entry]) -> [ImportFailure] {
         var open: [ImportFailure] = []
-        for (index, failure) in entries.enumerated() where !failure.applied {
+        for (index, failure) in entries.enumerated() where !failure.applied && !failure.ranksOnly {
             let madeUp = entries[(index + 1)...].contains { later in
+                if later.ranksOnly {
+                    return later.day == failure.day
+                        && (failure.table.isEmpty ? later.feed == failure.feed : later.table == failure.table)
+                }
                 guard later.applied else { return false }
                 if later.mode == ExportMode.full.rawValue, let feed = failure.feed, later.feed == feed,
                    let day = failure.day, let laterDay = later.day, laterDay > day {

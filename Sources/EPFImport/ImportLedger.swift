@@ -7,6 +7,9 @@ package protocol ImportLedger: AnyObject {
     func sourceApplied(_ source: SourceIdentity) throws -> Bool
     /// True when this table file of this input file was applied before.
     func tableApplied(_ file: TableFile, source: SourceIdentity) throws -> Bool
+    /// True when this table file of this input file, an older day of a chart table, was loaded before only to
+    /// record its ranks (`RankRecording.recordsOnly`; its ledger row: a FULL `superseded`).
+    func ranksRecorded(_ file: TableFile, source: SourceIdentity) throws -> Bool
     /// Records a completely applied input file.
     func recordSource(_ source: SourceIdentity, feedDate: String?, md5: String?) throws
     /// Records a refused table (best effort).

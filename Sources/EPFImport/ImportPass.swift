@@ -139,14 +139,21 @@ package struct ImportPass<Load: TableLoading> {
                     } ?? false
                     if tableFile.part != nil, notApplied.contains(tableFile.table) { return }
                     // An older day of a chart table, with ranks recorded: loaded for its ranks only (the table keeps
-                    // its newer day, `LoadState.recordsOnly`).
+                    // its newer day, `LoadState.recordsOnly`), once (then skipped as superseded); --force records
+                    // it again, and never takes the table back to the older day.
                     var recordsOnly: String?
-                    if !options.dryRun, let ledger, !continuesPending,
+                    let olderChartDay = try !options.dryRun && !continuesPending
+                        && RankRecording.recordsOnly(table: tableFile.table, mode: reader.header.exportMode,
+                                                     options: options)
+                        && ledger.map { try olderThanLastFull(tableFile, $0) } ?? false
+                    if olderChartDay, options.force {
+                        recordsOnly = "an older day than the table holds: its ranks recorded again in their place "
+                            + "(--force); the table keeps its newer day"
+                        ok = false
+                    } else if !options.dryRun, let ledger, !continuesPending,
                        case let decision = try orderDecision(tableFile, reader, ledger), decision != .apply {
-                        if case .superseded(let reason) = decision,
-                           RankRecording.recordsOnly(table: tableFile.table, mode: reader.header.exportMode,
-                                                     options: options),
-                           try olderThanLastFull(tableFile, ledger) {
+                        if case .superseded(let reason) = decision, olderChartDay,
+                           try !ledger.ranksRecorded(tableFile, source: source) {
                             recordsOnly = "\(reason); its ranks recorded in their place (--history ranks)"
                             // Not recorded as applied, as a file skipped as superseded.
                             ok = false

@@ -34,7 +34,8 @@ package enum PriceRecording {
 
 /// What an import records beside the tables (`--history`): price changes (EPFSchema's `PriceHistory`) and each
 /// day's ranks (`RankHistoryRead`). The database remembers it in `epf_settings` (`history`: `prices`, `ranks`,
-/// `prices,ranks`; no row for neither), so the next imports keep recording.
+/// `prices,ranks`; no row for neither), so the next imports keep recording: a kind asked once is recorded until
+/// `--history none` (a later `--history prices` on a database recording ranks records both).
 package struct HistoryRequest: Equatable, Sendable {
     package var prices: Bool
     package var ranks: Bool
@@ -59,11 +60,16 @@ package struct HistoryRequest: Equatable, Sendable {
 }
 
 extension ImportLedger {
-    /// What this import records: as `request` asks (and then remembered), else as the database was told before.
+    /// What this import records: what the database was told before and what `request` adds (then remembered);
+    /// `--history none` (a request for neither) stops both. A cron line that names one kind must not silently stop
+    /// the other the database records.
     func settleHistory(_ request: HistoryRequest?) throws -> HistoryRequest {
         let stored = HistoryRequest(setting: try setting(PriceRecording.setting))
-        guard let request, request != stored else { return stored }
-        try setSetting(PriceRecording.setting, to: request.setting)
-        return request
+        guard let request else { return stored }
+        let none = HistoryRequest(prices: false, ranks: false)
+        let settled = request == none
+            ? none : HistoryRequest(prices: request.prices || stored.prices, ranks: request.ranks || stored.ranks)
+        if settled != stored { try setSetting(PriceRecording.setting, to: settled.setting) }
+        return settled
     }
 }

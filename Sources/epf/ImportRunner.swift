@@ -99,8 +99,9 @@ enum ImportRunner {
             "history", "prices|ranks|prices,ranks|none",
             "prices: record every actual price change (old and new price, storefront, export) in "
                 + "epf_price_history, for epf prices --history and epf changes --kind price; ranks: record each "
-                + "day's charts (every popularity table, storefront and genre); both comma-separated; remembered "
-                + "by the database until --history none (docs/import.md).")
+                + "day's charts (every popularity table, storefront and genre); both comma-separated; each kind "
+                + "asked is remembered by the database (a later --history adds to it) until --history none "
+                + "(docs/import.md).")
         static let json = CommonOptions.json("Print the summary as JSON.")
         static let quiet = Flag("quiet", "No progress lines.")
 

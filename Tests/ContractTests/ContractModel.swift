@@ -102,8 +102,13 @@ struct ContractModel {
             keptStorefronts = storefronts
             keptLanguages = languages
         }
-        if let history = request.history { recordsHistory = history }
-        if let ranks = request.ranks { recordsRanks = ranks }
+        // `--history` adds what it names to what the database records; `none` stops both (docs/import.md).
+        if request.history != nil || request.ranks != nil {
+            let prices = request.history ?? false
+            let ranks = request.ranks ?? false
+            recordsHistory = prices || ranks ? recordsHistory || prices : false
+            recordsRanks = prices || ranks ? recordsRanks || ranks : false
+        }
         for feed in export.feeds {
             for file in feed.files where !skipping.contains(file.table.name) {
                 if file.table.chart {
@@ -144,7 +149,9 @@ struct ContractModel {
     /// file again (name and size) is left as it is; a day older than the table's last full is superseded, but with
     /// ranks recorded it is loaded aside and its day recorded in its place (a file the loader refuses records
     /// nothing); any other day replaces the table, the same day again included, and is recorded with ranks on.
-    /// `--force` applies the file whatever its day and whether it was applied: the table then holds its day.
+    /// `--force` applies the file whatever its day and whether it was applied: the table then holds its day, except
+    /// a day older than the table's last full while ranks are recorded, which is recorded again in its place (the
+    /// table keeps its newer day).
     private mutating func applyChart(_ file: PlannedFile, feed: PlannedFeed, day: String, exportDate: Int64,
                                      force: Bool, expected: inout ExpectedImport) {
         let name = file.table.name
@@ -161,7 +168,7 @@ struct ContractModel {
         }
         let kept = file.rows.filter { !leftOut($0, file.table) }
         let accepted = kept.compactMap(\.stored)
-        if !force, let last = chartDays[name], exportDate < last {
+        if !force || recordsRanks, let last = chartDays[name], exportDate < last {
             if recordsRanks && file.mustFail {
                 expected.refused.insert(key)
             } else {

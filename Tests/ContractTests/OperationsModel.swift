@@ -209,6 +209,9 @@ struct OperationsModel {
                 failed = true
             } else if expected.applied[key] != nil {
                 applying.append((file, feed, true))
+            } else if expected.superseded.contains(key) && rows.recordsRanks {
+                // An older day loaded for its ranks only: it makes up for a failure of that day only.
+                failures.removeAll { $0.table == file.table.name && $0.day == export.day }
             }
         }
         for (file, feed, full) in applying {

@@ -80,7 +80,8 @@ struct SelectionPlanner {
             } else if ranking && rankRandom.below(100) < 30 {
                 request.ranks = true
             }
-            // `--history` names what is recorded from now on, both kinds: the one not asked about stays as it is.
+            // `--history` names both kinds (the one not asked about as it is drawn): it adds to what the database
+            // records, and `none` stops both (the model settles it).
             if request.history != nil || request.ranks != nil {
                 request.history = request.history ?? recording
                 request.ranks = request.ranks ?? ranking

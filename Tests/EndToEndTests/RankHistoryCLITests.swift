@@ -155,12 +155,17 @@ import Testing
                                in: work.path).status == 0)
         }
         let before = try Self.table(try SQLiteConnection(path: database, mode: .readOnly), chart)
-        // Day 1 after day 2, twice: skipped as superseded for the table, recorded in its place in the history.
-        for _ in 0..<2 {
-            let run = try runEPF(["import", feeds[1], "--db", database], in: work.path)
+        // Day 1 after day 2: skipped as superseded for the table, recorded in its place in the history; imported
+        // again, skipped without loading; with --force, recorded again, and the table still keeps day 2.
+        for (attempt, extra) in [[], [], ["--force"]].enumerated() {
+            let run = try runEPF(["import", feeds[1], "--db", database] + extra, in: work.path)
             #expect(run.status == 0, "\(run.stderr)")
-            #expect(run.stderr.contains("not applied, superseded")
-                    && run.stderr.contains("its ranks recorded in their place"))
+            switch attempt {
+            case 0: #expect(run.stderr.contains("its ranks recorded in their place"), "\(run.stderr)")
+            case 1: #expect(run.stderr.contains("not applied, superseded") && !run.stderr.contains("recorded"),
+                            "\(run.stderr)")
+            default: #expect(run.stderr.contains("its ranks recorded again in their place (--force)"), "\(run.stderr)")
+            }
         }
         let connection = try SQLiteConnection(path: database, mode: .readOnly)
         #expect(try Self.table(connection, chart) == before)
@@ -179,16 +184,19 @@ import Testing
         return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
     }
 
-    @Test func onlyTheKeptStorefrontsAreRecordedAndNoneTurnsItOff() throws {
+    @Test func onlyTheKeptStorefrontsAreRecordedAKindAddsAndNoneTurnsItOff() throws {
         let work = try WorkDirectory()
         let database = work.file("epf.sqlite")
         let out = work.file("feed")
         #expect(try runEPF(["generate", out, "--layout", "v5", "--apps", "300", "--only", Self.charts[0]],
                            in: work.path).status == 0)
         let feed = try Self.popularityFeed(in: out)
-        let run = try runEPF(["import", feed, "--db", database, "--quiet", "--history", "prices,ranks",
+        // `--history ranks`, then `--history prices`: the second adds prices and keeps recording ranks.
+        let run = try runEPF(["import", feed, "--db", database, "--quiet", "--history", "ranks",
                               "--storefronts", "us,gb"], in: work.path)
         #expect(run.status == 0, "\(run.stderr)")
+        #expect(try runEPF(["import", feed, "--db", database, "--quiet", "--history", "prices"],
+                           in: work.path).status == 0)
         let connection = try SQLiteConnection(path: database, mode: .readOnly)
         let history = try #require(try RankHistoryRead(connection))
         let day = try #require(try history.recordedDays().first)

@@ -25,9 +25,19 @@ final class PostgresLedger: ImportLedger, AppliedTableLedger {
     }
 
     func tableApplied(_ file: TableFile, source: SourceIdentity) throws -> Bool {
+        try hasEntry(file, source: source, outcome: "outcome = 'applied'")
+    }
+
+    /// As `Ledger.ranksRecorded`.
+    func ranksRecorded(_ file: TableFile, source: SourceIdentity) throws -> Bool {
+        try hasEntry(file, source: source, outcome: "outcome = 'superseded' AND mode = 'FULL'")
+    }
+
+    /// As `Ledger.hasEntry`.
+    private func hasEntry(_ file: TableFile, source: SourceIdentity, outcome: String) throws -> Bool {
         let location = SourceIdentity.exportName(of: file.location) ?? file.location
         return try connection.scalar("""
-            SELECT 1 FROM \(table("epf_ledger")) WHERE outcome = 'applied' AND source_size = $2
+            SELECT 1 FROM \(table("epf_ledger")) WHERE \(outcome) AND source_size = $2
             AND ((source = $1 AND source_mtime = $3 AND location = $4)
                  OR (right(source, length($5) + 1) = '/' || $5 AND right(location, length($6) + 1) = '/' || $6))
             LIMIT 1
@@ -94,7 +104,8 @@ final class PostgresLedger: ImportLedger, AppliedTableLedger {
                 outcome.table, file.part.map(String.init), outcome.exportDate.map(String.init), outcome.mode,
                 file.verifiedMD5, String(outcome.rows), String(outcome.rejects), String(outcome.duplicates),
                 String(outcome.bytes), ISO8601DateFormatter().string(from: started), StoreDatabase.now(),
-                outcome.status == .failed ? "failed" : "applied", message, String(outcome.repaired),
+                outcome.status == .failed ? "failed" : outcome.status == .superseded ? "superseded" : "applied", message,
+                String(outcome.repaired),
             ])
     }
 

@@ -57,6 +57,7 @@ extension PostgresTableLoad: TableLoading {
             try ranks?.publish(connection, exportDate: state.outcome.exportDate)
             try connection.execute("DROP TABLE \(table)")
             try connection.execute("DELETE FROM \(qualified("epf_progress")) WHERE staging = $1", [staging])
+            try ledger?.recordRanksOnly(state.outcome, file: state.file, source: state.source)
             try commit(connection)
             return
         }

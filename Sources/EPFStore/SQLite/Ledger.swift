@@ -26,9 +26,21 @@ final class Ledger: AppliedTableLedger {
     /// True when this table file of this input file was applied before (for finishing a partly applied archive).
     /// Like `sourceApplied`, the same table file of a moved mirror counts.
     func tableApplied(_ file: TableFile, source: SourceIdentity) throws -> Bool {
+        try hasEntry(file, source: source, outcome: "outcome = 'applied'")
+    }
+
+    /// As `tableApplied`, for a chart table's older day loaded only for its ranks (a FULL marked superseded; the
+    /// incrementals a full supersedes are marked so too, but are never FULL).
+    func ranksRecorded(_ file: TableFile, source: SourceIdentity) throws -> Bool {
+        try hasEntry(file, source: source, outcome: "outcome = 'superseded' AND mode = 'FULL'")
+    }
+
+    /// Whether the ledger has a row of this table file of this input file (or of a moved mirror's) matching
+    /// `outcome`, an SQL condition.
+    private func hasEntry(_ file: TableFile, source: SourceIdentity, outcome: String) throws -> Bool {
         let location = SourceIdentity.exportName(of: file.location) ?? file.location
         return try connection.scalar("""
-            SELECT 1 FROM epf_ledger WHERE outcome = 'applied' AND source_size = ?2
+            SELECT 1 FROM epf_ledger WHERE \(outcome) AND source_size = ?2
             AND ((source = ?1 AND source_mtime = ?3 AND location = ?4)
                  OR (substr(source, -length(?5) - 1) = '/' || ?5 AND substr(location, -length(?6) - 1) = '/' || ?6))
             LIMIT 1
@@ -115,7 +127,7 @@ final class Ledger: AppliedTableLedger {
             outcome.mode.map { .text($0) } ?? .null, file.verifiedMD5.map { .text($0) } ?? .null,
             .integer(Int64(outcome.rows)), .integer(Int64(outcome.rejects)), .integer(Int64(outcome.duplicates)),
             .integer(outcome.bytes), .text(formatter.string(from: started)), .text(StoreDatabase.now()),
-            .text(outcome.status == .failed ? "failed" : "applied"),
+            .text(outcome.status == .failed ? "failed" : outcome.status == .superseded ? "superseded" : "applied"),
             (outcome.message ?? (outcome.warnings.isEmpty ? nil : outcome.warnings.joined(separator: "; ")))
                 .map { .text($0) } ?? .null,
             .integer(Int64(outcome.repaired)),

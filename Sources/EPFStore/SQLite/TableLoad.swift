@@ -320,6 +320,7 @@ final class TableLoad {
                 }
                 try connection.execute("DROP TABLE IF EXISTS \(quoted(staging))")
                 try connection.execute("DELETE FROM epf_progress WHERE staging = \(sqlLiteral(staging))")
+                try ledger?.recordRanksOnly(state.outcome, file: state.file, source: state.source)
             }
             return
         }
