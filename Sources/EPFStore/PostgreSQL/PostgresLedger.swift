@@ -104,8 +104,8 @@ final class PostgresLedger: ImportLedger, AppliedTableLedger {
                 outcome.table, file.part.map(String.init), outcome.exportDate.map(String.init), outcome.mode,
                 file.verifiedMD5, String(outcome.rows), String(outcome.rejects), String(outcome.duplicates),
                 String(outcome.bytes), ISO8601DateFormatter().string(from: started), StoreDatabase.now(),
-                outcome.status == .failed ? "failed" : outcome.status == .superseded ? "superseded" : "applied", message,
-                String(outcome.repaired),
+                outcome.status == .failed ? "failed" : outcome.status == .superseded ? "superseded" : "applied",
+                message, String(outcome.repaired),
             ])
     }
 
