@@ -144,6 +144,7 @@ package struct RowSelection: Sendable, Equatable, Codable {
     // MARK: - Stored form
 
     /// The names of the `epf_settings` rows that hold a selection (absent: all).
+    /// (Readers find the first in EPFSchema's `StoreBookkeeping.keptStorefronts`.)
     static let storefrontsSetting = "storefronts"
     static let languagesSetting = "languages"
 

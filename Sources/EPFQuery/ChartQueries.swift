@@ -205,9 +205,7 @@ package final class ChartQueries: SessionReading {
             return milliseconds
         }
         return try reading {
-            guard let code = try normalizedCountry(country), let storefront = try storefrontID(country: code) else {
-                throw QueryError.badArgument(name: "country", message: "unknown storefront '\(country.prefix(40))'")
-            }
+            let (code, storefront) = try chartStorefront(country)
             let history = RankHistoryRead(connection, tables: tables)
             let source = try self.source(kind, history: history)
             let key = RankChartKey(chart: source.recorded, storefrontID: storefront, genreID: genre)

@@ -68,9 +68,10 @@ extension ChartQueries {
     /// (`YYYY-MM-DD`) on, against the chart's recorded day before (a day without data is skipped, never read as an
     /// empty chart; the first day ever recorded has nothing to compare with): apps that entered the top `top`
     /// (every place when nil), left it, or moved within it by `moved` places or more. By day, then new rank
-    /// (entered and moved), then old rank (left); at most `limit` after `cursor` (a page's `nextCursor`). Empty
-    /// without rank history. Throws `QueryError.badArgument` naming `since`, `country`, `top`, `moved`, `limit` or
-    /// `cursor`, and `ChartUnavailable` for a chart the database does not hold.
+    /// (entered and moved), then old rank (left); at most `limit` after `cursor` (a page's `nextCursor`). Throws
+    /// `QueryError.badArgument` naming `since`, `country` (also a storefront `--storefronts` left out), `top`,
+    /// `moved`, `limit` or `cursor`, and `ChartUnavailable` for a chart the database does not hold or a database
+    /// without rank history.
     package func rankPage(since: String, country: String, kind: ChartKind, genre: Int64 = ChartQueries.allApps,
                           top: Int?, moved: Int = ChartQueries.defaultMoved, limit: Int, cursor: String?) throws
         -> RankChangePage {
@@ -83,11 +84,10 @@ extension ChartQueries {
             throw QueryError.badArgument(name: "moved", message: "must be from 1 to \(Self.maximumLimit), got \(moved)")
         }
         return try reading {
-            guard let code = try normalizedCountry(country), let storefront = try storefrontID(country: code) else {
-                throw QueryError.badArgument(name: "country", message: "unknown storefront '\(country.prefix(40))'")
-            }
+            let (code, storefront) = try chartStorefront(country)
             guard let history = RankHistoryRead(connection, tables: tables) else {
-                return RankChangePage(changes: [], nextCursor: nil)
+                throw ChartUnavailable(description: "rank changes need rank history, which this database does not "
+                                       + "record: imports record it with --history ranks")
             }
             let source = try self.source(kind, history: history)
             let key = RankChartKey(chart: source.recorded, storefrontID: storefront, genreID: genre)

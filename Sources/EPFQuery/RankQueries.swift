@@ -180,9 +180,7 @@ package final class RankQueries: SessionReading {
     /// The storefront of `country` (alpha-2 or alpha-3, any case): from the data's storefront table, else Apple's
     /// list. Throws `QueryError.badArgument` naming `country` when neither knows it. Call inside `reading`.
     func storefront(ofCountry country: String) throws -> Int64 {
-        if let code = try normalizedCountry(country), let id = try storefrontID(country: code) { return id }
-        if let id = AppleStorefronts.id(forCountryCode: country) { return Int64(id) }
-        throw QueryError.badArgument(name: "country", message: "unknown storefront '\(country.prefix(40))'")
+        try chartStorefront(country).id
     }
 }
 

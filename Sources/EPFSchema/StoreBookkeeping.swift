@@ -19,6 +19,19 @@ package enum StoreBookkeeping {
         return milliseconds
     }
 
+    /// The `epf_settings` row of the storefronts an import keeps (`--storefronts`; absent: all of them), its value
+    /// the kept storefront ids, comma-separated.
+    package static let keptStorefrontsSetting = "storefronts"
+
+    /// The storefronts the database keeps the price and popularity rows of (`--storefronts`), nil when it keeps all.
+    package static func keptStorefronts(_ connection: SQLiteConnection) throws -> Set<Int64>? {
+        guard try connection.tableExists("epf_settings"),
+              case .text(let value)? = try connection.scalar("SELECT value FROM epf_settings WHERE name = ?1",
+                                                             [.text(keptStorefrontsSetting)]) else { return nil }
+        let ids = Set(value.split(separator: ",").compactMap { Int64($0) })
+        return ids.isEmpty ? nil : ids
+    }
+
     /// Whether a file with this MD5 (a whole input file, or one table file of one) was applied completely.
     package static func appliedFile(md5: String, _ connection: SQLiteConnection) throws -> Bool {
         guard try connection.tableExists("epf_sources"), try connection.tableExists("epf_ledger") else {

@@ -149,6 +149,10 @@ import Testing
         #expect(try runEPF(["import", feeds[1], "--db", alone, "--quiet"], in: work.path).status == 0)
         let chart = try #require(RankChart(table: Self.charts[0]))
         let dayOne = try Self.table(try SQLiteConnection(path: alone, mode: .readOnly), chart)
+        // Rank changes need rank history: said so, not an empty list.
+        let changes = try runEPF(["changes", "--kind", "rank", "--country", "us", "--since", "2026-01-01", "--db",
+                                  alone], in: work.path)
+        #expect(changes.status == 1 && changes.stderr.contains("rank changes need rank history"), "\(changes.stderr)")
         let database = work.file("epf.sqlite")
         for feed in [feeds[0], feeds[2]] {
             #expect(try runEPF(["import", feed, "--db", database, "--quiet", "--history", "ranks"],
@@ -201,6 +205,12 @@ import Testing
         let history = try #require(try RankHistoryRead(connection))
         let day = try #require(try history.recordedDays().first)
         #expect(Set(try history.depths(chart: .free, on: day).keys.map(\.storefrontID)) == [143441, 143444])
+        // A storefront the selection left out is said to be, not shown as an empty chart.
+        for command in [["charts", "--country", "jp"], ["ranks", "1", "--country", "jp"]] {
+            let left = try runEPF(command + ["--db", database], in: work.path)
+            #expect(left.status == 64 && left.stderr.contains("'jp' is not kept in this database")
+                    && left.stderr.contains("--storefronts us,gb"), "\(command): \(left.stderr)")
+        }
         let json = try Self.status(database, in: work.path)
         #expect(json["priceHistory"] as? Bool == true && json["rankHistory"] as? Bool == true)
         #expect(json["rankDays"] as? Int == 1 && json["rankNewestDay"] as? String != nil)
