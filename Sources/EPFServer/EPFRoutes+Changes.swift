@@ -47,7 +47,7 @@ extension EPFRoutes {
                 throw RouteError(status: 400, message: "kind=rank needs 'country' (the chart's storefront, e.g. us)")
             }
             let chartName = try Self.optional(request, "chart") ?? ChartKind.free.rawValue
-            guard let chart = ChartKind(rawValue: chartName) else {
+            guard let chart = ChartKind(rawValue: chartName.lowercased()) else {
                 throw RouteError.badParameter("chart", "must be free, paid, free-ipad or paid-ipad, got "
                                               + "'\(chartName.prefix(40))'")
             }

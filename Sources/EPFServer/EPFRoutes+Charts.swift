@@ -9,7 +9,7 @@ extension EPFRoutes {
     static let defaultChartLimit = 100
 
     func charts(_ country: String, _ chartName: String, _ request: HTTPRequest) throws -> HTTPResponse {
-        guard let kind = ChartKind(rawValue: chartName) else {
+        guard let kind = ChartKind(rawValue: chartName.lowercased()) else {
             throw RouteError(status: 404, message: "no chart '\(chartName.prefix(40))'; use free, paid, free-ipad "
                              + "or paid-ipad")
         }

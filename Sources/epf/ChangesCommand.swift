@@ -56,7 +56,9 @@ enum ChangesCommand: Command {
     static let drops = Flag("drops", "With --kind price: only prices that went down.")
     static let json = CommonOptions.json("One JSON array of {\"id\", \"kind\", \"change\", \"exportDate\"} objects "
                                              + "(price changes add storefrontId, country, currency, oldPrice, "
-                                             + "newPrice and their formatted texts).")
+                                             + "newPrice and their formatted texts; rank changes add previousDate, "
+                                             + "chart, country, storefrontId, genreId, oldRank, newRank and "
+                                             + "trackName).")
     static let csv = Flag("csv", "RFC 4180 CSV with a header row (CRLF line ends), for scripts.")
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
@@ -81,7 +83,7 @@ enum ChangesCommand: Command {
             guard !drops else { throw UsageError("--drops goes with --kind price") }
             guard let country else { throw UsageError("--kind rank needs --country (the chart's storefront, e.g. us)") }
             let name = chart ?? "free"
-            guard let chartKind = ChartKind(rawValue: name) else {
+            guard let chartKind = ChartKind(rawValue: name.lowercased()) else {
                 let words = ChartKind.allCases.map(\.rawValue)
                 throw UsageError("--chart must be one of \(words.joined(separator: ", ")), got '\(name)'"
                                  + Nearest.hint(for: name.lowercased(), among: words))

@@ -53,7 +53,7 @@ enum ChartsCommand: Command {
         let positionals = try arguments.finish()
         guard positionals.isEmpty else { throw UsageError("unexpected argument '\(positionals[0])'") }
         guard let country else { throw UsageError("--country is required (e.g. --country us)") }
-        guard let kind = ChartKind(rawValue: chartName) else {
+        guard let kind = ChartKind(rawValue: chartName.lowercased()) else {
             throw UsageError("--chart must be free, paid, free-ipad or paid-ipad, got '\(chartName)'")
         }
         let answer: Chart

@@ -211,6 +211,9 @@ import Testing
             #expect(left.status == 64 && left.stderr.contains("'jp' is not kept in this database")
                     && left.stderr.contains("--storefronts us,gb"), "\(command): \(left.stderr)")
         }
+        // Chart names read in any case, as countries do.
+        #expect(try runEPF(["charts", "--country", "GB", "--chart", "Free", "--db", database], in: work.path).status
+                == 0)
         let json = try Self.status(database, in: work.path)
         #expect(json["priceHistory"] as? Bool == true && json["rankHistory"] as? Bool == true)
         #expect(json["rankDays"] as? Int == 1 && json["rankNewestDay"] as? String != nil)
