@@ -64,29 +64,20 @@ extension EPFRoutes {
         return json(.object([("feed", .object(head))]))
     }
 
-    /// `GET /{cc}/rss/{feed}/limit={n}[/genre={g}]/json`: the legacy iTunes RSS feed in JSON, `{"feed": {"author",
-    /// "entry": [...], "updated", "rights", "title", "icon", "link", "id"}}`, each value `{"label": ...}` with its
-    /// `attributes`, as Apple wrote it; as Apple's XML-to-JSON conversion did, `entry` is the object itself when the
-    /// feed holds one entry and absent when it holds none.
-    func legacyChart(_ country: String, _ name: String, _ limitText: String, _ genreText: String?,
-                     _ request: HTTPRequest) throws -> HTTPResponse {
-        guard let feed = Self.legacyFeeds[name] else {
-            throw RouteError(status: 404, message: "no feed '\(name.prefix(40))'; use topfreeapplications, "
+    /// `GET /{cc}/rss/{feed}/limit={n}[/genre={g}]/json`, and the same feed on Apple's other paths (`LegacyFeedPath`):
+    /// the legacy iTunes RSS feed in JSON, `{"feed": {"author", "entry": [...], "updated", "rights", "title", "icon",
+    /// "link", "id"}}`, each value `{"label": ...}` with its `attributes`, as Apple wrote it; as Apple's XML-to-JSON
+    /// conversion did, `entry` is the object itself when the feed holds one entry and absent when it holds none.
+    func legacyChart(_ form: LegacyFeedForm, _ captures: [String], _ request: HTTPRequest) throws -> HTTPResponse {
+        let path = try LegacyFeedPath(form, captures: captures, request: request)
+        guard let feed = Self.legacyFeeds[path.feed] else {
+            throw RouteError(status: 404, message: "no feed '\(path.feed.prefix(40))'; use topfreeapplications, "
                              + "toppaidapplications, topfreeipadapplications or toppaidipadapplications")
         }
-        guard limitText.hasPrefix("limit=") else {
-            throw RouteError(status: 404, message: "expected limit=N in the path, got '\(limitText.prefix(40))'")
-        }
-        let limit = try Self.feedLimit(String(limitText.dropFirst(6)))
-        var genre = ChartQueries.allApps
-        if let genreText {
-            guard genreText.hasPrefix("genre="), let id = Int64(genreText.dropFirst(6)), id >= 0 else {
-                throw RouteError(status: 404, message: "expected genre=ID in the path, got '\(genreText.prefix(40))'")
-            }
-            genre = id
-        }
-        let chart = try chartAnswer {
-            try $0.charts.chart(country: country, kind: feed.chart, genre: genre, limit: limit)
+        let chart = try chartAnswer { engine in
+            let country = try path.country ?? path.storefrontID.map { try Self.country(ofStorefront: $0, engine) }
+                ?? LegacyFeedPath.defaultCountry
+            return try engine.charts.chart(country: country, kind: feed.chart, genre: path.genre, limit: path.limit)
         }
         let entries = chart.entries.map(Self.legacyEntry)
         var head: [(String, JSONValue)] = [
@@ -114,6 +105,14 @@ extension EPFRoutes {
         body.append(UInt8(ascii: "\n"))
         return HTTPResponse(status: 200, body: body, contentType: Self.appleContentType,
                             lastModified: defaultLastModified, cache: .public, headers: Self.appleHeaders)
+    }
+
+    /// The country code of the storefront with EPF id `id`, as the data's storefront table has it.
+    private static func country(ofStorefront id: Int64, _ engine: QueryEngine) throws -> String {
+        guard let storefront = try engine.catalogue.storefronts().first(where: { $0.storefrontId == id }) else {
+            throw RouteError(status: 400, message: "no storefront \(id) in the data; see /v1/storefronts")
+        }
+        return storefront.country ?? storefront.countryCode
     }
 
     /// One entry of the legacy feed; what the EPF lacks (a bundle id, 53 and 75 pixel artwork it cannot size) is

@@ -29,14 +29,22 @@ extension EPFRoutes {
         Route("/api/v2/{cc}/apps/{chart}/{limit}/apps.json", name: "marketing_chart") { routes, request in
             try routes.marketingChart(request.captures[0], request.captures[1], request.captures[2], request.http)
         },
-        Route("/{cc}/rss/{feed}/{limit}/json", name: "rss_chart") { routes, request in
-            try routes.legacyChart(request.captures[0], request.captures[1], request.captures[2], nil, request.http)
-        },
-        Route("/{cc}/rss/{feed}/{limit}/{genre}/json", name: "rss_chart") { routes, request in
-            try routes.legacyChart(request.captures[0], request.captures[1], request.captures[2], request.captures[3],
-                                   request.http)
-        },
-    ] + entityRoutes)
+    ] + entityRoutes + legacyFeedRoutes)
+
+    /// Apple's legacy chart feed on each of its paths (`LegacyFeedForm`), with up to four segments between the
+    /// feed's name and the format (`limit=`, `genre=`, `sf=`, or empty).
+    private static let legacyFeedRoutes: [Route] = {
+        var routes: [Route] = []
+        for form in [LegacyFeedForm.country, .noCountry, .webObjects] {
+            for options in 0...4 {
+                let pattern = form.prefix + String(repeating: "/{option}", count: options) + "/{format}"
+                routes.append(Route(pattern, name: "rss_chart") { routes, request in
+                    try routes.legacyChart(form, request.captures, request.http)
+                })
+            }
+        }
+        return routes
+    }()
 
     /// `/v1/{apps|collections|songs|videos|artists}/{id}` and, but for artists, `.../{id}/prices`.
     private static let entityRoutes: [Route] = {

@@ -34,6 +34,19 @@ struct ChartCatalogue: Sendable {
         guard report.succeeded else { throw ClientError(description: "the import of the v5 charts failed") }
     }
 
+    /// A storefront other than the US that the free chart ranks: its EPF id and alpha-2 code.
+    func otherStorefront() throws -> (id: Int64, country: String)? {
+        let connection = try SQLiteConnection(path: database, mode: .readOnly)
+        let rows = try connection.query("""
+            SELECT s.storefront_id, s.country_code FROM storefront s WHERE s.storefront_id <> 143441 AND EXISTS
+            (SELECT 1 FROM free_application_popularity_per_genre p WHERE p.storefront_id = s.storefront_id)
+            ORDER BY s.storefront_id LIMIT 1
+            """)
+        guard let row = rows.first, case .integer(let id) = row[0], case .text(let code) = row[1],
+              let country = CountryCodes.alpha2(fromAlpha3: code) else { return nil }
+        return (id, country)
+    }
+
     /// Fresh routes over the shared database.
     static func routes() throws -> RouteAnswers {
         let configuration = EPFServerConfiguration(databasePath: try shared.get().database)
@@ -41,10 +54,10 @@ struct ChartCatalogue: Sendable {
     }
 
     /// The ids of a chart, best first, read straight from its table.
-    func ids(_ table: String, genre: Int = 36, limit: Int) throws -> [Int64] {
+    func ids(_ table: String, storefront: Int64 = 143441, genre: Int = 36, limit: Int) throws -> [Int64] {
         let connection = try SQLiteConnection(path: database, mode: .readOnly)
         return try connection.query("""
-            SELECT application_id FROM \(table) WHERE storefront_id = 143441 AND genre_id = \(genre)
+            SELECT application_id FROM \(table) WHERE storefront_id = \(storefront) AND genre_id = \(genre)
             ORDER BY application_rank LIMIT \(limit)
             """).compactMap { row in
             if case .integer(let id) = row.first { return id }
@@ -131,6 +144,13 @@ struct ChartRoutesTests {
         ("/api/v2/us/apps/top-grossing/10/apps.json", 404), ("/api/v2/us/apps/top-free/0/apps.json", 400),
         ("/us/rss/topgrossingapplications/limit=10/json", 404), ("/us/rss/topfreeapplications/10/json", 404),
         ("/us/rss/topfreeapplications/limit=10/genre=x/json", 404),
+        ("/us/rss/topfreeapplications/limit=5/xml", 404), ("/rss/topfreeapplications/limit=5/atom", 404),
+        ("/us/rss/topfreeapplications/limit=5/limit=6/json", 404), ("/us/rss/topfreeapplications/sf=143441/json", 404),
+        ("/WebObjects/MZStoreServices.woa/ws/RSS/topfreeapplications/limit=5/json?s=1", 400),
+        ("/WebObjects/MZStoreServices.woa/ws/RSS/topfreeapplications/limit=5/json?s=us", 400),
+        ("/WebObjects/MZStoreServices.woa/ws/RSS/topfreeapplications/limit=201/json", 400),
+        ("/WebObjects/MZStoreServices.woa/ws/RSS/topgrossingapplications/json", 404),
+        ("/rss/topfreeapplications/json?cc=zz", 400),
     ])
     func badChartRequests(target: String, status: Int) throws {
         let answer = try ChartCatalogue.routes().get(target)
@@ -198,6 +218,54 @@ struct ChartRoutesTests {
         #expect(none.status == 200, "\(none.text.prefix(300))")
         let empty = try #require(try none.json()["feed"] as? [String: Any])
         #expect(empty["entry"] == nil && empty["title"] != nil, "\(empty)")
+    }
+
+    /// Apple's legacy feed on its other paths (ax.itunes.apple.com's WebObjects path with the storefront's id,
+    /// without a country, without a limit, its segments in another order) answers exactly what the itunes.apple.com
+    /// form answers, but for the request's own path in `id` and `link`.
+    @Test func theLegacyFeedOnApplesOtherPathsIsTheSameFeed() throws {
+        let catalogue = try ChartCatalogue.shared.get()
+        let server = try ChartCatalogue.routes()
+        let other = try #require(try catalogue.otherStorefront(), "the charts rank a storefront besides us")
+        let webObjects = "/WebObjects/MZStoreServices.woa/ws/RSS"
+        let pairs: [(asked: String, same: String)] = [
+            ("\(webObjects)/topfreeapplications//limit=5/json?s=143441", "/us/rss/topfreeapplications/limit=5/json"),
+            ("\(webObjects)/toppaidipadapplications/6014/limit=3/json?s=143441",
+             "/us/rss/toppaidipadapplications/limit=3/genre=6014/json"),
+            ("\(webObjects)/topfreeapplications/sf=\(other.id)/genre=6014/limit=4/json",
+             "/\(other.country)/rss/topfreeapplications/limit=4/genre=6014/json"),
+            ("\(webObjects)/topfreeapplications/limit=4/json?s=\(other.id)-1,29",
+             "/\(other.country)/rss/topfreeapplications/limit=4/json"),
+            ("\(webObjects)/toppaidapplications/limit=2/json?cc=\(other.country)",
+             "/\(other.country)/rss/toppaidapplications/limit=2/json"),
+            ("\(webObjects)/topfreeapplications/json", "/us/rss/topfreeapplications/limit=10/json"),
+            ("/us/rss/topfreeapplications/json", "/us/rss/topfreeapplications/limit=10/json"),
+            ("/rss/topfreeapplications/json", "/us/rss/topfreeapplications/limit=10/json"),
+            ("/rss/toppaidapplications/limit=2/json?cc=\(other.country)",
+             "/\(other.country)/rss/toppaidapplications/limit=2/json"),
+            ("/us/rss/topfreeapplications/genre=6014/limit=3/json",
+             "/us/rss/topfreeapplications/limit=3/genre=6014/json"),
+        ]
+        for (asked, same) in pairs {
+            let answer = try server.get(asked)
+            let expected = try server.get(same)
+            #expect(answer.status == 200 && expected.status == 200, "\(asked): \(answer.text.prefix(300))")
+            #expect(((try expected.json()["feed"] as? [String: Any])?["entry"]) != nil, "\(same) has no entries")
+            let path = String(asked.prefix { $0 != "?" })
+            let canonical = String(same.prefix { $0 != "?" })
+            #expect(answer.text.replacingOccurrences(of: path, with: canonical) == expected.text, "\(asked)")
+            #expect(answer.text.contains("\"id\":{\"label\":\"\(path)\"}"), "\(asked)")
+        }
+        // The storefront's id is read: the other storefront's chart is its own, not the US one.
+        let feed = try server.get("\(webObjects)/topfreeapplications/limit=5/json?s=\(other.id)").json()
+        let entries = try #require((feed["feed"] as? [String: Any])?["entry"] as? [[String: Any]])
+        let ids = entries.map { (($0["id"] as? [String: Any])?["attributes"] as? [String: Any])?["im:id"] as? String }
+        let expected = try catalogue.ids("free_application_popularity_per_genre", storefront: other.id, limit: 5)
+        #expect(ids == expected.map { String($0) })
+        #expect(expected != (try catalogue.ids("free_application_popularity_per_genre", limit: 5)))
+        // Apple also served XML there; epf says it serves JSON only.
+        let xml = try server.get("\(webObjects)/topfreeapplications/limit=5/xml?s=143441")
+        #expect(xml.status == 404 && xml.text.contains("JSON only"), "\(xml.text)")
     }
 
     /// v3's one chart of every app serves the free and the paid chart, split by the app's price there.
