@@ -176,8 +176,10 @@ package final class EPFRoutes: HTTPResponder {
     static let cacheWorthyNanoseconds: UInt64 = 20_000
 
     private func notFound(_ request: HTTPRequest) -> HTTPResponse {
-        errorResponse(404, "no route for \(request.path); see /v1/lookup, /v1/apps/{id}, /v1/search, /v1/status",
-                      route: "not_found")
+        errorResponse(404, "no route for \(request.path); see /v1/lookup, /v1/search, /v1/apps/{id}[/prices|/ranks], "
+                      + "/v1/charts/{cc}/{chart}, /v1/changes, /v1/status, /lookup, /search, Apple's chart feeds "
+                      + "/api/v2/{cc}/apps/{chart}/{n}/apps.json and /{cc}/rss/{feed}/limit={n}/json, "
+                      + "or epf serve --help", route: "not_found")
     }
 
     func json(_ value: JSONValue, cache: CachePolicy = .public) -> HTTPResponse {

@@ -73,6 +73,9 @@ struct RouteTable: Sendable {
         bySegmentCount = Dictionary(grouping: routes, by: \.segments.count)
     }
 
+    /// The names of its routes (as metrics and logs give them).
+    var routeNames: Set<String> { Set(bySegmentCount.values.joined().map(\.name)) }
+
     /// The route of a decoded path that starts with `/` and its captures, nil when none matches.
     func match(_ path: String) -> (route: Route, captures: [String])? {
         let pieces = path.split(separator: "/", omittingEmptySubsequences: false)

@@ -15,13 +15,23 @@ enum ServeCommand: Command {
     and exits 0. Keeps serving while 'epf import' updates the same database; a database file that is
     replaced or removed is reopened (503 until it is back).
 
-    ENDPOINTS (GET and HEAD, JSON):
+    ENDPOINTS (GET and HEAD, JSON; docs/http-api.md says more):
       /v1/lookup?id=1,2,3[&country=us][&lang=en]   /v1/lookup?url=<store link>   (at most 200 ids)
-      /v1/apps/{id}  /v1/apps/{id}/prices  /v1/collections/{id}  /v1/songs/{id}  /v1/videos/{id}
-      /v1/artists/{id}  /v1/resolve?url=...  /v1/search?term=...&entity=...&country=...&limit=...
+      /v1/apps/{id}  /v1/collections/{id}  /v1/songs/{id}  /v1/videos/{id}  /v1/artists/{id}
+      /v1/{apps|collections|songs|videos}/{id}/prices   /v1/resolve?url=...
+      /v1/search?term=...&entity=...&country=...&limit=...
+      /v1/apps/{id}/ranks[?country=&chart=&genre=&history=1&since=]   an app's places in the charts
+      /v1/charts/{cc}/{chart}[?genre=&date=&limit=]   a chart (free, paid, free-ipad, paid-ipad)
+      /v1/changes?since=YYYY-MM-DD[&kind=app|...|price|rank]   what left, changed or moved
       /v1/storefronts  /v1/genres  /v1/status  /healthz  /metrics (Prometheus text)
       /lookup  /search   Apple's iTunes Search API paths and parameters (id, upc, isrc, amg*Id, entity,
                          limit, sort, country, lang, media, term, attribute, explicit, offset, callback)
+      /api/v2/{cc}/apps/{top-free|top-paid}/{limit}/apps.json   Apple's marketing-tools chart feed
+      /{cc}/rss/{feed}/[limit={n}/][genre={g}/]json   Apple's legacy chart feed (feed: topfreeapplications,
+                         toppaidapplications, topfreeipadapplications, toppaidipadapplications; limit
+                         default 10), also as /rss/{feed}/...json (us, or ?cc=) and as Apple's
+                         /WebObjects/MZStoreServices.woa/ws/RSS/{feed}/...json?s={storefront id}
+                         (there a bare number segment is the genre: .../RSS/{feed}/6014/limit=5/json)
 
     OPTIONS:
     \(optionsHelp(declaredOptions))

@@ -268,6 +268,35 @@ struct ChartRoutesTests {
         #expect(xml.status == 404 && xml.text.contains("JSON only"), "\(xml.text)")
     }
 
+    /// `epf serve --help` lists every route the server answers: each route's name is paired with what its help line
+    /// says, so a route added without a line in the help fails here. The 404 hint names the chart routes too.
+    @Test func serveHelpListsEveryRoute() throws {
+        let inHelp: [String: String] = [
+            "healthz": "/healthz", "metrics": "/metrics", "itunes_lookup": "/lookup", "itunes_search": "/search",
+            "lookup": "/v1/lookup?id=", "resolve": "/v1/resolve", "search": "/v1/search?term=",
+            "storefronts": "/v1/storefronts", "genres": "/v1/genres", "status": "/v1/status",
+            "changes": "/v1/changes?since=", "app_ranks": "/v1/apps/{id}/ranks", "charts": "/v1/charts/{cc}/",
+            "marketing_chart": "/api/v2/{cc}/apps/{top-free|top-paid}/{limit}/apps.json",
+            "rss_chart": "/{cc}/rss/{feed}/[limit={n}/][genre={g}/]json",
+            "apps": "/v1/apps/{id}", "collections": "/v1/collections/{id}", "songs": "/v1/songs/{id}",
+            "videos": "/v1/videos/{id}", "artists": "/v1/artists/{id}",
+            "app_prices": "/v1/{apps|collections|songs|videos}/{id}/prices", "collection_prices": "/v1/{apps|coll",
+            "song_prices": "/v1/{apps|collections|songs|", "video_prices": "|videos}/{id}/prices",
+        ]
+        #expect(EPFRoutes.routes.routeNames == Set(inHelp.keys))
+        let run = try BuiltEPF.run(["serve", "--help"], in: FileManager.default.temporaryDirectory.path)
+        #expect(run.status == 0, "\(run.stderr)")
+        for (name, text) in inHelp { #expect(run.stdout.contains(text), "\(name): no '\(text)' in the help") }
+        for text in ["/rss/{feed}/...json", "/WebObjects/MZStoreServices.woa/ws/RSS/{feed}/", "?s={storefront id}"] {
+            #expect(run.stdout.contains(text), "no '\(text)' in the help")
+        }
+        let missing = try ChartCatalogue.routes().get("/nowhere")
+        #expect(missing.status == 404)
+        for text in ["/v1/charts/{cc}/{chart}", "/v1/changes", "/ranks", "/apps.json", "/rss/"] {
+            #expect(missing.text.contains(text), "\(missing.text)")
+        }
+    }
+
     /// v3's one chart of every app serves the free and the paid chart, split by the app's price there.
     @Test func v3ChartSplitByPrice() throws {
         let server = try AppleCatalogue.routes()
