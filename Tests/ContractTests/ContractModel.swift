@@ -83,6 +83,9 @@ struct ContractModel {
     /// and size: the ledger's identity of a file, which is not applied again.
     var chartDays: [String: Int64] = [:]
     var appliedCharts: Set<String> = []
+    /// The same, of chart files loaded only for their ranks (an older day): the ledger marks them superseded, and
+    /// the same file again is skipped unloaded unless `--force`.
+    var recordedCharts: Set<String> = []
 
     /// Applies one export imported with `request`'s options and says what its import must report.
     /// Tables in `skipping` are neither applied nor refused (the operations matrix decides those itself); `force`
@@ -169,10 +172,15 @@ struct ContractModel {
         let kept = file.rows.filter { !leftOut($0, file.table) }
         let accepted = kept.compactMap(\.stored)
         if !force || recordsRanks, let last = chartDays[name], exportDate < last {
-            if recordsRanks && file.mustFail {
+            if recordsRanks && !force, let identity, recordedCharts.contains(identity) {
+                expected.superseded.insert(key)
+            } else if recordsRanks && file.mustFail {
                 expected.refused.insert(key)
             } else {
-                if recordsRanks { recordRanks(file.table, accepted, day: exportDate) }
+                if recordsRanks {
+                    recordRanks(file.table, accepted, day: exportDate)
+                    if let identity { recordedCharts.insert(identity) }
+                }
                 expected.superseded.insert(key)
             }
             return
