@@ -247,6 +247,7 @@ package final class ChartQueries: SessionReading {
     private func currentChart(_ source: ChartSource, storefront: Int64, genre: Int64) throws
         -> (entries: [RankedEntry], exportDate: Int64?) {
         guard tables.contains(source.table) else { return ([], nil) }
+        try requireExportDate(in: source.table)
         var exportDate: Int64?
         var entries: [RankedEntry] = []
         try forEachRow("""

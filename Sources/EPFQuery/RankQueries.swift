@@ -33,6 +33,7 @@ package final class RankQueries: SessionReading {
             let history = RankHistoryRead(connection, tables: tables)
             var series: [AppRankSeries] = []
             for (word, table) in wanted where tables.contains(table) {
+                try requireExportDate(in: table)
                 let rows = try recordedToday(id: id, table: table, history: history, storefront: storefront,
                                              genre: genre)
                     ?? tableRows(id: id, table: table, storefront: storefront, genre: genre)

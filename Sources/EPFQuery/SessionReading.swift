@@ -56,6 +56,16 @@ extension SessionReading {
         return found
     }
 
+    /// Throws `ChartUnavailable` when chart table `table` has no `export_date` column (a file whose header lacked
+    /// it was imported): its rows have no day to answer with.
+    func requireExportDate(in table: String) throws {
+        let found = try connection.scalar("SELECT 1 FROM pragma_table_info(?1) WHERE name = 'export_date'",
+                                          [.text(table)])
+        guard found == nil else { return }
+        throw ChartUnavailable(description: "\(table) has no export_date column (the header of the file imported "
+                               + "lacked it), so its ranks have no day: import a popularity file that has it")
+    }
+
     /// Throws `badArgument` (`country`) when the database keeps other storefronts only (`--storefronts`): its
     /// charts and ranks there were left out at import, not empty.
     func requireKept(storefront: Int64, country: String) throws {

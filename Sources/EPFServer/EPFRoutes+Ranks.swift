@@ -17,10 +17,15 @@ extension EPFRoutes {
         guard history == "1" || since == nil else {
             throw RouteError(status: 400, message: "'since' goes with history=1")
         }
-        let answer = try withEngine { engine in
-            history == "1"
-                ? try engine.ranks.ranks(id: id, country: country, chart: chart, genre: genre, since: since)
-                : try engine.ranks.current(id: id, country: country, chart: chart, genre: genre)
+        let answer: AppRanks
+        do {
+            answer = try withEngine { engine in
+                history == "1"
+                    ? try engine.ranks.ranks(id: id, country: country, chart: chart, genre: genre, since: since)
+                    : try engine.ranks.current(id: id, country: country, chart: chart, genre: genre)
+            }
+        } catch let error as ChartUnavailable {
+            throw RouteError(status: 404, message: error.description)
         }
         guard answer.title != nil || !answer.series.isEmpty else {
             throw RouteError(status: 404, message: "no app with id \(id) in the catalogue or the charts")

@@ -70,9 +70,15 @@ enum RanksCommand: Command {
             }
             genre = number
         }
-        let answer = try QueryCLI.run {
-            try QueryEngine(databasePath: path).ranks.ranks(id: link.id, country: country, chart: chart, genre: genre,
-                                                            since: since)
+        let answer: AppRanks
+        do {
+            answer = try QueryCLI.run {
+                try QueryEngine(databasePath: path).ranks.ranks(id: link.id, country: country, chart: chart,
+                                                                genre: genre, since: since)
+            }
+        } catch let error as ChartUnavailable {
+            printError("epf ranks: \(error.description)")
+            return .notFound
         }
         let known = answer.title != nil || !answer.series.isEmpty
         if json {

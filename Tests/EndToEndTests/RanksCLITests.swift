@@ -149,6 +149,24 @@ struct RankDaysFixtureError: Error, CustomStringConvertible {
         #expect((every["charts"] as? [[String: Any]])?.count ?? 0 > 1)
     }
 
+    /// A chart table imported from a file whose header lacks `export_date` (dirt seen in hand-made feeds): `epf
+    /// ranks` says its ranks have no day, rather than failing on SQL.
+    @Test func aChartTableWithoutExportDateIsSaidSo() throws {
+        let work = try WorkDirectory()
+        let field = "\u{1}"
+        let end = "\u{2}\n"
+        let file = "#storefront_id\(field)genre_id\(field)application_id\(field)application_rank\(end)"
+            + "#primaryKey:storefront_id\(field)genre_id\(field)application_id\(end)"
+            + "#dbTypes:INTEGER\(field)INTEGER\(field)BIGINT\(field)INTEGER\(end)#exportMode:FULL\(end)"
+            + "143441\(field)36\(field)284882215\(field)1\(end)#recordsWritten:1\(end)"
+        try work.write("application_popularity_per_genre", Array(file.utf8))
+        let database = work.file("epf.sqlite")
+        #expect(try runEPF(["import", work.file("application_popularity_per_genre"), "--db", database, "--quiet"],
+                           in: work.path).status == 0)
+        let run = try runEPF(["ranks", "284882215", "--db", database], in: work.path)
+        #expect(run.status == 1 && run.stderr.contains("has no export_date column"), "\(run.stderr)")
+    }
+
     @Test func aChartsChangesFromDayToDay() throws {
         let fixture = try RankDaysFixture.shared.get()
         let result = try fixture.run(["changes", "--since", "2026-01-06", "--kind", "rank", "--country", "us",
