@@ -142,17 +142,20 @@ package struct ImportPass<Load: TableLoading> {
                     // its newer day, `LoadState.recordsOnly`), once (then skipped as superseded); --force records
                     // it again, and never takes the table back to the older day.
                     var recordsOnly: String?
-                    let olderChartDay = try !options.dryRun && !continuesPending
-                        && RankRecording.recordsOnly(table: tableFile.table, mode: reader.header.exportMode,
-                                                     options: options)
-                        && ledger.map { try olderThanLastFull(tableFile, $0) } ?? false
-                    if olderChartDay, options.force {
+                    // Asked only where it decides (a --force, or a file the order skips): a ledger query.
+                    func olderChartDay() throws -> Bool {
+                        try !options.dryRun && !continuesPending
+                            && RankRecording.recordsOnly(table: tableFile.table, mode: reader.header.exportMode,
+                                                         options: options)
+                            && ledger.map { try olderThanLastFull(tableFile, $0) } ?? false
+                    }
+                    if options.force, try olderChartDay() {
                         recordsOnly = "an older day than the table holds: its ranks recorded again in their place "
                             + "(--force); the table keeps its newer day"
                         ok = false
                     } else if !options.dryRun, let ledger, !continuesPending,
                        case let decision = try orderDecision(tableFile, reader, ledger), decision != .apply {
-                        if case .superseded(let reason) = decision, olderChartDay,
+                        if case .superseded(let reason) = decision, try olderChartDay(),
                            try !ledger.ranksRecorded(tableFile, source: source) {
                             recordsOnly = "\(reason); its ranks recorded in their place (--history ranks)"
                             // Not recorded as applied, as a file skipped as superseded.

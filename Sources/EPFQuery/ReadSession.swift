@@ -208,6 +208,10 @@ package final class ReadSession {
         var storefrontByCountry: [String: Int64] = [:]
         /// The last country asked of `storefrontID(country:)` and its answer: most requests ask the same one.
         var lastCountry: (country: String, storefront: Int64?)?
+        /// The storefronts the database keeps (`--storefronts`), nil for all (`StoreBookkeeping.keptStorefronts`).
+        var keptStorefronts: Set<Int64>?
+        /// The chart tables present without an `export_date` column (a file whose header lacked it was imported).
+        var chartTablesWithoutExportDate: Set<String> = []
     }
 
     /// The storefront of a country (lowercase alpha-2), nil when the data has none.
@@ -251,6 +255,12 @@ package final class ReadSession {
                                                       name: Self.text(row[2]) ?? code)
                 if let country, small.storefrontByCountry[country] == nil { small.storefrontByCountry[country] = id }
             }
+        }
+        small.keptStorefronts = try StoreBookkeeping.keptStorefronts(connection)
+        for chart in RankChart.allCases where tables.contains(chart.table) {
+            let found = try connection.scalar("SELECT 1 FROM pragma_table_info(?1) WHERE name = 'export_date'",
+                                              [.text(chart.table)])
+            if found == nil { small.chartTablesWithoutExportDate.insert(chart.table) }
         }
         cache = small
         return small

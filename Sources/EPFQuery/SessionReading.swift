@@ -1,5 +1,4 @@
 import EPFFormat
-import EPFSchema
 import EPFSQLite
 
 /// A service that reads through a `ReadSession`: the session's plumbing under the names the queries use.
@@ -59,9 +58,7 @@ extension SessionReading {
     /// Throws `ChartUnavailable` when chart table `table` has no `export_date` column (a file whose header lacked
     /// it was imported): its rows have no day to answer with.
     func requireExportDate(in table: String) throws {
-        let found = try connection.scalar("SELECT 1 FROM pragma_table_info(?1) WHERE name = 'export_date'",
-                                          [.text(table)])
-        guard found == nil else { return }
+        guard try smallTables().chartTablesWithoutExportDate.contains(table) else { return }
         throw ChartUnavailable(description: "\(table) has no export_date column (the header of the file imported "
                                + "lacked it), so its ranks have no day: import a popularity file that has it")
     }
@@ -69,7 +66,7 @@ extension SessionReading {
     /// Throws `badArgument` (`country`) when the database keeps other storefronts only (`--storefronts`): its
     /// charts and ranks there were left out at import, not empty.
     func requireKept(storefront: Int64, country: String) throws {
-        guard let kept = try StoreBookkeeping.keptStorefronts(connection), !kept.contains(storefront) else { return }
+        guard let kept = try smallTables().keptStorefronts, !kept.contains(storefront) else { return }
         let byID = Dictionary(try smallTables().storefrontByCountry.map { ($0.value, $0.key) },
                               uniquingKeysWith: { first, _ in first })
         let names = kept.sorted().map { id in
