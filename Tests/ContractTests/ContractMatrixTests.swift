@@ -146,6 +146,8 @@ enum ContractPostgres {
             problems += today.problems
             Self.answersFromChartLists.withLock { $0 += today.fromLists }
             problems += try Self.changeProblems(database: database, model, in: scratch.path)
+            problems += try RankChecks.keptStorefrontProblems(database: database, model, seed: seed,
+                                                              export: export.number, in: scratch.path)
             problems += try Self.lookupProblems(database: database, model, seed: seed, in: scratch.path)
 
             if dryRuns {

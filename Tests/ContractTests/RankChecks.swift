@@ -1,6 +1,7 @@
 import EPFPostgres
 import EPFSchema
 import EPFSQLite
+import EPFTestSupport
 import Foundation
 
 /// The rank history after an export against the model's recorded days (`ContractModel.rankDays`), for each chart
@@ -101,6 +102,25 @@ enum RankChecks {
     /// own rows, for a few apps of each chart table the database holds (the tables are checked against the model
     /// by `rowProblems`): when the lists say they are the table's, they hold exactly its rows of the app. Returns
     /// the problems, and how many answers came from the lists (so a run can tell the check was not idle).
+    /// A storefront the selection (`--storefronts`) leaves out is said to be, never an empty chart: `epf charts
+    /// --country CC` exits 64 naming what the database keeps (checked on every third export, one storefront
+    /// drawn by the seed).
+    static func keptStorefrontProblems(database: String, _ model: ContractModel, seed: UInt64, export: Int,
+                                       in directory: String) throws -> [String] {
+        guard (seed &+ UInt64(export)) % 3 == 0, let kept = model.keptStorefronts, !model.chartDays.isEmpty
+        else { return [] }
+        let left = SelectionPlanner.codes.keys.sorted().filter { !kept.contains($0) }
+        guard !left.isEmpty, let code = SelectionPlanner.codes[left[Int(seed % UInt64(left.count))]]?.0 else {
+            return []
+        }
+        let run = try BuiltEPF.run(["charts", "--country", code, "--db", database], in: directory)
+        guard run.status == 64, run.stderr.contains("'\(code)' is not kept in this database") else {
+            return ["epf charts --country \(code), a storefront --storefronts left out, exited \(run.status): "
+                    + "\(run.stderr.prefix(300))"]
+        }
+        return []
+    }
+
     static func todayProblems(database: String, seed: UInt64) throws -> (problems: [String], fromLists: Int) {
         guard FileManager.default.fileExists(atPath: database) else { return ([], 0) }
         let connection = try SQLiteConnection(path: database, mode: .readOnly)

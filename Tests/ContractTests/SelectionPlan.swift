@@ -37,7 +37,7 @@ struct SelectionPlanner {
     private var rankRandom: SeededGenerator
 
     /// The matrix's storefronts (`ExportPlanner.storefronts`) with their ISO codes.
-    private static let codes: [Int64: (String, String)] = [
+    static let codes: [Int64: (String, String)] = [
         143441: ("us", "usa"), 143444: ("gb", "gbr"), 143462: ("jp", "jpn"), 143455: ("ca", "can"),
         143460: ("au", "aus"),
     ]
